@@ -1,0 +1,96 @@
+//! Finding nvcc and running it on one kernel file.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Where an nvcc was found, for the build log.
+#[derive(Debug, Clone)]
+pub struct Nvcc {
+    /// The nvcc executable.
+    pub path: PathBuf,
+    /// How it was found (`NVCC`, `CUDA_HOME`, `PATH`, project toolchain).
+    pub found_via: &'static str,
+}
+
+/// The folder `scripts/install-nvcc` installs into, relative to a project root.
+pub const TOOLCHAIN_NVCC: &str = ".toolchain/cuda-13.0/nvidia/cu13/bin/nvcc";
+
+/// How to get an nvcc, for messages.
+pub const HOW_TO_GET_NVCC: &str = "install one with `scripts/install-nvcc` (nvcc 13.0 from PyPI into \
+.toolchain/, no root needed), or point NVCC=/path/to/nvcc or CUDA_HOME=/usr/local/cuda at an existing CUDA toolkit";
+
+/// Looks for nvcc: `NVCC`, `CUDA_HOME`/`CUDA_PATH`, `PATH`, then `.toolchain/` in `start` or any
+/// folder above it.
+pub fn find(start: &Path) -> Option<Nvcc> {
+    if let Some(p) = std::env::var_os("NVCC").filter(|p| !p.is_empty()) {
+        return Some(Nvcc { path: PathBuf::from(p), found_via: "NVCC" });
+    }
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        if let Some(home) = std::env::var_os(var).filter(|p| !p.is_empty()) {
+            let p = Path::new(&home).join("bin").join("nvcc");
+            if p.is_file() {
+                return Some(Nvcc { path: p, found_via: var });
+            }
+        }
+    }
+    if let Some(paths) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&paths) {
+            let p = dir.join("nvcc");
+            if p.is_file() {
+                return Some(Nvcc { path: p, found_via: "PATH" });
+            }
+        }
+    }
+    start
+        .ancestors()
+        .map(|dir| dir.join(TOOLCHAIN_NVCC))
+        .find(|p| p.is_file())
+        .map(|path| Nvcc { path, found_via: "project toolchain (.toolchain/)" })
+}
+
+/// nvcc's version line, part of every cubin's cache key.
+pub fn version(nvcc: &Nvcc) -> Result<String, String> {
+    let out = Command::new(&nvcc.path)
+        .arg("--version")
+        .output()
+        .map_err(|e| format!("cannot run {} (found via {}): {e}", nvcc.path.display(), nvcc.found_via))?;
+    if !out.status.success() {
+        return Err(format!("{} --version failed: {}", nvcc.path.display(), String::from_utf8_lossy(&out.stderr)));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    Ok(text.lines().filter(|l| l.contains("release") || l.starts_with("Build")).collect::<Vec<_>>().join(" "))
+}
+
+/// The nvcc arguments that turn `src` into a device image at `out` for `archs` (`sm_90`, ...).
+/// One arch gives a cubin; several give a fatbin (also loadable with cuModuleLoadData).
+pub fn args(src: &Path, out: &Path, include_dir: &Path, archs: &[String], extra: &[String]) -> Vec<String> {
+    let mut a = Vec::new();
+    if let [arch] = archs {
+        a.extend(["-cubin".to_string(), format!("-arch={arch}")]);
+    } else {
+        a.push("-fatbin".into());
+        for arch in archs {
+            let num = arch.trim_start_matches("sm_");
+            a.push(format!("-gencode=arch=compute_{num},code={arch}"));
+        }
+    }
+    a.extend(["-O3".into(), "-lineinfo".into(), "-std=c++17".into(), "-Xptxas=-v".into()]);
+    a.push(format!("-I{}", include_dir.display()));
+    a.extend(extra.iter().cloned());
+    a.extend(["-o".into(), out.display().to_string(), src.display().to_string()]);
+    a
+}
+
+/// Runs nvcc; returns its stderr (ptxas' resource report) or the compiler's error text.
+pub fn run(nvcc: &Nvcc, args: &[String]) -> Result<String, String> {
+    let out = Command::new(&nvcc.path)
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", nvcc.path.display()))?;
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    if out.status.success() {
+        Ok(stderr)
+    } else {
+        Err(format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr))
+    }
+}

@@ -1,0 +1,1 @@
+//! kgraph's macro logic as an ordinary library.
