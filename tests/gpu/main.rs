@@ -1,0 +1,6 @@
+//! The GPU suite: one test binary (so the device bundle stays small), one module per area.
+//! Every test here is `#[ignore = "needs a CUDA GPU"]`: CI compiles and lists them; the GPU
+//! machine runs them with `--ignored` (`../shared/gpu-bundle`, then `bash .gpu/run`).
+
+mod common;
+mod smoke;
