@@ -20,7 +20,7 @@
 mod nvcc;
 mod resources;
 
-pub use nvcc::{Nvcc, HOW_TO_GET_NVCC};
+pub use nvcc::{find as find_nvcc, Nvcc, HOW_TO_GET_NVCC};
 pub use resources::{parse as parse_ptxas_report, KernelResources};
 
 use std::collections::BTreeSet;
@@ -38,6 +38,15 @@ pub struct KernelBuild {
     archs: Option<Vec<String>>,
     extra_nvcc_args: Vec<String>,
     emit_cargo: bool,
+    nvcc: NvccChoice,
+    require_nvcc: Option<bool>,
+}
+
+#[derive(Debug, Clone)]
+enum NvccChoice {
+    Search,
+    Path(PathBuf),
+    Absent,
 }
 
 /// What one build did, per kernel file.
@@ -75,6 +84,8 @@ impl KernelBuild {
             archs: None,
             extra_nvcc_args: Vec::new(),
             emit_cargo: true,
+            nvcc: NvccChoice::Search,
+            require_nvcc: None,
         }
     }
 
@@ -99,6 +110,24 @@ impl KernelBuild {
     /// Extra nvcc flags (e.g. `-DUSE_FAST_MATH`), part of the cache key.
     pub fn nvcc_arg(mut self, arg: impl Into<String>) -> Self {
         self.extra_nvcc_args.push(arg.into());
+        self
+    }
+
+    /// Use this nvcc instead of searching `NVCC`, `CUDA_HOME`, `PATH` and `.toolchain/`.
+    pub fn nvcc(mut self, path: impl Into<PathBuf>) -> Self {
+        self.nvcc = NvccChoice::Path(path.into());
+        self
+    }
+
+    /// Behave as if no nvcc existed (the NVRTC fallback), e.g. to test that path.
+    pub fn without_nvcc(mut self) -> Self {
+        self.nvcc = NvccChoice::Absent;
+        self
+    }
+
+    /// Whether a missing nvcc is an error (default: `KGRAPH_REQUIRE_NVCC=1`).
+    pub fn require_nvcc(mut self, on: bool) -> Self {
+        self.require_nvcc = Some(on);
         self
     }
 
@@ -148,8 +177,14 @@ impl KernelBuild {
             None => parse_archs(&std::env::var("KGRAPH_CUDA_ARCH").unwrap_or_default())?,
         };
         let mut report = BuildReport::default();
-        let Some(nvcc) = nvcc::find(&self.kernel_dir) else {
-            if std::env::var("KGRAPH_REQUIRE_NVCC").is_ok_and(|v| v == "1") {
+        let found = match &self.nvcc {
+            NvccChoice::Search => nvcc::find(&self.kernel_dir),
+            NvccChoice::Path(p) => Some(Nvcc { path: p.clone(), found_via: "KernelBuild::nvcc" }),
+            NvccChoice::Absent => None,
+        };
+        let Some(nvcc) = found else {
+            let require = self.require_nvcc.unwrap_or_else(|| std::env::var("KGRAPH_REQUIRE_NVCC").is_ok_and(|v| v == "1"));
+            if require {
                 return Err(format!("KGRAPH_REQUIRE_NVCC=1 but no nvcc was found (NVCC, CUDA_HOME, CUDA_PATH, PATH, .toolchain/): {HOW_TO_GET_NVCC}"));
             }
             self.cargo(&format!(
