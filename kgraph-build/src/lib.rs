@@ -1,10 +1,8 @@
 //! The kgraph kernel build pipeline, for a crate's `build.rs`.
 //!
 //! ```no_run
-//! // build.rs of any crate with a `kernels/` folder of `.cu` files
-//! fn main() {
-//!     kgraph_build::compile_kernels();
-//! }
+//! // in `fn main()` of the build.rs of any crate with a `kernels/` folder of `.cu` files:
+//! kgraph_build::compile_kernels();
 //! ```
 //!
 //! Every `kernels/*.cu` becomes `$OUT_DIR/kgraph/<stem>.cubin` (sm_90 by default; set
@@ -158,7 +156,10 @@ impl KernelBuild {
     pub fn run(self) -> Result<BuildReport, String> {
         let out_dir = match &self.out_dir {
             Some(d) => d.clone(),
-            None => PathBuf::from(std::env::var_os("OUT_DIR").ok_or("OUT_DIR is not set: call kgraph_build from a build.rs")?).join("kgraph"),
+            None => PathBuf::from(
+                std::env::var_os("OUT_DIR").ok_or("OUT_DIR is not set: call kgraph_build from a build.rs")?,
+            )
+            .join("kgraph"),
         };
         std::fs::create_dir_all(&out_dir).map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
         for var in ["NVCC", "CUDA_HOME", "CUDA_PATH", "KGRAPH_CUDA_ARCH", "KGRAPH_REQUIRE_NVCC"] {
@@ -183,7 +184,8 @@ impl KernelBuild {
             NvccChoice::Absent => None,
         };
         let Some(nvcc) = found else {
-            let require = self.require_nvcc.unwrap_or_else(|| std::env::var("KGRAPH_REQUIRE_NVCC").is_ok_and(|v| v == "1"));
+            let require =
+                self.require_nvcc.unwrap_or_else(|| std::env::var("KGRAPH_REQUIRE_NVCC").is_ok_and(|v| v == "1"));
             if require {
                 return Err(format!("KGRAPH_REQUIRE_NVCC=1 but no nvcc was found (NVCC, CUDA_HOME, CUDA_PATH, PATH, .toolchain/): {HOW_TO_GET_NVCC}"));
             }
@@ -235,7 +237,11 @@ impl KernelBuild {
                         }
                     }
                     report.resources.extend(outcome.resources);
-                    if outcome.compiled { report.compiled.push(src) } else { report.up_to_date.push(src) }
+                    if outcome.compiled {
+                        report.compiled.push(src)
+                    } else {
+                        report.up_to_date.push(src)
+                    }
                 }
                 Err(e) => {
                     let _ = writeln!(errors, "--- {} ---\n{e}", src.display());
@@ -249,7 +255,14 @@ impl KernelBuild {
         }
     }
 
-    fn build_one(&self, src: &Path, out_dir: &Path, nvcc: &Nvcc, version: &str, archs: &[String]) -> Result<Outcome, String> {
+    fn build_one(
+        &self,
+        src: &Path,
+        out_dir: &Path,
+        nvcc: &Nvcc,
+        version: &str,
+        archs: &[String],
+    ) -> Result<Outcome, String> {
         let image = out_dir.join(image_name(src));
         let stamp = out_dir.join(stamp_name(src));
         let report_path = out_dir.join(report_name(src));
@@ -299,7 +312,10 @@ pub fn parse_archs(spec: &str) -> Result<Vec<String>, String> {
     let mut archs = Vec::new();
     for part in spec.split([',', ' ', ';']).map(str::trim).filter(|s| !s.is_empty()) {
         let num = part.trim_start_matches("sm_").trim_start_matches("compute_");
-        if num.is_empty() || !num.chars().all(|c| c.is_ascii_alphanumeric()) || !num.starts_with(|c: char| c.is_ascii_digit()) {
+        if num.is_empty()
+            || !num.chars().all(|c| c.is_ascii_alphanumeric())
+            || !num.starts_with(|c: char| c.is_ascii_digit())
+        {
             return Err(format!("KGRAPH_CUDA_ARCH: `{part}` is not an arch like sm_90"));
         }
         archs.push(format!("sm_{num}"));
@@ -314,10 +330,8 @@ fn list_sources(dir: &Path) -> Result<Vec<PathBuf>, String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Ok(Vec::new());
     };
-    let mut v: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "cu"))
-        .collect();
+    let mut v: Vec<PathBuf> =
+        entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|e| e == "cu")).collect();
     v.sort();
     Ok(v)
 }

@@ -83,10 +83,8 @@ pub fn args(src: &Path, out: &Path, include_dir: &Path, archs: &[String], extra:
 
 /// Runs nvcc; returns its stderr (ptxas' resource report) or the compiler's error text.
 pub fn run(nvcc: &Nvcc, args: &[String]) -> Result<String, String> {
-    let out = Command::new(&nvcc.path)
-        .args(args)
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", nvcc.path.display()))?;
+    let out =
+        Command::new(&nvcc.path).args(args).output().map_err(|e| format!("cannot run {}: {e}", nvcc.path.display()))?;
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     if out.status.success() {
         Ok(stderr)

@@ -34,7 +34,7 @@ impl KernelResources {
 
 fn number_before(line: &str, unit: &str) -> Option<u32> {
     let head = &line[..line.find(unit)?];
-    head.split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty()).last()?.parse().ok()
+    head.split(|c: char| !c.is_ascii_digit()).rfind(|s| !s.is_empty())?.parse().ok()
 }
 
 fn quoted(line: &str, nth: usize) -> Option<String> {

@@ -26,7 +26,14 @@ const B: &str = "extern \"C\" __global__ void b(float* y, int n) { if (threadIdx
 const SPILLY: &str = "extern \"C\" __global__ void spilly(const int* i, float* y) {\n  float t[64];\n  for (int k = 0; k < 64; ++k) t[k] = y[(threadIdx.x + k) & 63];\n  y[threadIdx.x] = t[i[threadIdx.x] & 63];\n}\n";
 
 fn build(src: &Path, out: &Path) -> kgraph_build::BuildReport {
-    KernelBuild::new().kernel_dir(src).out_dir(out).archs(["sm_90"]).nvcc(nvcc()).emit_cargo_directives(false).run().unwrap()
+    KernelBuild::new()
+        .kernel_dir(src)
+        .out_dir(out)
+        .archs(["sm_90"])
+        .nvcc(nvcc())
+        .emit_cargo_directives(false)
+        .run()
+        .unwrap()
 }
 
 fn names(paths: &[PathBuf]) -> Vec<String> {
@@ -71,7 +78,8 @@ fn local_memory_use_is_reported() {
 fn compile_errors_name_the_file() {
     let (src, out) = scratch("error");
     std::fs::write(src.join("broken.cu"), "extern \"C\" __global__ void broken( { }\n").unwrap();
-    let err = KernelBuild::new().kernel_dir(&src).out_dir(&out).nvcc(nvcc()).emit_cargo_directives(false).run().unwrap_err();
+    let err =
+        KernelBuild::new().kernel_dir(&src).out_dir(&out).nvcc(nvcc()).emit_cargo_directives(false).run().unwrap_err();
     assert!(err.contains("broken.cu") && err.contains("error"), "{err}");
 }
 

@@ -1,12 +1,21 @@
 //! One GPU and the stream kgraph works on.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use cudarc::driver::{CudaContext, CudaStream};
+use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, DriverError};
 
-use crate::error::{Error, Result};
+use crate::error::{driver_library_loads, Error, Result};
+use crate::pod::Pod;
+use crate::transfer::Staging;
+
+/// The oldest driver kgraph runs on (`1000 * major + 10 * minor`): cudarc is built for the
+/// CUDA 13.0 driver API, and its loader panics on a symbol an older driver lacks, so older
+/// drivers are refused up front with [`Error::DriverTooOld`].
+const REQUIRED_DRIVER_VERSION: i32 = 13000;
 
 /// A CUDA context with kgraph's settings, plus its main (non-blocking) stream.
+///
+/// Clones share the context, the stream and the transfer staging buffer.
 ///
 /// # Event tracking is off
 /// cudarc records a read and a write `CudaEvent` on every slice at every launch, to order
@@ -18,30 +27,56 @@ use crate::error::{Error, Result};
 /// order it with `CudaStream::join`/events, as in CUDA C++.
 #[derive(Debug, Clone)]
 pub struct Device {
-    ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
+    pub(crate) ctx: Arc<CudaContext>,
+    pub(crate) stream: Arc<CudaStream>,
+    /// Mapped pinned staging for [`Device::upload`]/[`Device::download`], shared by clones
+    /// (they share the stream the staging copies are ordered on).
+    pub(crate) staging: Arc<Mutex<Staging>>,
 }
 
 impl Device {
-    /// Opens device `ordinal`. Fails with [`Error::NoDriver`] when libcuda cannot be loaded and
-    /// [`Error::NoDevice`] when the ordinal does not exist; never panics.
+    /// Opens device `ordinal`. Fails with [`Error::NoDriver`] when libcuda cannot be loaded or
+    /// initialised, [`Error::DriverTooOld`] when it predates CUDA 13.0, and [`Error::NoDevice`]
+    /// when the ordinal does not exist; never panics.
     pub fn new(ordinal: usize) -> Result<Self> {
-        // SAFETY: only asks the dynamic loader whether libcuda can be opened.
-        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        if !driver_library_loads() {
             return Err(Error::NoDriver {
                 detail: "libcuda.so could not be loaded (no NVIDIA driver on this machine?)".into(),
             });
         }
-        let count = CudaContext::device_count().map_err(|e| Error::driver("count CUDA devices", e))?;
-        if ordinal >= count.max(0) as usize {
-            return Err(Error::NoDevice { ordinal, count: count.max(0) as usize });
+        let mut version = 0;
+        // SAFETY: libcuda loads (checked above) and every driver exports cuDriverGetVersion;
+        // `version` is a valid out-pointer. It needs no cuInit.
+        let status = unsafe { sys::cuDriverGetVersion(&mut version) };
+        if status != sys::CUresult::CUDA_SUCCESS {
+            return Err(Error::NoDriver { detail: format!("cuDriverGetVersion failed: {status:?}") });
         }
-        let ctx = CudaContext::new(ordinal).map_err(|e| Error::driver(format!("create context on device {ordinal}"), e))?;
+        if version < REQUIRED_DRIVER_VERSION {
+            return Err(Error::DriverTooOld { found: version, required: REQUIRED_DRIVER_VERSION });
+        }
+        let count = match CudaContext::device_count() {
+            Ok(n) => n.max(0) as usize,
+            Err(DriverError(sys::CUresult::CUDA_ERROR_NO_DEVICE)) => 0,
+            Err(DriverError(
+                code @ (sys::CUresult::CUDA_ERROR_STUB_LIBRARY
+                | sys::CUresult::CUDA_ERROR_SYSTEM_NOT_READY
+                | sys::CUresult::CUDA_ERROR_SYSTEM_DRIVER_MISMATCH
+                | sys::CUresult::CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE),
+            )) => {
+                return Err(Error::NoDriver { detail: format!("cuInit failed: {code:?}") });
+            }
+            Err(e) => return Err(Error::driver("count CUDA devices", e)),
+        };
+        if ordinal >= count {
+            return Err(Error::NoDevice { ordinal, count });
+        }
+        let ctx =
+            CudaContext::new(ordinal).map_err(|e| Error::driver(format!("create context on device {ordinal}"), e))?;
         // SAFETY: called before this context allocates anything through kgraph, so no slice
         // mixes tracked and untracked use; kgraph orders all work by stream (see the type docs).
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream().map_err(|e| Error::driver("create stream", e))?;
-        Ok(Device { ctx, stream })
+        Ok(Device { ctx, stream, staging: Arc::new(Mutex::new(Staging::default())) })
     }
 
     /// The CUDA context.
@@ -72,5 +107,61 @@ impl Device {
     /// The device's name, e.g. `NVIDIA H200`.
     pub fn name(&self) -> Result<String> {
         self.ctx.name().map_err(|e| Error::driver("query device name", e))
+    }
+
+    /// `len` zeroed elements of device memory, allocated (and zeroed) in order on the main
+    /// stream. `len == 0` gives an empty slice.
+    pub fn alloc_zeros<T: Pod>(&self, len: usize) -> Result<CudaSlice<T>> {
+        let bytes = Error::byte_len::<T>("alloc_zeros", len)?;
+        if bytes == 0 {
+            return self.empty_slice(len);
+        }
+        self.stream
+            .alloc_zeros(len)
+            .map_err(|e| Error::driver(format!("alloc_zeros: allocate {bytes} bytes ({len} elements)"), e))
+    }
+
+    /// `len` elements of device memory with unspecified contents (any bits are a valid `T`,
+    /// since `T: Pod`), for a destination that is overwritten before it is read.
+    pub(crate) fn alloc_unset<T: Pod>(&self, what: &str, len: usize) -> Result<CudaSlice<T>> {
+        let bytes = Error::byte_len::<T>(what, len)?;
+        if bytes == 0 {
+            return self.empty_slice(len);
+        }
+        // SAFETY: `T: Pod`, so whatever bytes the allocation holds are a valid `T`; the memory
+        // is device memory, never read by the host except through a copy.
+        unsafe { self.stream.alloc::<T>(len) }
+            .map_err(|e| Error::driver(format!("{what}: allocate {bytes} bytes ({len} elements)"), e))
+    }
+
+    /// A slice of `len` elements occupying zero bytes (`len == 0`, or `T` of size zero). The
+    /// driver rejects zero-byte allocations on some devices, so it is backed by a one-byte
+    /// allocation that the slice's `Drop` frees the way it was allocated.
+    fn empty_slice<T>(&self, len: usize) -> Result<CudaSlice<T>> {
+        // SAFETY: the byte is never read or written: the slice built from it has no bytes.
+        let backing = unsafe { self.stream.alloc::<u8>(1) }
+            .map_err(|e| Error::driver("allocate backing for an empty slice", e))?;
+        let ptr = backing.leak();
+        // SAFETY: `ptr` is a live allocation made by this stream's allocator (leaked above, so
+        // owned by nobody else); the slice covers zero bytes of it; event tracking is off for
+        // this context (`Device::new`), so no event is created (and none can fail).
+        Ok(unsafe { self.stream.upgrade_device_ptr::<T>(ptr, len) })
+    }
+
+    /// Fails with [`Error::Graph`] when the main stream is capturing: `op` would be recorded
+    /// into the graph (or would invalidate the capture) instead of running now.
+    pub(crate) fn ensure_not_capturing(&self, op: &str) -> Result<()> {
+        let status =
+            self.stream.capture_status().map_err(|e| Error::driver(format!("{op}: query capture status"), e))?;
+        if status == sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE {
+            Ok(())
+        } else {
+            Err(Error::graph(
+                op,
+                format!(
+                    "the device's main stream is capturing ({status:?}); transfers run eagerly, so do them before or after capture"
+                ),
+            ))
+        }
     }
 }

@@ -12,6 +12,13 @@ pub enum Error {
         /// What the loader reported.
         detail: String,
     },
+    /// The driver loaded, but it is older than the CUDA version kgraph is built against.
+    DriverTooOld {
+        /// The CUDA version the driver supports, as `1000 * major + 10 * minor` (e.g. 12040).
+        found: i32,
+        /// The oldest version kgraph works with, in the same encoding.
+        required: i32,
+    },
     /// The driver loaded, but there is no device with this ordinal.
     NoDevice {
         /// The ordinal that was asked for.
@@ -58,6 +65,15 @@ pub enum Error {
         /// The length given.
         actual: usize,
     },
+    /// A buffer's size in bytes does not fit in `usize`.
+    SizeOverflow {
+        /// Which buffer or operation.
+        what: String,
+        /// The number of elements asked for.
+        len: usize,
+        /// The size of one element in bytes.
+        elem_bytes: usize,
+    },
     /// An index (slot, element) is out of range.
     OutOfRange {
         /// Which slot bus, buffer or table.
@@ -84,23 +100,51 @@ impl Error {
     pub fn driver(op: impl Into<String>, source: DriverError) -> Self {
         Error::Driver { op: op.into(), source }
     }
+
+    /// A graph error: `op` is what was being done, `detail` why it failed.
+    pub fn graph(op: impl Into<String>, detail: impl std::fmt::Display) -> Self {
+        Error::Graph { op: op.into(), detail: detail.to_string() }
+    }
+
+    /// Bytes of `len` elements of `T`, or [`Error::SizeOverflow`] naming `what`.
+    pub fn byte_len<T>(what: &str, len: usize) -> Result<usize> {
+        let elem_bytes = std::mem::size_of::<T>();
+        len.checked_mul(elem_bytes).filter(|&b| b <= isize::MAX as usize).ok_or_else(|| Error::SizeOverflow {
+            what: what.to_string(),
+            len,
+            elem_bytes,
+        })
+    }
 }
 
 impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Error::NoDriver { detail } => write!(f, "no CUDA driver found: {detail}"),
+            Error::DriverTooOld { found, required } => write!(
+                f,
+                "the CUDA driver supports CUDA {}.{}, kgraph needs {}.{} or newer (update the NVIDIA driver)",
+                found / 1000,
+                (found % 1000) / 10,
+                required / 1000,
+                (required % 1000) / 10
+            ),
             Error::NoDevice { ordinal, count } => {
                 write!(f, "no CUDA device {ordinal}: the driver sees {count} device(s)")
             }
-            Error::Driver { op, source } => write!(f, "{op}: {source}"),
+            Error::Driver { op, source } => write!(f, "{op}: {}", DriverErrorText(source)),
             Error::ModuleLoad { file, detail } => write!(f, "loading kernel module {file}: {detail}"),
             Error::FunctionNotFound { kernel, file, source } => {
-                write!(f, "kernel `{kernel}` not found in module {file}: {source}")
+                write!(f, "kernel `{kernel}` not found in module {file}: {}", DriverErrorText(source))
             }
-            Error::Launch { kernel, source } => write!(f, "launching kernel `{kernel}`: {source}"),
+            Error::Launch { kernel, source } => {
+                write!(f, "launching kernel `{kernel}`: {}", DriverErrorText(source))
+            }
             Error::LengthMismatch { what, expected, actual } => {
                 write!(f, "{what}: length mismatch, expected {expected} elements, got {actual}")
+            }
+            Error::SizeOverflow { what, len, elem_bytes } => {
+                write!(f, "{what}: {len} elements of {elem_bytes} bytes overflow the address space")
             }
             Error::OutOfRange { what, index, len } => {
                 write!(f, "{what}: index {index} out of range (len {len})")
@@ -108,6 +152,30 @@ impl std::fmt::Display for Error {
             Error::Graph { op, detail } => write!(f, "graph {op}: {detail}"),
         }
     }
+}
+
+/// Shows a driver error as its code name plus the driver's description. cudarc's own `Display`
+/// asks libcuda for the description, and its loader panics when libcuda is absent; the
+/// description is only asked for when the library is known to load, so this never panics.
+struct DriverErrorText<'a>(&'a DriverError);
+
+impl std::fmt::Display for DriverErrorText<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.0 .0)?;
+        if driver_library_loads() {
+            if let Ok(text) = self.0.error_string() {
+                write!(f, " ({})", text.to_string_lossy())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether libcuda can be loaded; asked once per process.
+pub(crate) fn driver_library_loads() -> bool {
+    static LOADS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    // SAFETY: only asks the dynamic loader whether libcuda can be opened; nothing is called.
+    *LOADS.get_or_init(|| unsafe { cudarc::driver::sys::is_culib_present() })
 }
 
 impl std::error::Error for Error {

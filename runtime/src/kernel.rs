@@ -31,11 +31,7 @@ impl KernelSource {
     /// Loads the module into `ctx`: the embedded image, or the source through NVRTC for the
     /// device's own compute capability.
     pub fn load(&self, ctx: &Arc<CudaContext>) -> Result<Arc<CudaModule>> {
-        let ptx = if self.has_image() {
-            Ptx::from_binary(self.image.to_vec())
-        } else {
-            self.compile_with_nvrtc(ctx)?
-        };
+        let ptx = if self.has_image() { Ptx::from_binary(self.image.to_vec()) } else { self.compile_with_nvrtc(ctx)? };
         ctx.load_module(ptx).map_err(|e| Error::ModuleLoad { file: self.file, detail: e.to_string() })
     }
 
@@ -47,9 +43,7 @@ impl KernelSource {
                 detail: "built without nvcc (no cubin embedded) and libnvrtc is not available at run time; rebuild with nvcc (scripts/install-nvcc)".into(),
             });
         }
-        let (major, minor) = ctx
-            .compute_capability()
-            .map_err(|e| Error::driver("query compute capability", e))?;
+        let (major, minor) = ctx.compute_capability().map_err(|e| Error::driver("query compute capability", e))?;
         let opts = CompileOptions {
             include_paths: vec![self.include_dir.to_string()],
             options: vec![format!("--gpu-architecture=compute_{major}{minor}"), "-std=c++17".into()],
@@ -93,9 +87,7 @@ impl ModuleCache {
     /// Looks `kernel` up in the module of `src`.
     pub fn function(&mut self, src: &KernelSource, kernel: &'static str) -> Result<CudaFunction> {
         let module = self.module(src)?;
-        module
-            .load_function(kernel)
-            .map_err(|source| Error::FunctionNotFound { kernel, file: src.file, source })
+        module.load_function(kernel).map_err(|source| Error::FunctionNotFound { kernel, file: src.file, source })
     }
 }
 
@@ -103,7 +95,12 @@ impl ModuleCache {
 ///
 /// kgraph contexts run without cudarc's per-slice event tracking (see [`crate::Device`]), so
 /// taking the raw pointer records nothing and costs nothing.
-pub trait DeviceIn<T> {
+///
+/// # Safety
+/// Kernels and kgraph's copies trust these two numbers: implementors promise that
+/// `device_addr()` is the address of a live device allocation (of this process's device) holding
+/// at least `elem_len()` elements of `T`, valid while `self` is borrowed.
+pub unsafe trait DeviceIn<T> {
     /// The device address of element 0.
     fn device_addr(&self) -> sys::CUdeviceptr;
     /// Number of elements.
@@ -111,11 +108,16 @@ pub trait DeviceIn<T> {
 }
 
 /// Device memory a kernel may write: `CudaSlice<T>` or `CudaViewMut<T>`.
-pub trait DeviceOut<T>: DeviceIn<T> {}
+///
+/// # Safety
+/// As for [`DeviceIn`], and the memory may be written while `self` is mutably borrowed.
+pub unsafe trait DeviceOut<T>: DeviceIn<T> {}
 
 macro_rules! device_in {
     ($($ty:ty),*) => {$(
-        impl<T> DeviceIn<T> for $ty {
+        // SAFETY: the address and length are cudarc's own for this slice/view, whose borrow
+        // keeps the allocation alive.
+        unsafe impl<T> DeviceIn<T> for $ty {
             #[inline]
             fn device_addr(&self) -> sys::CUdeviceptr {
                 let (ptr, _no_event) = self.device_ptr(self.stream());
@@ -130,8 +132,10 @@ macro_rules! device_in {
 }
 use cudarc::driver::DeviceSlice as _;
 device_in!(CudaSlice<T>, CudaView<'_, T>, CudaViewMut<'_, T>);
-impl<T> DeviceOut<T> for CudaSlice<T> {}
-impl<T> DeviceOut<T> for CudaViewMut<'_, T> {}
+// SAFETY: an owned slice, mutably borrowed, may be written.
+unsafe impl<T> DeviceOut<T> for CudaSlice<T> {}
+// SAFETY: a mutable view, mutably borrowed, may be written.
+unsafe impl<T> DeviceOut<T> for CudaViewMut<'_, T> {}
 
 /// A device address of mapped pinned host memory (a [`crate::PinnedSlot`] or
 /// [`crate::MappedBuffer`]): the zero-copy kernel argument. The kernel reads host memory over
@@ -153,6 +157,9 @@ impl<T> std::fmt::Debug for PinnedPtr<T> {
         write!(f, "PinnedPtr({:#x})", self.addr)
     }
 }
+// SAFETY: `PinnedPtr` is `repr(transparent)` over a `CUdeviceptr` (u64), which is exactly the
+// kernel ABI of a `const T*` argument, so `launch_builder().arg(&ptr)` passes the pointer.
+unsafe impl<T> cudarc::driver::DeviceRepr for PinnedPtr<T> {}
 // SAFETY: a device address is a plain integer; sending it does not touch the memory.
 unsafe impl<T> Send for PinnedPtr<T> {}
 // SAFETY: as above; shared references only copy the integer.

@@ -1,17 +1,40 @@
 //! kgraph's runtime: the small layer over cudarc that generated bindings and graphs stand on.
 //!
-//! - [`Device`]: context + stream, with cudarc's per-slice event tracking off (capture-safe).
-//! - [`KernelSource`], [`ModuleCache`], [`DeviceIn`]/[`DeviceOut`], [`PinnedPtr`]: what
-//!   `#[kernel]` bindings use to load modules once and take typed arguments.
+//! - [`Device`]: context + stream, with cudarc's per-slice event tracking off (capture-safe);
+//!   [`Device::upload`]/[`Device::download`] move data through mapped pinned staging and
+//!   device-to-device copies (kgraph has no plain host-to-device copy).
+//! - [`Pod`]: the element types that may be copied as raw bytes.
+//! - [`MappedBuffer`], [`PinnedSlot`]: mapped pinned host memory that kernels read directly
+//!   through a [`PinnedPtr`].
+//! - [`SlotBus`]: `f32` slots in device memory, written one at a time in stream order.
+//! - [`Graph`]: stream capture, instantiation, replay and topology queries.
+//! - [`KernelSource`], [`ModuleCache`], [`DeviceIn`]/[`DeviceOut`]: what `#[kernel]` bindings use
+//!   to load modules once and take typed arguments.
 //! - [`Error`]: one typed error for everything.
+
+#![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 mod device;
 mod error;
+mod graph;
 mod kernel;
+mod launch;
+mod mapped;
+mod pod;
+mod slot_bus;
+mod transfer;
 
 pub use device::Device;
 pub use error::{Error, Result};
+pub use graph::Graph;
 pub use kernel::{DeviceIn, DeviceOut, KernelSource, ModuleCache, PinnedPtr};
+pub use launch::{launch_ex, LaunchOptions};
+pub use mapped::{MappedBuffer, PinnedSlot};
+pub use pod::Pod;
+pub use slot_bus::SlotBus;
 
 pub use cudarc;
-pub use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, CudaView, CudaViewMut, LaunchConfig};
+pub use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, CudaView, CudaViewMut, LaunchConfig,
+};

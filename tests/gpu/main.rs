@@ -3,4 +3,5 @@
 //! machine runs them with `--ignored` (`../shared/gpu-bundle`, then `bash .gpu/run`).
 
 mod common;
+mod runtime;
 mod smoke;

@@ -20,8 +20,7 @@ fn smoke_cubin_loads_and_axpb_is_affine() {
     let n = 4099usize;
     let xs: Vec<f32> = (0..n).map(|i| i as f32 * 0.25 - 100.0).collect();
     let stream = dev.stream();
-    #[allow(deprecated)]
-    let x = stream.clone_htod(&xs).unwrap();
+    let x = dev.upload(&xs).unwrap();
     let mut y = stream.alloc_zeros::<f32>(n).unwrap();
     let (a, b, n_i) = (2.0f32, 1.0f32, n as i32);
     let mut l = stream.launch_builder(&f);

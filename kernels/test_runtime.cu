@@ -1,0 +1,34 @@
+// Test kernels for the runtime's GPU tests (tests/gpu/runtime.rs). Small and deterministic:
+// no atomics, no reductions, so a graph replay and an eager run compute identical bits.
+
+// out[idx] = *slot, read through a mapped pinned pointer (volatile: always a fresh load).
+extern "C" __global__ void rt_read_slot_u64(const unsigned long long* slot, unsigned long long* out, int idx) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    out[idx] = *(const volatile unsigned long long*)slot;
+  }
+}
+
+// dst[dst_idx] = src[src_idx] (one thread).
+extern "C" __global__ void rt_copy_one_f32(const float* src, int src_idx, float* dst, int dst_idx) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    dst[dst_idx] = src[src_idx];
+  }
+}
+
+// x[i] = a * x[i] + b, in place (fused multiply-add).
+extern "C" __global__ void rt_affine_f32(float* x, int n, float a, float b) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = fmaf(a, x[i], b);
+}
+
+// z[i] = x[i] * y[(i + 1) % n] + sinf(x[i]): mixes neighbours, so ordering mistakes show.
+extern "C" __global__ void rt_mix_f32(const float* x, const float* y, float* z, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) z[i] = x[i] * y[(i + 1) % n] + sinf(x[i]);
+}
+
+// out[i] = base + i.
+extern "C" __global__ void rt_iota_u32(unsigned int* out, int n, unsigned int base) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = base + (unsigned int)i;
+}

@@ -1,0 +1,287 @@
+//! [`Graph`]: a CUDA graph captured from a stream, instantiated, replayed.
+
+use std::cell::{Cell, OnceCell};
+use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+use cudarc::driver::{result, sys, CudaEvent, CudaStream, DriverError};
+
+use crate::error::{Error, Result};
+
+/// A captured and instantiated CUDA graph, replayed on the stream it was captured from.
+///
+/// # Capture mode
+/// [`Graph::capture`] captures in `CU_STREAM_CAPTURE_MODE_THREAD_LOCAL`: a call on the capturing
+/// thread that cannot be captured (a synchronisation, a blocking copy, kgraph's eager
+/// [`crate::Device::upload`]/[`crate::Device::download`]) fails at once instead of silently
+/// running outside the graph, while other threads keep working undisturbed (the global mode
+/// would make their allocations fail during the capture).
+///
+/// # Buffers
+/// A graph holds raw device addresses: every buffer a captured launch touches must stay alive
+/// as long as the graph is replayed. (kgraph's generated graph structs own their buffers.)
+///
+/// # Threads
+/// `Graph` is `Send` but not `Sync`: the driver does not synchronise access to graph objects,
+/// so one thread at a time uses it.
+///
+/// ```
+/// fn movable<T: Send>() {}
+/// movable::<kgraph_runtime::Graph>();
+/// ```
+/// ```compile_fail
+/// fn shareable<T: Sync>() {}
+/// shareable::<kgraph_runtime::Graph>();
+/// ```
+#[derive(Debug)]
+pub struct Graph {
+    graph: sys::CUgraph,
+    /// Null when the capture recorded no work (nothing to instantiate or launch).
+    exec: sys::CUgraphExec,
+    stream: Arc<CudaStream>,
+    node_count: usize,
+    /// Start and end events for [`Graph::replay_timed`], created on first use.
+    timing: OnceCell<(CudaEvent, CudaEvent)>,
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+// SAFETY: graph handles are not tied to a thread; the driver only requires that calls on one
+// graph are serialised, which `!Sync` (exclusive use by the owning thread) guarantees. The
+// stream and events are `Send`.
+unsafe impl Send for Graph {}
+
+impl Graph {
+    /// Captures the work `f` issues on `stream` into a graph and instantiates it.
+    ///
+    /// - [`Error::Graph`] `"begin capture"` if `stream` is already capturing.
+    /// - If `f` returns `Err` (or panics), the capture is ended and the partial graph destroyed
+    ///   before the error is returned (or the panic resumed), so `stream` is usable again.
+    /// - [`Error::Graph`] `"end capture"` if the capture was invalidated (an uncapturable call
+    ///   inside `f`), with the stream again usable.
+    pub fn capture<F>(stream: &Arc<CudaStream>, f: F) -> Result<Graph>
+    where
+        F: FnOnce(&Arc<CudaStream>) -> Result<()>,
+    {
+        let status = stream.capture_status().map_err(|e| Error::driver("graph capture: query capture status", e))?;
+        if status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE {
+            return Err(Error::graph(
+                "begin capture",
+                format!("the stream is already capturing ({status:?}); end that capture first"),
+            ));
+        }
+        stream
+            .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .map_err(|e| Error::driver("graph capture: begin capture", e))?;
+        match catch_unwind(AssertUnwindSafe(|| f(stream))) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                abort_capture(stream);
+                return Err(e);
+            }
+            Err(panic) => {
+                abort_capture(stream);
+                resume_unwind(panic);
+            }
+        }
+        let graph = end_capture(stream)?;
+        let mut node_count = 0usize;
+        // SAFETY: `graph` is a live graph; a null node array asks for the count only.
+        let counted = unsafe { sys::cuGraphGetNodes(graph, std::ptr::null_mut(), &mut node_count) }.result();
+        if let Err(e) = counted {
+            destroy_graph(graph);
+            return Err(Error::driver("graph capture: count nodes", e));
+        }
+        let exec = if node_count == 0 {
+            std::ptr::null_mut()
+        } else {
+            // SAFETY: `graph` is a live, complete graph (capture ended); default flags.
+            match unsafe { result::graph::instantiate(graph, sys::CUgraphInstantiate_flags(0)) } {
+                Ok(exec) => exec,
+                Err(e) => {
+                    destroy_graph(graph);
+                    return Err(Error::driver(format!("graph capture: instantiate a graph of {node_count} nodes"), e));
+                }
+            }
+        };
+        Ok(Graph { graph, exec, stream: stream.clone(), node_count, timing: OnceCell::new(), _not_sync: PhantomData })
+    }
+
+    /// Uploads the executable graph to the device ahead of the first replay (which otherwise
+    /// pays for it). [`Error::Graph`] for an empty graph.
+    pub fn upload(&self) -> Result<()> {
+        let exec = self.exec("upload")?;
+        self.stream.context().bind_to_thread().map_err(|e| Error::driver("graph upload: bind context", e))?;
+        // SAFETY: `exec` and the stream are live and belong to the bound context.
+        unsafe { result::graph::upload(exec, self.stream.cu_stream()) }.map_err(|e| Error::driver("graph upload", e))
+    }
+
+    /// Launches the graph on its stream (asynchronous). [`Error::Graph`] for an empty graph.
+    pub fn replay(&self) -> Result<()> {
+        let exec = self.exec("replay")?;
+        self.stream.context().bind_to_thread().map_err(|e| Error::driver("graph replay: bind context", e))?;
+        // SAFETY: `exec` and the stream are live and belong to the bound context.
+        unsafe { result::graph::launch(exec, self.stream.cu_stream()) }.map_err(|e| Error::driver("graph replay", e))
+    }
+
+    /// Replays once between two timing events and waits: the GPU time of the replay in
+    /// milliseconds (the events' resolution is about half a microsecond).
+    pub fn replay_timed(&self) -> Result<f32> {
+        self.exec("replay_timed")?;
+        let (start, end) = match self.timing.get() {
+            Some(events) => events,
+            None => {
+                let ctx = self.stream.context();
+                let timed = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+                let start = ctx.new_event(timed).map_err(|e| Error::driver("replay_timed: create event", e))?;
+                let end = ctx.new_event(timed).map_err(|e| Error::driver("replay_timed: create event", e))?;
+                self.timing.get_or_init(|| (start, end))
+            }
+        };
+        start.record(&self.stream).map_err(|e| Error::driver("replay_timed: record start event", e))?;
+        self.replay()?;
+        end.record(&self.stream).map_err(|e| Error::driver("replay_timed: record end event", e))?;
+        start.elapsed_ms(end).map_err(|e| Error::driver("replay_timed: elapsed time", e))
+    }
+
+    /// Number of nodes in the captured graph (`cuGraphGetNodes`).
+    pub fn node_count(&self) -> Result<usize> {
+        Ok(self.nodes()?.len())
+    }
+
+    /// The dependency edges `(from, to)` as indices into the node order of `cuGraphGetNodes`.
+    pub fn edges(&self) -> Result<Vec<(usize, usize)>> {
+        let nodes = self.nodes()?;
+        let index: HashMap<sys::CUgraphNode, usize> = nodes.iter().enumerate().map(|(i, &n)| (n, i)).collect();
+        let (no_nodes, no_data) = (std::ptr::null_mut(), std::ptr::null_mut());
+        let mut count = 0usize;
+        // SAFETY: `graph` is live; null arrays ask for the edge count only.
+        unsafe { sys::cuGraphGetEdges_v2(self.graph, no_nodes, no_nodes, no_data, &mut count) }
+            .result()
+            .map_err(|e| Error::driver("graph edges: count", e))?;
+        let mut from = vec![std::ptr::null_mut(); count];
+        let mut to = vec![std::ptr::null_mut(); count];
+        let blank = sys::CUgraphEdgeData { from_port: 0, to_port: 0, type_: 0, reserved: [0; 5] };
+        let mut data = vec![blank; count];
+        // SAFETY: the three arrays hold `count` entries each, as the driver is told; it writes
+        // at most that many and updates `count` to the number written.
+        unsafe {
+            sys::cuGraphGetEdges_v2(self.graph, from.as_mut_ptr(), to.as_mut_ptr(), data.as_mut_ptr(), &mut count)
+        }
+        .result()
+        .map_err(|e| Error::driver("graph edges: list", e))?;
+        let lookup = |node: &sys::CUgraphNode| {
+            index
+                .get(node)
+                .copied()
+                .ok_or_else(|| Error::graph("edges", "an edge names a node the graph does not list"))
+        };
+        from.iter().zip(&to).take(count).map(|(f, t)| Ok((lookup(f)?, lookup(t)?))).collect()
+    }
+
+    /// The captured graph (for inspection with the driver API; do not destroy it).
+    pub fn cu_graph(&self) -> sys::CUgraph {
+        self.graph
+    }
+
+    /// The executable graph (null for an empty graph; do not destroy it).
+    pub fn cu_graph_exec(&self) -> sys::CUgraphExec {
+        self.exec
+    }
+
+    /// The stream the graph was captured from and replays on.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// True when the capture recorded no work; such a graph cannot be replayed.
+    pub fn is_empty(&self) -> bool {
+        self.node_count == 0
+    }
+
+    /// The executable graph, or [`Error::Graph`] naming `op` when there is none.
+    fn exec(&self, op: &str) -> Result<sys::CUgraphExec> {
+        if self.exec.is_null() {
+            Err(Error::graph(op, "the graph is empty: its capture recorded no work, so there is nothing to launch"))
+        } else {
+            Ok(self.exec)
+        }
+    }
+
+    /// The graph's nodes, in `cuGraphGetNodes` order.
+    fn nodes(&self) -> Result<Vec<sys::CUgraphNode>> {
+        let mut count = 0usize;
+        // SAFETY: `graph` is live; a null array asks for the count only.
+        unsafe { sys::cuGraphGetNodes(self.graph, std::ptr::null_mut(), &mut count) }
+            .result()
+            .map_err(|e| Error::driver("graph nodes: count", e))?;
+        let mut nodes = vec![std::ptr::null_mut(); count];
+        // SAFETY: `nodes` holds `count` entries, as the driver is told; it updates `count`.
+        unsafe { sys::cuGraphGetNodes(self.graph, nodes.as_mut_ptr(), &mut count) }
+            .result()
+            .map_err(|e| Error::driver("graph nodes: list", e))?;
+        nodes.truncate(count);
+        Ok(nodes)
+    }
+}
+
+impl Drop for Graph {
+    fn drop(&mut self) {
+        let ctx = self.stream.context();
+        ctx.record_err(ctx.bind_to_thread());
+        if !self.exec.is_null() {
+            // SAFETY: `exec` is owned by this graph and destroyed once; an in-flight replay is
+            // allowed (the driver frees it when the replay completes).
+            ctx.record_err(unsafe { result::graph::exec_destroy(self.exec) });
+        }
+        destroy_graph(self.graph);
+    }
+}
+
+/// Ends the capture on `stream` after a successful closure: the captured graph, or
+/// [`Error::Graph`] when the capture was invalidated.
+fn end_capture(stream: &CudaStream) -> Result<sys::CUgraph> {
+    make_current(stream);
+    // SAFETY: `stream` is live and capturing (begun by `Graph::capture` on this thread).
+    match unsafe { result::stream::end_capture(stream.cu_stream()) } {
+        Ok(graph) if !graph.is_null() => Ok(graph),
+        Ok(_) => Err(Error::graph("end capture", "the driver returned no graph")),
+        Err(DriverError(code @ sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED))
+        | Err(DriverError(code @ sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNJOINED)) => Err(Error::graph(
+            "end capture",
+            format!(
+                "{code:?}: an operation inside the capture closure could not be captured (a synchronisation, an eager transfer, a stream forked and not joined back); the stream is usable again"
+            ),
+        )),
+        Err(e) => Err(Error::driver("graph capture: end capture", e)),
+    }
+}
+
+/// Ends a capture whose closure failed, destroying the partial graph, so the stream leaves
+/// capture mode. Errors are ignored: the closure's own error (or panic) is what gets reported.
+fn abort_capture(stream: &CudaStream) {
+    make_current(stream);
+    // SAFETY: `stream` is live; ending a capture that is invalidated or already ended just
+    // returns an error, which is ignored.
+    if let Ok(graph) = unsafe { result::stream::end_capture(stream.cu_stream()) } {
+        if !graph.is_null() {
+            destroy_graph(graph);
+        }
+    }
+}
+
+/// Makes the stream's context current without cudarc's `bind_to_thread`, which first returns
+/// (and clears) an error stored by an earlier `Drop`; ending a capture must not be skipped
+/// because of one.
+fn make_current(stream: &CudaStream) {
+    // SAFETY: the context is live (the stream holds it); setting it current has no other effect.
+    let _ = unsafe { result::ctx::set_current(stream.context().cu_ctx()) };
+}
+
+/// Destroys a graph template owned by the caller; a failure is stored in no context (there is
+/// nothing to report it to) and ignored.
+fn destroy_graph(graph: sys::CUgraph) {
+    // SAFETY: `graph` is a live graph owned by the caller and destroyed exactly once, here.
+    let _ = unsafe { result::graph::destroy(graph) };
+}

@@ -1,0 +1,199 @@
+//! Mapped pinned host memory: host memory the GPU reads (and copies from) directly.
+
+use std::cell::Cell;
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+use std::sync::atomic::{fence, Ordering};
+use std::sync::Arc;
+
+use cudarc::driver::{result, sys, CudaContext, DriverError};
+
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::kernel::PinnedPtr;
+use crate::pod::Pod;
+
+/// The alignment `cuMemHostAlloc` guarantees (it returns whole pages).
+const PAGE_ALIGN: usize = 4096;
+
+/// `len` elements of page-locked host memory mapped into the device's address space
+/// (`cuMemHostAlloc` with `DEVICEMAP | PORTABLE`): the host reads and writes it as a slice,
+/// kernels read it through [`MappedBuffer::device_ptr`] with no copy, and it is the source and
+/// target of kgraph's staging copies. Zeroed on creation; freed on drop.
+///
+/// The device reads this memory when a kernel or copy that uses it runs, not when it is
+/// enqueued: do not change elements a queued launch still has to read (synchronise first, or
+/// use one [`PinnedSlot`] per value handed over).
+pub struct MappedBuffer<T: Pod> {
+    host: NonNull<T>,
+    device: sys::CUdeviceptr,
+    len: usize,
+    /// Keeps the context alive and current for `cuMemFreeHost`; `None` for an empty buffer,
+    /// which owns no allocation.
+    ctx: Option<Arc<CudaContext>>,
+}
+
+// SAFETY: the buffer uniquely owns its allocation (no aliasing handle exists besides the device
+// address, which kernels only read while the owner says so). PORTABLE pinned memory is valid
+// in every context and on every thread, and `Drop` makes the context current on whichever
+// thread drops it, so moving the owner to another thread is sound. `T: Pod` is `Send`.
+unsafe impl<T: Pod> Send for MappedBuffer<T> {}
+// SAFETY: through `&MappedBuffer` the host can only read (`as_slice`), and `T: Pod` is `Sync`;
+// mutation needs `&mut`, so shared references on several threads never race on the host.
+unsafe impl<T: Pod> Sync for MappedBuffer<T> {}
+
+impl<T: Pod> MappedBuffer<T> {
+    /// Allocates `len` zeroed elements on `device`. `len == 0` allocates nothing.
+    pub fn new(device: &Device, len: usize) -> Result<Self> {
+        // Pinned allocations are page-aligned; a `T` aligned beyond that is a compile error.
+        const { assert!(std::mem::align_of::<T>() <= PAGE_ALIGN, "MappedBuffer: T is aligned beyond 4096 bytes") };
+        let bytes = Error::byte_len::<T>("MappedBuffer::new", len)?;
+        if bytes == 0 {
+            return Ok(MappedBuffer { host: NonNull::dangling(), device: 0, len, ctx: None });
+        }
+        let ctx = device.context().clone();
+        ctx.bind_to_thread().map_err(|e| Error::driver("MappedBuffer::new: bind context", e))?;
+        let flags = sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE;
+        // SAFETY: the context is current; the memory is zeroed below before anything reads it.
+        let raw = unsafe { result::malloc_host(bytes, flags) }
+            .map_err(|e| Error::driver(format!("MappedBuffer::new: cuMemHostAlloc of {bytes} bytes"), e))?;
+        let Some(host) = NonNull::new(raw.cast::<T>()) else {
+            let oom = DriverError(sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY);
+            return Err(Error::driver(format!("MappedBuffer::new: cuMemHostAlloc of {bytes} bytes gave null"), oom));
+        };
+        // Owns the allocation from here on, so every early return below frees it.
+        let mut buffer = MappedBuffer { host, device: 0, len, ctx: Some(ctx) };
+        // SAFETY: `host` points to `bytes` writable bytes just allocated, page-aligned (so
+        // aligned for `T`, checked against `PAGE_ALIGN` above); all-zero bytes are a valid `T`
+        // (`T: Pod` implies `ValidAsZeroBits`).
+        unsafe { std::ptr::write_bytes(host.as_ptr().cast::<u8>(), 0, bytes) };
+        let mut device_addr: sys::CUdeviceptr = 0;
+        // SAFETY: `raw` came from cuMemHostAlloc with DEVICEMAP in the current context; the
+        // out-pointer is valid; flags must be 0.
+        unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device_addr, raw, 0) }
+            .result()
+            .map_err(|e| Error::driver("MappedBuffer::new: cuMemHostGetDevicePointer", e))?;
+        buffer.device = device_addr;
+        Ok(buffer)
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when the buffer has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The host view. Values a kernel wrote through the device address are visible once that
+    /// kernel's stream has been synchronised.
+    pub fn as_slice(&self) -> &[T] {
+        // SAFETY: `host` is valid for `len` initialised `T`s (zeroed at creation, then only
+        // written as `T`s or as bytes, and any bytes are a valid `T`) for as long as `self`.
+        unsafe { std::slice::from_raw_parts(self.host.as_ptr(), self.len) }
+    }
+
+    /// The mutable host view.
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        // SAFETY: as in `as_slice`; `&mut self` makes this the only host reference.
+        unsafe { std::slice::from_raw_parts_mut(self.host.as_ptr(), self.len) }
+    }
+
+    /// The device address of element 0, for zero-copy kernel arguments (`const T*`).
+    /// Null for an empty buffer.
+    pub fn device_ptr(&self) -> PinnedPtr<T> {
+        // SAFETY: the address maps this buffer's `len` elements and stays valid while `self`
+        // lives; callers of the kernel keep `self` alive until the launch has finished.
+        unsafe { PinnedPtr::from_raw(self.device) }
+    }
+
+    /// The host address of element 0 (for kgraph's volatile slot access and staging copies).
+    pub(crate) fn host_ptr(&self) -> *mut T {
+        self.host.as_ptr()
+    }
+}
+
+impl<T: Pod> Drop for MappedBuffer<T> {
+    fn drop(&mut self) {
+        if let Some(ctx) = self.ctx.take() {
+            ctx.record_err(ctx.bind_to_thread());
+            // SAFETY: `host` came from cuMemHostAlloc (a non-empty buffer always owns one) and is
+            // freed exactly once, here; kgraph's own copies from it were waited for by their
+            // owners before dropping it.
+            ctx.record_err(unsafe { result::free_host(self.host.as_ptr().cast()) });
+        }
+    }
+}
+
+impl<T: Pod> std::fmt::Debug for MappedBuffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MappedBuffer")
+            .field("len", &self.len)
+            .field("elem", &std::any::type_name::<T>())
+            .field("device", &format_args!("{:#x}", self.device))
+            .finish()
+    }
+}
+
+/// One `T` in mapped pinned memory: the host writes it, kernels read it through
+/// [`PinnedSlot::device_ptr`] with no copy (a zero-copy kernel argument that a captured graph
+/// re-reads on every replay).
+///
+/// `PinnedSlot` is `Send` but not `Sync`: [`PinnedSlot::write`] takes `&self`, and two threads
+/// writing at once would race.
+///
+/// ```
+/// fn movable<T: Send>() {}
+/// movable::<kgraph_runtime::PinnedSlot<f32>>();
+/// movable::<kgraph_runtime::MappedBuffer<f32>>();
+/// ```
+/// ```compile_fail
+/// fn shareable<T: Sync>() {}
+/// shareable::<kgraph_runtime::PinnedSlot<f32>>();
+/// ```
+pub struct PinnedSlot<T: Pod> {
+    buffer: MappedBuffer<T>,
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+impl<T: Pod> PinnedSlot<T> {
+    /// A slot holding `init`.
+    pub fn new(device: &Device, init: T) -> Result<Self> {
+        let buffer = MappedBuffer::<T>::new(device, 1)?;
+        let slot = PinnedSlot { buffer, _not_sync: PhantomData };
+        slot.write(init);
+        Ok(slot)
+    }
+
+    /// Stores `v` for the next kernel that reads the slot. A volatile store (so it is never
+    /// elided or merged with the next one), then a release fence (so it is ordered before
+    /// whatever this thread does next, e.g. the launch that reads it). A kernel already running
+    /// may see the old or the new value; a `T` wider than 8 bytes may then be seen torn.
+    pub fn write(&self, v: T) {
+        // SAFETY: the pointer is valid and aligned for one `T` while `self` lives (a size-zero
+        // `T` writes nothing); `PinnedSlot` is not `Sync`, so no other host thread writes or
+        // reads it concurrently.
+        unsafe { std::ptr::write_volatile(self.buffer.host_ptr(), v) };
+        fence(Ordering::Release);
+    }
+
+    /// The value last written (a volatile load, so a value a kernel stored through the device
+    /// address is seen once that kernel has finished).
+    pub fn peek(&self) -> T {
+        // SAFETY: as in `write`; any bits are a valid `T` (`T: Pod`).
+        unsafe { std::ptr::read_volatile(self.buffer.host_ptr()) }
+    }
+
+    /// The slot's device address, for zero-copy kernel arguments (`const T*`).
+    pub fn device_ptr(&self) -> PinnedPtr<T> {
+        self.buffer.device_ptr()
+    }
+}
+
+impl<T: Pod> std::fmt::Debug for PinnedSlot<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PinnedSlot").field("buffer", &self.buffer).finish()
+    }
+}

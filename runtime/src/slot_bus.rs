@@ -1,0 +1,120 @@
+//! [`SlotBus`]: a small array of `f32` values in device memory that the host sets one at a time,
+//! in stream order, and reads back all at once.
+
+use cudarc::driver::{result, CudaEvent, CudaSlice};
+
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::kernel::DeviceIn;
+use crate::mapped::MappedBuffer;
+
+/// `n` `f32` slots in device memory (kernels take [`SlotBus::slots`] as a `const float*`).
+///
+/// [`SlotBus::write`] is stream-ordered: the value is put into the slot's own mapped pinned
+/// staging cell and a 4-byte device-to-device copy on the device's main stream moves it into
+/// the slot, so a kernel launched before the write sees the old value and one launched after
+/// sees the new one. Rewriting a slot waits only until that slot's previous copy has run.
+#[derive(Debug)]
+pub struct SlotBus {
+    name: String,
+    device: Device,
+    slots: CudaSlice<f32>,
+    staging: MappedBuffer<f32>,
+    /// Per slot: the event recorded after its last copy, and whether that copy may be queued.
+    copies: Vec<(Option<CudaEvent>, bool)>,
+}
+
+impl SlotBus {
+    /// `n_slots` zeroed slots, named `"slot bus"` in errors.
+    pub fn new(device: &Device, n_slots: usize) -> Result<Self> {
+        Self::with_name(device, "slot bus", n_slots)
+    }
+
+    /// `n_slots` zeroed slots; `name` identifies the bus in errors.
+    pub fn with_name(device: &Device, name: impl Into<String>, n_slots: usize) -> Result<Self> {
+        let name = name.into();
+        let slots = device.alloc_zeros::<f32>(n_slots)?;
+        let staging = MappedBuffer::new(device, n_slots)?;
+        let copies = (0..n_slots).map(|_| (None, false)).collect();
+        Ok(SlotBus { name, device: device.clone(), slots, staging, copies })
+    }
+
+    /// The bus's name, as used in errors.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Number of slots.
+    pub fn len(&self) -> usize {
+        self.copies.len()
+    }
+
+    /// True when the bus has no slots.
+    pub fn is_empty(&self) -> bool {
+        self.copies.is_empty()
+    }
+
+    /// Sets `slot` to `v`, in order on the device's main stream. [`Error::OutOfRange`] (naming
+    /// the bus) for a slot past the end; [`Error::Graph`] while the main stream is capturing.
+    pub fn write(&mut self, slot: usize, v: f32) -> Result<()> {
+        let len = self.len();
+        if slot >= len {
+            return Err(Error::OutOfRange { what: format!("slot bus `{}`", self.name), index: slot, len });
+        }
+        let op = format!("slot bus `{}`: write slot {slot}", self.name);
+        self.device.ensure_not_capturing(&op)?;
+        let ctx = self.device.context().clone();
+        let stream = self.device.stream().clone();
+        let (event, in_flight) = &mut self.copies[slot];
+        if *in_flight {
+            if let Some(event) = event.as_ref() {
+                event.synchronize().map_err(|e| Error::driver(format!("{op}: wait for the previous copy"), e))?;
+            }
+            *in_flight = false;
+        }
+        let event = match event {
+            Some(event) => event,
+            empty => empty.insert(ctx.new_event(None).map_err(|e| Error::driver(format!("{op}: create event"), e))?),
+        };
+        // SAFETY: `slot < n_slots` cells; the cell is idle (its last copy has run, waited
+        // above), and other cells, which queued copies may still read, are not touched.
+        unsafe { self.staging.host_ptr().add(slot).write(v) };
+        let cell_bytes = std::mem::size_of::<f32>();
+        let src = self.staging.device_ptr().addr() + (slot * cell_bytes) as u64;
+        let dst = self.slots.device_addr() + (slot * cell_bytes) as u64;
+        ctx.bind_to_thread().map_err(|e| Error::driver(format!("{op}: bind context"), e))?;
+        // SAFETY: `src` is the device address of staging cell `slot` (< n_slots cells) and `dst`
+        // of device slot `slot` (< n_slots slots), 4 bytes each, both alive while `self` is;
+        // the stream belongs to this context.
+        unsafe { result::memcpy_dtod_async(dst, src, cell_bytes, stream.cu_stream()) }
+            .map_err(|e| Error::driver(format!("{op}: cuMemcpyDtoDAsync"), e))?;
+        if let Err(e) = event.record(&stream) {
+            // Without the event this copy cannot be waited for alone: wait for the stream.
+            stream.synchronize().map_err(|e| Error::driver(format!("{op}: synchronize"), e))?;
+            return Err(Error::driver(format!("{op}: record event"), e));
+        }
+        *in_flight = true;
+        Ok(())
+    }
+
+    /// All slots, after every queued write (waits for the main stream up to this point).
+    pub fn snapshot(&self) -> Result<Vec<f32>> {
+        self.device.download(&self.slots)
+    }
+
+    /// The device slots, for kernel arguments.
+    pub fn slots(&self) -> &CudaSlice<f32> {
+        &self.slots
+    }
+}
+
+impl Drop for SlotBus {
+    fn drop(&mut self) {
+        // The staging cells must outlive the copies that read them.
+        for (event, in_flight) in &self.copies {
+            if let (true, Some(event)) = (*in_flight, event) {
+                self.device.context().record_err(event.synchronize());
+            }
+        }
+    }
+}

@@ -1,0 +1,291 @@
+//! Graph capture and replay on slices allocated through `Device` (event tracking off).
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+use kgraph::cudarc::driver::sys::CUstreamCaptureStatus;
+use kgraph::{CudaSlice, CudaStream, Device, Error, Graph, Result};
+
+use super::{assert_same_bits, splitmix, TestKernels};
+
+/// `n` floats in [-2, 2), deterministic.
+fn inputs(n: usize, seed: u64) -> Vec<f32> {
+    let mut state = seed;
+    (0..n).map(|_| (splitmix(&mut state) >> 40) as f32 / (1u64 << 24) as f32 * 4.0 - 2.0).collect()
+}
+
+/// Three buffers of one length, uploaded through the device.
+struct Buffers {
+    x: CudaSlice<f32>,
+    y: CudaSlice<f32>,
+    z: CudaSlice<f32>,
+}
+
+impl Buffers {
+    fn new(dev: &Device, n: usize) -> Self {
+        Buffers {
+            x: dev.upload(&inputs(n, 1)).unwrap(),
+            y: dev.upload(&inputs(n, 2)).unwrap(),
+            z: dev.alloc_zeros(n).unwrap(),
+        }
+    }
+
+    /// A stateful sequence of dependent launches (each reads what the previous wrote).
+    fn step(&mut self, k: &TestKernels, s: &Arc<CudaStream>) -> Result<()> {
+        k.affine(s, &mut self.x, 1.0001, 0.25)?;
+        k.mix(s, &self.x, &self.y, &mut self.z)?;
+        k.affine(s, &mut self.z, -0.5, 1.0)?;
+        k.mix(s, &self.z, &self.x, &mut self.y)?;
+        Ok(())
+    }
+
+    fn download(&self, dev: &Device) -> [Vec<f32>; 3] {
+        [dev.download(&self.x).unwrap(), dev.download(&self.y).unwrap(), dev.download(&self.z).unwrap()]
+    }
+}
+
+fn capture_status(s: &CudaStream) -> CUstreamCaptureStatus {
+    s.capture_status().unwrap()
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn captured_graph_on_device_slices_replays_bitwise_like_eager_execution() {
+    let dev = super::super::common::device();
+    let k = TestKernels::load(&dev);
+    let n = 4099;
+    let rounds = 3;
+    let mut eager = Buffers::new(&dev, n);
+    for _ in 0..rounds {
+        eager.step(&k, dev.stream()).unwrap();
+    }
+    let want = eager.download(&dev);
+
+    let mut graphed = Buffers::new(&dev, n);
+    let before = graphed.download(&dev);
+    let graph = Graph::capture(dev.stream(), |s| graphed.step(&k, s)).unwrap();
+    assert_eq!(graph.node_count().unwrap(), 4);
+    assert!(!graph.is_empty());
+    let after_capture = graphed.download(&dev);
+    for (b, a) in before.iter().zip(&after_capture) {
+        assert_same_bits("capture must not execute the work", a, b);
+    }
+    graph.upload().unwrap();
+    for _ in 0..rounds - 1 {
+        graph.replay().unwrap();
+    }
+    let ms = graph.replay_timed().unwrap();
+    assert!(ms.is_finite() && ms > 0.0, "replay_timed gave {ms} ms");
+    let got = graphed.download(&dev);
+    for (name, (g, w)) in ["x", "y", "z"].iter().zip(got.iter().zip(&want)) {
+        assert_same_bits(&format!("graph vs eager, buffer {name}"), g, w);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn failing_capture_closure_leaves_the_stream_usable() {
+    let dev = super::super::common::device();
+    let k = TestKernels::load(&dev);
+    let s = dev.stream();
+    let initial = inputs(1000, 5);
+    let mut buf = dev.upload(&initial).unwrap();
+    let mut out = dev.alloc_zeros::<u32>(3000).unwrap();
+
+    // 1. The closure returns Err after a launch: that error comes back, the capture is gone.
+    let failed = Graph::capture(s, |s| {
+        k.affine(s, &mut buf, 2.0, 1.0)?;
+        Err(Error::Graph { op: "test closure".into(), detail: "deliberate failure".into() })
+    });
+    match failed {
+        Err(Error::Graph { op, .. }) => assert_eq!(op, "test closure"),
+        other => panic!("expected the closure's error, got {other:?}"),
+    }
+    assert_eq!(capture_status(s), CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE);
+    k.iota(s, &mut out, 17).unwrap();
+    let want: Vec<u32> = (0..3000).map(|i| 17 + i).collect();
+    assert_eq!(dev.download(&out).unwrap(), want, "eager launch after a failed capture");
+    assert_same_bits("the aborted capture's launch never ran", &dev.download(&buf).unwrap(), &initial);
+
+    // 2. The closure panics: the panic propagates, the stream is out of capture mode.
+    let panicked = catch_unwind(AssertUnwindSafe(|| {
+        Graph::capture(s, |s| {
+            k.affine(s, &mut buf, 2.0, 1.0)?;
+            panic!("deliberate panic inside capture");
+        })
+    }));
+    assert!(panicked.is_err(), "the closure's panic must propagate");
+    assert_eq!(capture_status(s), CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE);
+    k.iota(s, &mut out, 40_000).unwrap();
+    let want: Vec<u32> = (0..3000).map(|i| 40_000 + i).collect();
+    assert_eq!(dev.download(&out).unwrap(), want, "eager launch after a panicking capture");
+
+    // 3. The closure invalidates the capture (a stream sync) but returns Ok: a typed error.
+    let invalidated = Graph::capture(s, |s| {
+        k.affine(s, &mut buf, 2.0, 1.0)?;
+        let _ = s.synchronize();
+        Ok(())
+    });
+    match invalidated {
+        Err(Error::Graph { op, .. }) => assert_eq!(op, "end capture"),
+        other => panic!("expected an invalidated capture, got {other:?}"),
+    }
+    assert_eq!(capture_status(s), CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE);
+    k.iota(s, &mut out, 7).unwrap();
+    let want: Vec<u32> = (0..3000).map(|i| 7 + i).collect();
+    assert_eq!(dev.download(&out).unwrap(), want, "eager launch after an invalidated capture");
+    assert_same_bits("no aborted launch ran", &dev.download(&buf).unwrap(), &initial);
+
+    // 4. A later capture works.
+    let graph = Graph::capture(s, |s| k.iota(s, &mut out, 99)).unwrap();
+    graph.replay().unwrap();
+    let want: Vec<u32> = (0..3000).map(|i| 99 + i).collect();
+    assert_eq!(dev.download(&out).unwrap(), want);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn eager_calls_inside_a_capture_are_refused_without_touching_the_graph() {
+    let dev = super::super::common::device();
+    let k = TestKernels::load(&dev);
+    let mut out = dev.alloc_zeros::<u32>(256).unwrap();
+    let graph = Graph::capture(dev.stream(), |s| {
+        assert!(matches!(dev.upload(&[1.0f32, 2.0]), Err(Error::Graph { .. })), "upload during capture");
+        assert!(matches!(dev.download(&out), Err(Error::Graph { .. })), "download during capture");
+        match Graph::capture(s, |_| Ok(())) {
+            Err(Error::Graph { op, .. }) => assert_eq!(op, "begin capture"),
+            other => panic!("nested capture must be refused, got {other:?}"),
+        }
+        k.iota(s, &mut out, 5)
+    })
+    .unwrap();
+    assert_eq!(graph.node_count().unwrap(), 1, "the refused calls added no nodes");
+    graph.replay().unwrap();
+    let want: Vec<u32> = (0..256).map(|i| 5 + i).collect();
+    assert_eq!(dev.download(&out).unwrap(), want);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn empty_graph_cannot_be_replayed() {
+    let dev = super::super::common::device();
+    let graph = Graph::capture(dev.stream(), |_| Ok(())).unwrap();
+    assert!(graph.is_empty());
+    assert_eq!(graph.node_count().unwrap(), 0);
+    assert!(graph.edges().unwrap().is_empty());
+    for (op, r) in
+        [("replay", graph.replay()), ("upload", graph.upload()), ("replay_timed", graph.replay_timed().map(drop))]
+    {
+        match r {
+            Err(Error::Graph { op: got, .. }) => assert_eq!(got, op),
+            other => panic!("{op} of an empty graph must fail, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn hundred_thousand_replays_leave_device_memory_unchanged() {
+    const REPLAYS: usize = 100_000;
+    let dev = super::super::common::device();
+    let k = TestKernels::load(&dev);
+    // 0.5 is a fixed point of both x -> 0.5x + 0.25 and x -> 2x - 0.5, exactly in f32.
+    let mut x = dev.upload(&vec![0.5f32; 1024]).unwrap();
+    let graph = Graph::capture(dev.stream(), |s| {
+        k.affine(s, &mut x, 0.5, 0.25)?;
+        k.affine(s, &mut x, 2.0, -0.5)
+    })
+    .unwrap();
+    graph.upload().unwrap();
+    graph.replay().unwrap();
+    dev.synchronize().unwrap();
+    let (free_before, _) = dev.mem_info().unwrap();
+    for _ in 0..REPLAYS {
+        graph.replay().unwrap();
+    }
+    dev.synchronize().unwrap();
+    let (free_after, _) = dev.mem_info().unwrap();
+    // Any per-replay allocation (>= 256 bytes each) would cost >= 25 MB over 100k replays;
+    // the 4 MiB allowance only absorbs the driver's page-granular bookkeeping.
+    assert!(
+        free_after + (4 << 20) >= free_before,
+        "free device memory fell from {free_before} to {free_after} bytes over {REPLAYS} replays"
+    );
+    assert!(dev.download(&x).unwrap().iter().all(|&v| v == 0.5), "the fixed point must survive every replay");
+}
+
+/// (in-degree, out-degree) per node.
+fn degrees(nodes: usize, edges: &[(usize, usize)]) -> Vec<(usize, usize)> {
+    let mut d = vec![(0, 0); nodes];
+    for &(from, to) in edges {
+        assert!(from < nodes && to < nodes && from != to, "bad edge {from}->{to}");
+        d[from].1 += 1;
+        d[to].0 += 1;
+    }
+    d
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn chain_of_launches_captures_as_a_path() {
+    let dev = super::super::common::device();
+    let k = TestKernels::load(&dev);
+    let mut x = dev.upload(&inputs(512, 3)).unwrap();
+    let graph = Graph::capture(dev.stream(), |s| {
+        k.affine(s, &mut x, 1.5, 0.0)?;
+        k.affine(s, &mut x, 0.5, 1.0)?;
+        k.affine(s, &mut x, -1.0, 0.0)
+    })
+    .unwrap();
+    let edges = graph.edges().unwrap();
+    let n = graph.node_count().unwrap();
+    assert_eq!((n, edges.len()), (3, 2));
+    let mut d = degrees(n, &edges);
+    d.sort();
+    assert_eq!(d, vec![(0, 1), (1, 0), (1, 1)], "a path: one source, one middle, one sink");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn fork_join_across_streams_captures_as_a_diamond_and_matches_eager() {
+    let dev = super::super::common::device();
+    let k = TestKernels::load(&dev);
+    let side = dev.new_stream().unwrap();
+    let fork = dev.context().new_event(None).unwrap();
+    let join = dev.context().new_event(None).unwrap();
+    let n = 2048;
+    let make =
+        || (dev.upload(&inputs(n, 8)).unwrap(), dev.upload(&inputs(n, 9)).unwrap(), dev.alloc_zeros::<f32>(n).unwrap());
+
+    let (mut a, mut b, mut c) = make();
+    k.affine(dev.stream(), &mut a, 0.75, 0.125).unwrap();
+    k.affine(dev.stream(), &mut b, -1.25, 0.5).unwrap();
+    k.affine(dev.stream(), &mut a, 1.0, 0.0).unwrap();
+    k.mix(dev.stream(), &a, &b, &mut c).unwrap();
+    let want = dev.download(&c).unwrap();
+
+    let (mut ga, mut gb, mut gc) = make();
+    let graph = Graph::capture(dev.stream(), |s| {
+        k.affine(s, &mut ga, 0.75, 0.125)?; // source
+        fork.record(s).map_err(|e| Error::driver("record fork", e))?;
+        side.wait(&fork).map_err(|e| Error::driver("side waits", e))?;
+        k.affine(&side, &mut gb, -1.25, 0.5)?; // branch on the side stream
+        k.affine(s, &mut ga, 1.0, 0.0)?; // branch on the main stream
+        join.record(&side).map_err(|e| Error::driver("record join", e))?;
+        s.wait(&join).map_err(|e| Error::driver("main waits", e))?;
+        k.mix(s, &ga, &gb, &mut gc) // sink
+    })
+    .unwrap();
+    let edges = graph.edges().unwrap();
+    let n_nodes = graph.node_count().unwrap();
+    assert_eq!((n_nodes, edges.len()), (4, 4));
+    let d = degrees(n_nodes, &edges);
+    let source = d.iter().position(|&x| x == (0, 2)).expect("one source with two successors");
+    let sink = d.iter().position(|&x| x == (2, 0)).expect("one sink with two predecessors");
+    for &(from, to) in &edges {
+        assert!(from == source || to == sink, "edge {from}->{to} bypasses the diamond");
+        assert!(!(from == source && to == sink), "no direct source->sink edge");
+    }
+    graph.replay().unwrap();
+    assert_same_bits("diamond graph vs eager", &dev.download(&gc).unwrap(), &want);
+}
