@@ -246,7 +246,16 @@ fn end_capture(stream: &CudaStream) -> Result<sys::CUgraph> {
     // SAFETY: `stream` is live and capturing (begun by `Graph::capture` on this thread).
     match unsafe { result::stream::end_capture(stream.cu_stream()) } {
         Ok(graph) if !graph.is_null() => Ok(graph),
-        Ok(_) => Err(Error::graph("end capture", "the driver returned no graph")),
+        Ok(_) => {
+            // The driver may hand back no graph for a capture that recorded nothing; stand an
+            // empty graph in for it so the rest of `Graph` keeps one shape.
+            let mut empty: sys::CUgraph = std::ptr::null_mut();
+            // SAFETY: `empty` is a valid out-pointer; flags must be 0.
+            unsafe { sys::cuGraphCreate(&mut empty, 0) }
+                .result()
+                .map_err(|e| Error::driver("end capture: create an empty graph", e))?;
+            Ok(empty)
+        }
         Err(DriverError(code @ sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED))
         | Err(DriverError(code @ sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNJOINED)) => Err(Error::graph(
             "end capture",
