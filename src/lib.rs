@@ -3,3 +3,8 @@
 extern crate self as kgraph;
 
 pub use kgraph_runtime::*;
+/// `#[kernel]` binds one CUDA kernel; `#[kernels]` makes a registry module of them.
+pub use kgraph_macros::{kernel, kernels};
+
+pub mod gradcheck;
+pub mod model;

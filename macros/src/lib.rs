@@ -1,2 +1,26 @@
 //! kgraph's procedural macros. Thin: the logic lives in `kgraph-codegen`, an ordinary library
 //! crate, so it is unit-, snapshot- and property-tested without a compiler in the loop.
+
+use proc_macro::TokenStream;
+
+/// Binds one CUDA kernel: `#[kernel("file.cu")] pub fn name(x: &[f32], n: i32, y: &mut [f32]);`.
+///
+/// The declaration is checked against `kernels/file.cu` (or `$KGRAPH_KERNEL_DIR/file.cu`) at
+/// compile time, and becomes a handle struct named in UpperCamelCase (`Name`) with a typed
+/// `launch(&self, stream, cfg, ...)`. Parameters: `&[T]` (kernel `const T*`), `&mut [T]`
+/// (`T*`), `T` by value, `Pinned<T>` (`const T*` into mapped pinned memory), with T one of
+/// f32 f64 i8 u8 i16 u16 i32 u32 i64 u64. `name = "symbol"` binds a differently named kernel.
+#[proc_macro_attribute]
+pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let config = kgraph_codegen::Config::from_env();
+    kgraph_codegen::expand_kernel(attr.into(), item.into(), &config).into()
+}
+
+/// A registry of kernels: on an inline module of `#[kernel]` declarations, generates each
+/// handle plus `Kernels { <name>: <Handle>, ... }` with `Kernels::load(&device)`, loading each
+/// `.cu` module once.
+#[proc_macro_attribute]
+pub fn kernels(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let config = kgraph_codegen::Config::from_env();
+    kgraph_codegen::expand_kernels(attr.into(), item.into(), &config).into()
+}

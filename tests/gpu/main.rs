@@ -3,5 +3,13 @@
 //! machine runs them with `--ignored` (`../shared/gpu-bundle`, then `bash .gpu/run`).
 
 mod common;
+mod kernel_args;
 mod runtime;
 mod smoke;
+mod model_adamw;
+mod model_bce;
+mod model_cfc;
+mod model_chain;
+mod model_heads;
+mod model_snap;
+mod model_util;

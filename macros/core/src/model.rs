@@ -51,7 +51,11 @@ pub struct Param {
     pub name: syn::Ident,
     /// How it is passed.
     pub kind: ParamKind,
-    /// The span of the whole `name: Type` for errors.
+    /// The declared Rust type as written (`&[f32]`, `Pinned<f32>`...), for messages and spans.
+    pub ty: syn::Type,
+    /// The span of `name: Type` where the compiler can join spans, else of the name.
+    /// (For an error underlining the whole parameter use `quote!(#name: #ty)` with
+    /// `syn::Error::new_spanned`, which works on stable.)
     pub span: Span,
 }
 
@@ -72,4 +76,91 @@ pub struct KernelDecl {
     pub attrs: Vec<syn::Attribute>,
     /// Span of the attribute's file literal, for file/kernel-level errors.
     pub file_span: Span,
+    /// Span of the `name = "symbol"` literal when given, else of the fn name: where
+    /// "kernel not found" errors point.
+    pub symbol_span: Span,
+    /// Span of the parenthesized parameter list, for arity errors.
+    pub params_span: Span,
+}
+
+impl Elem {
+    /// Every element type, in the order of the docs.
+    pub const ALL: [Elem; 10] =
+        [Elem::F32, Elem::F64, Elem::I8, Elem::U8, Elem::I16, Elem::U16, Elem::I32, Elem::U32, Elem::I64, Elem::U64];
+
+    /// The Rust spelling (`f32`).
+    pub fn rust_name(self) -> &'static str {
+        match self {
+            Elem::F32 => "f32",
+            Elem::F64 => "f64",
+            Elem::I8 => "i8",
+            Elem::U8 => "u8",
+            Elem::I16 => "i16",
+            Elem::U16 => "u16",
+            Elem::I32 => "i32",
+            Elem::U32 => "u32",
+            Elem::I64 => "i64",
+            Elem::U64 => "u64",
+        }
+    }
+
+    /// The canonical CUDA C spelling (`float`, `int`, `unsigned long long`).
+    pub fn c_name(self) -> &'static str {
+        match self {
+            Elem::F32 => "float",
+            Elem::F64 => "double",
+            Elem::I8 => "signed char",
+            Elem::U8 => "unsigned char",
+            Elem::I16 => "short",
+            Elem::U16 => "unsigned short",
+            Elem::I32 => "int",
+            Elem::U32 => "unsigned int",
+            Elem::I64 => "long long",
+            Elem::U64 => "unsigned long long",
+        }
+    }
+
+    /// The element type a Rust identifier names, if any (`"f32"` → `F32`).
+    pub fn from_rust(name: &str) -> Option<Elem> {
+        Elem::ALL.into_iter().find(|e| e.rust_name() == name)
+    }
+
+    /// The Rust type tokens (`f32`).
+    pub fn rust_ident(self) -> syn::Ident {
+        syn::Ident::new(self.rust_name(), Span::call_site())
+    }
+}
+
+impl std::fmt::Display for Elem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.rust_name())
+    }
+}
+
+impl ParamKind {
+    /// The element type, whatever the passing mode.
+    pub fn elem(self) -> Elem {
+        match self {
+            ParamKind::Slice { elem, .. } | ParamKind::Scalar(elem) | ParamKind::Pinned(elem) => elem,
+        }
+    }
+
+    /// The declaration's Rust spelling: `&[f32]`, `&mut [f32]`, `f32`, `Pinned<f32>`.
+    pub fn rust_decl(self) -> String {
+        match self {
+            ParamKind::Slice { elem, mutable: false } => format!("&[{elem}]"),
+            ParamKind::Slice { elem, mutable: true } => format!("&mut [{elem}]"),
+            ParamKind::Scalar(elem) => elem.to_string(),
+            ParamKind::Pinned(elem) => format!("Pinned<{elem}>"),
+        }
+    }
+
+    /// The kernel-side C spelling it corresponds to: `const float*`, `float*`, `float`.
+    pub fn c_decl(self) -> String {
+        match self {
+            ParamKind::Slice { elem, mutable: false } | ParamKind::Pinned(elem) => format!("const {}*", elem.c_name()),
+            ParamKind::Slice { elem, mutable: true } => format!("{}*", elem.c_name()),
+            ParamKind::Scalar(elem) => elem.c_name().to_string(),
+        }
+    }
 }

@@ -1,0 +1,178 @@
+// Closed-form continuous-time (CfC) cell step, forward and backward.
+//
+// Math (per batch row b, hidden unit j; z = [x; h_old]):
+//   target = tanh(W_g z + b_g),  lambda = softplus(W_t z + b_t),  a = 1 - exp(-lambda dt)
+//   h_new  = h_old + a (target - h_old)
+//
+// Layout (row-major, f32):
+//   x [batch, n_in], h_old/h_new [batch, n_hid], dt [batch] (elapsed time of each row),
+//   w_g, w_t [n_hid, n_in + n_hid] (columns 0..n_in act on x, n_in.. on h_old), b_g, b_t [n_hid].
+//   dt is clamped to [0, FLT_MAX] (NaN -> 0), so dt = 0 gives h_new == h_old exactly.
+//   dt is a buffer, not a scalar, so a captured CUDA graph can take a new dt on every replay.
+//
+// Gradient convention (all kgraph model backward kernels): every gradient output g_* is
+// ACCUMULATED (+=), never overwritten; zero them (memset) before a step. This lets heads and
+// projection both add into one g_h, and unrolled time steps add into shared weight gradients.
+// Scratch buffers (d_pre_g, d_pre_t) are overwritten. No output may alias an input.
+//
+// Launches (block 128 = 4 warps; any multiple of 32 works with the same formulas):
+//   cfc_step                   one warp per (b, j):  grid = ceil(batch * n_hid / 4)
+//   cfc_step_backward_gates    one warp per (b, j):  grid = ceil(batch * n_hid / 4)
+//   cfc_step_backward_params   block 256, one thread per item, two block-uniform roles:
+//       grid = ceil(batch * K / 256) + ceil(n_hid * (K + 1) / 256),  K = n_in + n_hid
+// Backward order: gates, then params (params reads d_pre_*). All reductions run in a fixed
+// order: results are bitwise reproducible. Sizes are ints: every tensor (and batch * (K + 1),
+// n_hid * (K + 1)) must stay below 2^31 elements; indices are 32-bit (no 64-bit division).
+#include "model_common.cuh"
+
+// Pre-activations W_g z and W_t z (without bias) for row b, unit j, summed over the warp.
+// Shared by forward and backward so the backward sees bit-identical pre-activations.
+__device__ __forceinline__ void cfc_preacts(const float* __restrict__ x,
+                                            const float* __restrict__ h_old,
+                                            const float* __restrict__ w_g,
+                                            const float* __restrict__ w_t, int b, int j,
+                                            int n_in, int n_hid, float* pre_g, float* pre_t) {
+    const int lane = threadIdx.x & 31;
+    const int k_all = n_in + n_hid;
+    const float* xr = x + b * n_in;
+    const float* hr = h_old + b * n_hid;
+    const float* wg = w_g + j * k_all;
+    const float* wt = w_t + j * k_all;
+    float sg = 0.f, st = 0.f;
+    for (int k = lane; k < n_in; k += KG_WARP) {
+        const float v = xr[k];
+        sg = fmaf(wg[k], v, sg);
+        st = fmaf(wt[k], v, st);
+    }
+    for (int k = lane; k < n_hid; k += KG_WARP) {
+        const float v = hr[k];
+        sg = fmaf(wg[n_in + k], v, sg);
+        st = fmaf(wt[n_in + k], v, st);
+    }
+    *pre_g = kg_warp_sum(sg);
+    *pre_t = kg_warp_sum(st);
+}
+
+__device__ __forceinline__ float cfc_clamp_dt(float dt) { return fminf(fmaxf(dt, 0.f), KG_FLT_MAX); }
+
+extern "C" __global__ void __launch_bounds__(128)
+    cfc_step(const float* __restrict__ x, const float* __restrict__ h_old,
+             const float* __restrict__ w_g, const float* __restrict__ b_g,
+             const float* __restrict__ w_t, const float* __restrict__ b_t,
+             const float* __restrict__ dt, int batch, int n_in, int n_hid,
+             float* __restrict__ h_new) {
+    kg_pdl_enter();
+    const long long gw = kg_global_warp();
+    if (gw >= (long long)batch * n_hid) return;  // warp-uniform
+    const int b = (int)((unsigned)gw / (unsigned)n_hid);
+    const int j = (int)gw - b * n_hid;
+    float pg, pt;
+    cfc_preacts(x, h_old, w_g, w_t, b, j, n_in, n_hid, &pg, &pt);
+    if ((threadIdx.x & 31) != 0) return;
+    const float target = tanhf(pg + b_g[j]);
+    const float lambda = kg_softplus(pt + b_t[j]);
+    // a = 1 - exp(-lambda dt) via expm1 (accurate for small lambda dt; exactly 0 at dt = 0).
+    const float a = -expm1f(-lambda * cfc_clamp_dt(dt[b]));
+    const int i = b * n_hid + j;
+    const float h = h_old[i];
+    h_new[i] = fmaf(a, target - h, h);
+}
+
+// Backward, step 1: per (b, j) the pre-activation gradients, and the direct path into g_h_old.
+//   d_pre_g = g a (1 - target^2)
+//   d_pre_t = g (target - h_old) dt exp(-lambda dt) sigmoid(pre_t)
+//   g_h_old += g (1 - a)
+extern "C" __global__ void __launch_bounds__(128)
+    cfc_step_backward_gates(const float* __restrict__ x, const float* __restrict__ h_old,
+                            const float* __restrict__ w_g, const float* __restrict__ b_g,
+                            const float* __restrict__ w_t, const float* __restrict__ b_t,
+                            const float* __restrict__ dt, const float* __restrict__ g_h_new,
+                            int batch, int n_in, int n_hid, float* __restrict__ d_pre_g,
+                            float* __restrict__ d_pre_t, float* __restrict__ g_h_old) {
+    kg_pdl_enter();
+    const long long gw = kg_global_warp();
+    if (gw >= (long long)batch * n_hid) return;
+    const int b = (int)((unsigned)gw / (unsigned)n_hid);
+    const int j = (int)gw - b * n_hid;
+    float pg, pt;
+    cfc_preacts(x, h_old, w_g, w_t, b, j, n_in, n_hid, &pg, &pt);
+    if ((threadIdx.x & 31) != 0) return;
+    pg += b_g[j];
+    pt += b_t[j];
+    const float target = tanhf(pg);
+    const float lambda = kg_softplus(pt);
+    const float t = cfc_clamp_dt(dt[b]);
+    const float a = -expm1f(-lambda * t);
+    const float decay = expf(-lambda * t);  // da/dlambda = dt exp(-lambda dt)
+    const int i = b * n_hid + j;
+    const float g = g_h_new[i];
+    const float h = h_old[i];
+    d_pre_g[i] = g * a * (1.f - target * target);
+    // t * decay <= FLT_MAX (decay = 0 whenever lambda t overflows) and sigmoid <= 1, so the
+    // time-constant factor is finite: the product below can saturate but never reach 0 * Inf.
+    const float dlambda = (t * decay) * kg_sigmoid(pt);
+    d_pre_t[i] = g * (target - h) * dlambda;
+    g_h_old[i] += g * (1.f - a);
+}
+
+// Backward, step 2 (after gates). Two block-uniform roles in one launch:
+//   blocks [0, nb_z): one thread per (b, k), k < K:
+//       s = sum_j W_g[j, k] d_pre_g[b, j] + W_t[j, k] d_pre_t[b, j]
+//       k < n_in: g_x[b, k] += s;  else g_h_old[b, k - n_in] += s
+//   blocks [nb_z, nb_z + nb_w): one thread per (j, k), k <= K:
+//       k < K:  g_w_g[j, k] += sum_b d_pre_g[b, j] z[b, k];  g_w_t likewise with d_pre_t
+//       k == K: g_b_g[j] += sum_b d_pre_g[b, j];            g_b_t likewise
+//   nb_z = ceil(batch * K / blockDim.x).
+extern "C" __global__ void __launch_bounds__(256)
+    cfc_step_backward_params(const float* __restrict__ x, const float* __restrict__ h_old,
+                             const float* __restrict__ w_g, const float* __restrict__ w_t,
+                             const float* __restrict__ d_pre_g, const float* __restrict__ d_pre_t,
+                             int batch, int n_in, int n_hid, float* __restrict__ g_x,
+                             float* __restrict__ g_h_old, float* __restrict__ g_w_g,
+                             float* __restrict__ g_b_g, float* __restrict__ g_w_t,
+                             float* __restrict__ g_b_t) {
+    kg_pdl_enter();
+    const int k_all = n_in + n_hid;
+    const unsigned n_z = (unsigned)batch * (unsigned)k_all;
+    const unsigned nb_z = (n_z + blockDim.x - 1) / blockDim.x;
+    if (blockIdx.x < nb_z) {
+        const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+        if (t >= n_z) return;
+        const int b = (int)(t / (unsigned)k_all);
+        const int k = (int)t - b * k_all;
+        const float* dg = d_pre_g + b * n_hid;
+        const float* dtau = d_pre_t + b * n_hid;
+        float s0 = 0.f, s1 = 0.f;  // gate and time-constant paths, combined in a fixed order
+        for (int j = 0; j < n_hid; ++j) {
+            s0 = fmaf(w_g[j * k_all + k], dg[j], s0);
+            s1 = fmaf(w_t[j * k_all + k], dtau[j], s1);
+        }
+        if (k < n_in) g_x[b * n_in + k] += s0 + s1;
+        else g_h_old[b * n_hid + (k - n_in)] += s0 + s1;
+        return;
+    }
+    const unsigned t = (blockIdx.x - nb_z) * blockDim.x + threadIdx.x;
+    if (t >= (unsigned)n_hid * (unsigned)(k_all + 1)) return;
+    const int j = (int)(t / (unsigned)(k_all + 1));
+    const int k = (int)t - j * (k_all + 1);
+    float sg = 0.f, st = 0.f;
+    if (k < k_all) {
+        // z[b, k] = x[b, k] (k < n_in) or h_old[b, k - n_in]: one base pointer and stride per thread.
+        const float* zc = k < n_in ? x + k : h_old + (k - n_in);
+        const int zs = k < n_in ? n_in : n_hid;
+        for (int b = 0; b < batch; ++b) {
+            const float z = zc[b * zs];
+            sg = fmaf(d_pre_g[b * n_hid + j], z, sg);
+            st = fmaf(d_pre_t[b * n_hid + j], z, st);
+        }
+        g_w_g[j * k_all + k] += sg;
+        g_w_t[j * k_all + k] += st;
+    } else {
+        for (int b = 0; b < batch; ++b) {
+            sg += d_pre_g[b * n_hid + j];
+            st += d_pre_t[b * n_hid + j];
+        }
+        g_b_g[j] += sg;
+        g_b_t[j] += st;
+    }
+}

@@ -1,0 +1,335 @@
+//! Code generation with `quote!`: a kernel's handle struct (what a person would write by hand
+//! over cudarc's `launch_builder`), its stub for declarations with errors, and the `Kernels`
+//! registry of a `#[kernels]` module.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::{Attribute, Ident, Visibility};
+
+use crate::cu_sig::CuKernel;
+use crate::model::{KernelDecl, ParamKind};
+use crate::parse::{ident_text, kernel_handle_ident, upper_camel, ParsedParam};
+
+/// Where a verified kernel lives, as the generated code needs it.
+#[derive(Debug, Clone)]
+pub(crate) struct Resolved {
+    /// The `.cu` path for messages and docs (relative to the crate root when inside it).
+    pub display: String,
+    /// Absolute path of the `.cu`, for `include_str!`.
+    pub source_path: String,
+    /// Absolute kernel folder, for `#include "x.cuh"` under NVRTC.
+    pub include_dir: String,
+    /// File stem: the cubin is `$OUT_DIR/kgraph/<stem>.cubin`.
+    pub stem: String,
+    /// The kernel's signature as read from the `.cu`.
+    pub kernel: CuKernel,
+}
+
+/// `#[cfg(...)]` attributes, which must be repeated on everything generated for a declaration.
+fn cfg_attrs(attrs: &[Attribute]) -> Vec<&Attribute> {
+    attrs.iter().filter(|a| a.path().is_ident("cfg")).collect()
+}
+
+fn doc_lines<I: IntoIterator<Item = String>>(lines: I) -> TokenStream {
+    let lines = lines.into_iter().map(|l| if l.is_empty() { l } else { format!(" {l}") });
+    quote!(#(#[doc = #lines])*)
+}
+
+/// The `launch` parameter type for a declared kind.
+fn launch_param_type(kind: ParamKind) -> TokenStream {
+    match kind {
+        ParamKind::Slice { elem, mutable: false } => {
+            let t = elem.rust_ident();
+            quote!(&impl ::kgraph::DeviceIn<#t>)
+        }
+        ParamKind::Slice { elem, mutable: true } => {
+            let t = elem.rust_ident();
+            quote!(&mut impl ::kgraph::DeviceOut<#t>)
+        }
+        ParamKind::Scalar(elem) => {
+            let t = elem.rust_ident();
+            quote!(#t)
+        }
+        ParamKind::Pinned(elem) => {
+            let t = elem.rust_ident();
+            quote!(::kgraph::PinnedPtr<#t>)
+        }
+    }
+}
+
+/// The kernel handle for a verified declaration.
+pub(crate) fn handle(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
+    let ty = kernel_handle_ident(decl);
+    let vis = &decl.vis;
+    let attrs = &decl.attrs;
+    let (docs, other_attrs): (Vec<&Attribute>, Vec<&Attribute>) = attrs.iter().partition(|a| a.path().is_ident("doc"));
+    let cfgs = cfg_attrs(attrs);
+    let (name, file, line) = (&decl.symbol, &resolved.display, resolved.kernel.line);
+    let cubin = format!("/kgraph/{}.cubin", resolved.stem);
+    let (source_path, include_dir) = (&resolved.source_path, &resolved.include_dir);
+
+    let mut struct_doc = Vec::new();
+    if !docs.is_empty() {
+        struct_doc.push(String::new());
+    }
+    struct_doc.extend([
+        format!("Kernel `{name}` of `{file}` (line {line}), bound by `#[kernel]`:"),
+        format!("`extern \"C\" __global__ void {}`.", resolved.kernel.signature()),
+        String::new(),
+        "The declaration was checked against that source when this crate was compiled.".into(),
+        format!("Load it with [`{ty}::new`] or [`{ty}::load`], then call [`{ty}::launch`]."),
+    ]);
+    let struct_doc = doc_lines(struct_doc);
+
+    let mut launch_doc = vec![
+        format!("Launches `{name}` ({file}:{line}) on `stream` with `cfg`."),
+        String::new(),
+        "Arguments, in the kernel's order:".to_string(),
+    ];
+    for (p, cu) in decl.params.iter().zip(&resolved.kernel.params) {
+        launch_doc.push(format!("- `{}`: `{cu}`", p.name));
+    }
+    launch_doc.extend(
+        [
+            "",
+            "# Contract",
+            "",
+            "`#[kernel]` verified at compile time that the number, order, element types and",
+            "constness of these arguments match the kernel's parameters, so the call itself is",
+            "safe. What the kernel does with them is the kernel author's responsibility: its",
+            "indexing for `cfg` must stay within the buffers passed here.",
+            "",
+            "# Errors",
+            "",
+            "`kgraph::Error::Launch` when the driver rejects the launch (or an earlier",
+            "asynchronous fault surfaces).",
+        ]
+        .map(String::from),
+    );
+    let launch_doc = doc_lines(launch_doc);
+
+    let params = decl.params.iter().map(|p| {
+        let (n, t) = (&p.name, launch_param_type(p.kind));
+        quote!(#n: #t)
+    });
+    let addresses = decl.params.iter().filter_map(|p| {
+        let n = &p.name;
+        match p.kind {
+            ParamKind::Slice { elem, mutable } => {
+                let t = elem.rust_ident();
+                let arg = if mutable { quote!(&*#n) } else { quote!(#n) };
+                Some(quote!(let #n = ::kgraph::DeviceIn::<#t>::device_addr(#arg);))
+            }
+            ParamKind::Pinned(_) => Some(quote!(let #n = #n.addr();)),
+            ParamKind::Scalar(_) => None,
+        }
+    });
+    let pushes = decl.params.iter().map(|p| &p.name);
+    // Hygienic, so a parameter named `args` cannot clash with it.
+    let args = Ident::new("args", Span::mixed_site());
+
+    quote! {
+        #(#docs)*
+        #struct_doc
+        #(#other_attrs)*
+        #[derive(Debug, Clone)]
+        #vis struct #ty {
+            module: ::std::sync::Arc<::kgraph::CudaModule>,
+            function: ::kgraph::CudaFunction,
+        }
+
+        #(#cfgs)*
+        // Accessors and loaders a program does not use are not worth a warning; an unused
+        // kernel still is ("struct is never constructed").
+        #[allow(dead_code)]
+        impl #ty {
+            /// The kernel's `extern "C"` symbol.
+            pub const NAME: &'static str = #name;
+            /// The `.cu` file the kernel is in.
+            pub const FILE: &'static str = #file;
+            /// The kernel's module: the cubin `kgraph-build` compiled, and the source for the NVRTC fallback.
+            pub const SOURCE: ::kgraph::KernelSource = ::kgraph::KernelSource {
+                file: #file,
+                image: ::core::include_bytes!(::core::concat!(::core::env!("OUT_DIR"), #cubin)),
+                source: ::core::include_str!(#source_path),
+                include_dir: #include_dir,
+            };
+
+            /// Loads the kernel through `cache`, which loads each `.cu` module once per context.
+            ///
+            /// # Errors
+            ///
+            /// `kgraph::Error::ModuleLoad` when the module cannot be loaded,
+            /// `kgraph::Error::FunctionNotFound` when the kernel is not in it.
+            pub fn load(cache: &mut ::kgraph::ModuleCache) -> ::kgraph::Result<Self> {
+                let module = cache.module(&Self::SOURCE)?;
+                let function = cache.function(&Self::SOURCE, Self::NAME)?;
+                ::core::result::Result::Ok(Self { module, function })
+            }
+
+            /// Loads the kernel on `device` with a cache of its own (use [`Self::load`] to share modules).
+            ///
+            /// # Errors
+            ///
+            /// As [`Self::load`].
+            pub fn new(device: &::kgraph::Device) -> ::kgraph::Result<Self> {
+                Self::load(&mut ::kgraph::ModuleCache::new(device.context()))
+            }
+
+            /// The loaded function, e.g. to launch it by hand.
+            pub fn function(&self) -> &::kgraph::CudaFunction {
+                &self.function
+            }
+
+            /// The module the kernel was loaded from.
+            pub fn module(&self) -> &::std::sync::Arc<::kgraph::CudaModule> {
+                &self.module
+            }
+
+            #launch_doc
+            #[inline]
+            #[allow(clippy::too_many_arguments)]
+            pub fn launch(
+                &self,
+                stream: &::kgraph::CudaStream,
+                cfg: ::kgraph::LaunchConfig,
+                #(#params),*
+            ) -> ::kgraph::Result<()> {
+                use ::kgraph::cudarc::driver::PushKernelArg as _;
+                #(#addresses)*
+                let mut #args = stream.launch_builder(&self.function);
+                #(#args.arg(&#pushes);)*
+                // SAFETY: the argument list matches the kernel's parameters in the `.cu` in count,
+                // order, element type and constness (verified by `check.rs` at expansion); each
+                // pointer is the device address of an allocation borrowed for this call
+                // (`DeviceIn`/`DeviceOut`) or of mapped pinned memory its owner keeps alive
+                // (`PinnedPtr`); scalars are pushed by reference to locals that outlive the call.
+                // Indexing inside the kernel is its author's contract, documented on `launch`.
+                unsafe { #args.launch(cfg) }
+                    .map(|_events| ())
+                    .map_err(|source| ::kgraph::Error::Launch { kernel: Self::NAME, source })
+            }
+        }
+    }
+}
+
+/// The placeholder for a declaration with errors: same names and signatures where known, so
+/// code using it reports nothing further.
+pub(crate) fn stub(vis: &Visibility, name: &Ident, attrs: &[Attribute], params: &[ParsedParam]) -> TokenStream {
+    let ty = Ident::new(&upper_camel(&ident_text(name)), name.span());
+    let cfgs = cfg_attrs(attrs);
+    let symbol = ident_text(name);
+    let message = format!("the `#[kernel]` declaration of `{symbol}` has errors");
+    let params = params.iter().map(|p| {
+        let n = &p.name;
+        let t = p.kind.map_or_else(|| quote!(impl ::core::marker::Sized), launch_param_type);
+        quote!(#n: #t)
+    });
+    quote! {
+        #(#cfgs)*
+        /// Placeholder for a kernel whose `#[kernel]` declaration has errors (see the compiler's messages).
+        #[derive(Debug, Clone)]
+        #[allow(dead_code)]
+        #vis struct #ty {
+            _declaration_has_errors: (),
+        }
+
+        #(#cfgs)*
+        #[allow(dead_code, unused_variables, clippy::too_many_arguments)]
+        impl #ty {
+            /// The kernel's name.
+            pub const NAME: &'static str = #symbol;
+            /// Never returns: the declaration has errors.
+            pub fn load(cache: &mut ::kgraph::ModuleCache) -> ::kgraph::Result<Self> {
+                ::core::unreachable!(#message)
+            }
+            /// Never returns: the declaration has errors.
+            pub fn new(device: &::kgraph::Device) -> ::kgraph::Result<Self> {
+                ::core::unreachable!(#message)
+            }
+            /// Never returns: the declaration has errors.
+            pub fn launch(
+                &self,
+                stream: &::kgraph::CudaStream,
+                cfg: ::kgraph::LaunchConfig,
+                #(#params),*
+            ) -> ::kgraph::Result<()> {
+                ::core::unreachable!(#message)
+            }
+        }
+    }
+}
+
+/// One registry entry: field name, handle type, `cfg`s, and a line for the docs.
+pub(crate) struct Entry<'a> {
+    pub field: Ident,
+    pub handle: Ident,
+    pub attrs: &'a [Attribute],
+    pub vis: &'a Visibility,
+    pub doc: String,
+}
+
+/// `pub struct Kernels { pub <name>: <Handle>, ... }` with `load`/`load_with`; with `stub`,
+/// the methods never return (a declaration in the module has errors).
+pub(crate) fn registry(entries: &[Entry<'_>], stub: bool) -> TokenStream {
+    let fields = entries.iter().map(|e| {
+        let (field, handle, vis, doc) = (&e.field, &e.handle, e.vis, &e.doc);
+        let cfgs = cfg_attrs(e.attrs);
+        let doc = format!(" {doc}");
+        quote!(#(#cfgs)* #[doc = #doc] #vis #field: #handle)
+    });
+    let inits = entries.iter().map(|e| {
+        let (field, handle) = (&e.field, &e.handle);
+        let cfgs = cfg_attrs(e.attrs);
+        quote!(#(#cfgs)* #field: #handle::load(cache)?)
+    });
+    let mut doc = vec![
+        "The kernels declared in this module, loaded together: kernels of one `.cu` file share".to_string(),
+        "one module.".to_string(),
+        String::new(),
+    ];
+    // No link to a handle behind `#[cfg]`: it may not exist in this build.
+    let line = |e: &Entry<'_>| match cfg_attrs(e.attrs).is_empty() {
+        true => format!("- [`{}`]: {}", e.handle, e.doc),
+        false => format!("- `{}`: {}", e.handle, e.doc),
+    };
+    doc.extend(entries.iter().map(line));
+    let doc = doc_lines(doc);
+    let load_with_body = if stub {
+        quote!(::core::unreachable!("a `#[kernel]` declaration in this module has errors"))
+    } else {
+        quote!(::core::result::Result::Ok(Self { #(#inits),* }))
+    };
+    let allow_struct = stub.then(|| quote!(#[allow(dead_code)]));
+    let allow_impl = if stub { quote!(#[allow(dead_code, unused_variables)]) } else { quote!(#[allow(dead_code)]) };
+    let kernels = format_ident!("Kernels");
+    quote! {
+        #doc
+        #[derive(Debug, Clone)]
+        #allow_struct
+        pub struct #kernels {
+            #(#fields),*
+        }
+
+        #allow_impl
+        impl #kernels {
+            /// Loads every kernel on `device`, each `.cu` module once.
+            ///
+            /// # Errors
+            ///
+            /// The first kernel that fails to load (`kgraph::Error::ModuleLoad` or `FunctionNotFound`).
+            pub fn load(device: &::kgraph::Device) -> ::kgraph::Result<Self> {
+                Self::load_with(&mut ::kgraph::ModuleCache::new(device.context()))
+            }
+
+            /// Loads every kernel through `cache`, reusing the modules already in it.
+            ///
+            /// # Errors
+            ///
+            /// As [`Self::load`].
+            pub fn load_with(cache: &mut ::kgraph::ModuleCache) -> ::kgraph::Result<Self> {
+                #load_with_body
+            }
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! Snapshots of what `#[kernel]` and `#[kernels]` expand to, formatted like `cargo expand`.
+//! The kernel folder is passed explicitly (`Config::new`), never through the environment.
+
+use kgraph_codegen::{expand_kernel, expand_kernels, Config};
+use proc_macro2::TokenStream;
+use quote::quote;
+
+const MANIFEST: &str = env!("CARGO_MANIFEST_DIR");
+
+fn config() -> Config {
+    Config::new(format!("{MANIFEST}/tests/fixtures"), MANIFEST)
+}
+
+/// Formats generated tokens as a file; the checkout's location is replaced so snapshots are
+/// the same on every machine.
+fn pretty(tokens: TokenStream) -> String {
+    let file: syn::File = syn::parse2(tokens).unwrap_or_else(|e| panic!("expansion is not valid Rust: {e}"));
+    let text = prettyplease::unparse(&file);
+    assert!(!text.contains("compile_error"), "expansion reported errors:\n{text}");
+    text.replace(MANIFEST, "$CARGO_MANIFEST_DIR")
+}
+
+#[test]
+fn standalone_kernel_with_read_write_slices_and_scalars() {
+    let out = expand_kernel(
+        quote!("cfc_step.cu"),
+        quote! {
+            pub fn cfc_step(w_in: &[f32], x: &[f32], h_old: &[f32], dt: f32, n: i32, h_new: &mut [f32]);
+        },
+        &config(),
+    );
+    insta::assert_snapshot!(pretty(out));
+}
+
+#[test]
+fn pinned_pointer_argument() {
+    let out = expand_kernel(
+        quote!("snap.cu"),
+        quote! {
+            pub(crate) fn snap_features(snap: Pinned<f32>, out: &mut [f32], n: i32);
+        },
+        &config(),
+    );
+    insta::assert_snapshot!(pretty(out));
+}
+
+#[test]
+fn registry_with_two_kernels_of_one_file() {
+    let out = expand_kernels(
+        TokenStream::new(),
+        quote! {
+            pub mod ops {
+                use super::*;
+                #[kernel("pair.cu")]
+                pub fn scale(x: &mut [f32], a: f32, n: i32);
+                #[kgraph::kernel("pair.cu")]
+                pub fn shift(x: &mut [f32], b: f32, n: i32);
+            }
+        },
+        &config(),
+    );
+    insta::assert_snapshot!(pretty(out));
+}
+
+#[test]
+fn name_override_binds_another_symbol() {
+    let out = expand_kernel(
+        quote!("versions.cu", name = "axpy_f32_v2"),
+        quote! {
+            pub fn axpy(x: &[f32], y: &mut [f32], a: f32, n: u32);
+        },
+        &config(),
+    );
+    insta::assert_snapshot!(pretty(out));
+}
+
+#[test]
+fn every_scalar_type() {
+    let out = expand_kernel(
+        quote!("scalars.cu"),
+        quote! {
+            pub fn all_scalars(a: f32, b: f64, c: i8, d: u8, e: i16, f: u16, g: i32, h: u32, i: i64, j: u64, out: &mut [f64]);
+        },
+        &config(),
+    );
+    insta::assert_snapshot!(pretty(out));
+}
+
+#[test]
+fn doc_comments_and_cfg_are_kept() {
+    let out = expand_kernels(
+        TokenStream::new(),
+        quote! {
+            /// Kernels for the snapshot path.
+            pub mod snapshot {
+                //! Inner docs stay on the module.
+
+                /// Copies `n` values of a pinned snapshot into `out`.
+                ///
+                /// One thread per value.
+                #[kernel("snap.cu")]
+                pub fn snap_features(snap: Pinned<f32>, out: &mut [f32], n: i32);
+
+                /// Only with the `debug-kernels` feature.
+                #[cfg(feature = "debug-kernels")]
+                #[kernel("pair.cu", name = "scale")]
+                fn debug_scale(x: &mut [f32], a: f32, n: i32);
+
+                /// A constant kept next to the kernels.
+                pub const LANES: usize = 32;
+            }
+        },
+        &config(),
+    );
+    insta::assert_snapshot!(pretty(out));
+}
+
+#[test]
+fn an_error_yields_the_error_and_a_stub() {
+    let out = expand_kernel(
+        quote!("cfc_step.cu"),
+        quote! {
+            pub fn cfc_step(w_in: &[f32], x: &[f32], h_old: &[f32], dt: i32, n: i32, h_new: &mut [f32]);
+        },
+        &config(),
+    );
+    let file: syn::File = syn::parse2(out).expect("valid Rust even on error");
+    let text = prettyplease::unparse(&file).replace(MANIFEST, "$CARGO_MANIFEST_DIR");
+    insta::assert_snapshot!(text);
+}

@@ -1,0 +1,221 @@
+//! Declarations without a compiler: `decls_from_source`, handle names, error collection, and
+//! the guarantee that no input makes the macros panic.
+
+use kgraph_codegen::model::{Elem, ParamKind};
+use kgraph_codegen::{decls_from_source, expand_kernel, expand_kernels, kernel_handle_ident, Config};
+use proc_macro2::TokenStream;
+use quote::quote;
+
+const MANIFEST: &str = env!("CARGO_MANIFEST_DIR");
+
+fn config() -> Config {
+    Config::new(format!("{MANIFEST}/tests/fixtures"), MANIFEST)
+}
+
+/// The `compile_error!` messages in an expansion.
+fn errors(tokens: &TokenStream) -> Vec<String> {
+    let file: syn::File = syn::parse2(tokens.clone()).expect("expansion is valid Rust");
+    let mut found = Vec::new();
+    collect_errors(&file.items, &mut found);
+    found
+}
+
+fn collect_errors(items: &[syn::Item], found: &mut Vec<String>) {
+    for item in items {
+        match item {
+            syn::Item::Macro(m) if m.mac.path.segments.last().is_some_and(|s| s.ident == "compile_error") => {
+                let lit: syn::LitStr = m.mac.parse_body().expect("message literal");
+                found.push(lit.value());
+            }
+            syn::Item::Mod(m) => collect_errors(m.content.as_ref().map_or(&[][..], |c| &c.1), found),
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn decls_from_source_reads_registries_and_top_level_declarations() {
+    let src = r#"
+        use kgraph::kernel;
+        #[kgraph::kernels]
+        pub mod model {
+            /// Docs are kept.
+            #[kernel("cfc_step.cu")]
+            pub fn cfc_step(w: &[f32], x: &[f32], dt: f32, n: i32, h_new: &mut [f32]);
+            #[kernel("snap.cu", name = "snap_kernel")]
+            pub fn snap_features(snap: Pinned<f32>, out: &mut [f32]);
+            pub fn not_a_kernel() {}
+            mod nested {
+                #[kgraph::kernel("deep.cu")] fn deep_one(v: u64);
+            }
+        }
+        #[kernel("top.cu")]
+        fn top_level(a: i8, b: &mut [u16]) {}
+    "#;
+    let decls = decls_from_source(src).unwrap();
+    let names: Vec<String> = decls.iter().map(|d| d.name.to_string()).collect();
+    assert_eq!(names, ["cfc_step", "snap_features", "deep_one", "top_level"]);
+    let handles: Vec<String> = decls.iter().map(|d| kernel_handle_ident(d).to_string()).collect();
+    assert_eq!(handles, ["CfcStep", "SnapFeatures", "DeepOne", "TopLevel"]);
+
+    let cfc = &decls[0];
+    assert_eq!((cfc.file.as_str(), cfc.symbol.as_str()), ("cfc_step.cu", "cfc_step"));
+    let kinds: Vec<ParamKind> = cfc.params.iter().map(|p| p.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            ParamKind::Slice { elem: Elem::F32, mutable: false },
+            ParamKind::Slice { elem: Elem::F32, mutable: false },
+            ParamKind::Scalar(Elem::F32),
+            ParamKind::Scalar(Elem::I32),
+            ParamKind::Slice { elem: Elem::F32, mutable: true },
+        ]
+    );
+    assert!(cfc.attrs.iter().any(|a| a.path().is_ident("doc")));
+    assert_eq!(decls[1].symbol, "snap_kernel");
+    assert_eq!(decls[1].params[0].kind, ParamKind::Pinned(Elem::F32));
+    assert_eq!(decls[3].params[1].kind, ParamKind::Slice { elem: Elem::U16, mutable: true });
+}
+
+#[test]
+fn decls_from_source_reports_every_bad_declaration() {
+    let src = r#"
+        #[kgraph::kernels]
+        mod m {
+            #[kernel("a.cu")] pub fn a(x: Vec<f32>, n: usize);
+            #[kernel] pub fn b(x: &[f32]);
+            #[kernel("c.cu")] pub fn c(x: &[f32]) -> f32;
+        }
+    "#;
+    let errors: Vec<String> = decls_from_source(src).unwrap_err().iter().map(|e| e.to_string()).collect();
+    assert_eq!(errors.len(), 4, "{errors:#?}");
+    assert!(errors[0].contains("`Vec<f32>`"), "{}", errors[0]);
+    assert!(errors[1].contains("`usize`"), "{}", errors[1]);
+    assert!(errors[2].contains("missing the kernel's `.cu` file"), "{}", errors[2]);
+    assert!(errors[3].contains("returns nothing"), "{}", errors[3]);
+}
+
+#[test]
+fn handle_names_are_upper_camel_case() {
+    let cases = [
+        ("cfc_step", "CfcStep"),
+        ("snap", "Snap"),
+        ("matmul_2d", "Matmul2d"),
+        ("r#type", "Type"),
+        ("a__b_", "AB"),
+        ("x86_kernel", "X86Kernel"),
+    ];
+    for (name, handle) in cases {
+        let src = format!("#[kernel(\"k.cu\")] fn {name}(n: i32);");
+        let decl = decls_from_source(&src).unwrap().remove(0);
+        assert_eq!(kernel_handle_ident(&decl).to_string(), handle, "{name}");
+    }
+}
+
+#[test]
+fn all_errors_of_a_registry_are_reported_with_stubs_for_every_handle() {
+    let out = expand_kernels(
+        TokenStream::new(),
+        quote! {
+            mod m {
+                #[kernel("cfc_step.cu")]
+                pub fn cfc_step(w_in: &mut [f32], x: &[f32], h_old: &[f32], dt: f64, n: i32, h_new: &mut [f32]);
+                #[kernel("pair.cu")]
+                pub fn scale(x: &mut [f32], a: f32, n: i32);
+                #[kernel("pair.cu")]
+                pub fn missing(x: &mut [f32]);
+            }
+        },
+        &config(),
+    );
+    let errors = errors(&out);
+    assert_eq!(errors.len(), 3, "{errors:#?}");
+    assert!(errors[0].starts_with("parameter `w_in`") && errors[0].contains("declare `&[f32]`"), "{}", errors[0]);
+    assert!(errors[1].starts_with("parameter `dt`") && errors[1].contains("declare `f32`"), "{}", errors[1]);
+    assert!(errors[2].contains("no kernel `missing`") && errors[2].contains("scale, shift"), "{}", errors[2]);
+    let text = out.to_string();
+    for stub in ["struct CfcStep", "struct Scale", "struct Missing", "struct Kernels"] {
+        assert!(text.contains(stub), "no stub `{stub}`");
+    }
+    assert!(!text.contains("include_bytes"), "stubs embed nothing");
+}
+
+#[test]
+fn missing_out_dir_asks_for_a_build_script_only_when_the_declaration_is_right() {
+    let mut config = config();
+    config.has_out_dir = false;
+    let good = expand_kernel(
+        quote!("pair.cu"),
+        quote!(
+            pub fn scale(x: &mut [f32], a: f32, n: i32);
+        ),
+        &config,
+    );
+    let errs = errors(&good);
+    assert_eq!(errs.len(), 1);
+    assert!(errs[0].contains("kgraph_build::compile_kernels()"), "{}", errs[0]);
+    let bad = expand_kernel(
+        quote!("pair.cu"),
+        quote!(
+            pub fn scale(x: &mut [f32], a: i32, n: i32);
+        ),
+        &config,
+    );
+    let errs = errors(&bad);
+    assert_eq!(errs.len(), 1);
+    assert!(errs[0].starts_with("parameter `a`"), "{}", errs[0]);
+}
+
+#[test]
+fn kernel_dirs_are_searched_in_order() {
+    let config = Config {
+        kernel_dirs: vec![format!("{MANIFEST}/tests/no_such_dir").into(), format!("{MANIFEST}/tests/fixtures").into()],
+        manifest_dir: MANIFEST.into(),
+        has_out_dir: true,
+    };
+    let out = expand_kernel(
+        quote!("pair.cu"),
+        quote!(
+            pub fn scale(x: &mut [f32], a: f32, n: i32);
+        ),
+        &config,
+    );
+    assert!(errors(&out).is_empty());
+    assert!(out.to_string().contains("tests/fixtures/pair.cu"));
+    let out = expand_kernel(
+        quote!("nope.cu"),
+        quote!(
+            pub fn scale(x: &mut [f32]);
+        ),
+        &config,
+    );
+    let errs = errors(&out);
+    assert!(errs[0].contains("tests/no_such_dir/nope.cu, tests/fixtures/nope.cu"), "{}", errs[0]);
+}
+
+/// Every prefix of valid and invalid declarations, token by token: the macros must answer
+/// with code or errors, never panic.
+#[test]
+fn no_input_makes_the_macros_panic() {
+    let inputs = [
+        quote! {
+            /// docs
+            #[kernel("cfc_step.cu", name = "cfc_step")]
+            pub fn cfc_step(w_in: &[f32], x: &[f32], h_old: &[f32], dt: f32, n: i32, h_new: &mut [f32]);
+        },
+        quote! {
+            #[kernel("snap.cu")] pub(crate) unsafe extern "C" fn snap_features<T: Copy>(self, (a, b): (i32, i32), snap: Pinned<f32,>, out: &'static mut [f32], ...) -> i32 where T: Send { body }
+        },
+        quote! { #[kernel] #[kernel = "x"] #[kernel(1, 2)] fn x(a: &[[f32; 4]], b: &mut Vec<f32>, c: Pinned, d: Pinned<>, e: ::std::primitive::f32, f: (f32)) ; ; },
+    ];
+    for input in inputs {
+        let tokens: Vec<proc_macro2::TokenTree> = input.into_iter().collect();
+        for end in 0..=tokens.len() {
+            let item: TokenStream = tokens[..end].iter().cloned().collect();
+            let _ = expand_kernel(quote!("cfc_step.cu"), item.clone(), &config());
+            let _ = expand_kernel(TokenStream::new(), item.clone(), &config());
+            let _ = expand_kernels(TokenStream::new(), quote!(mod m { #item }), &config());
+            let _ = expand_kernels(quote!(x), item, &config());
+        }
+    }
+}

@@ -1,0 +1,347 @@
+//! The reference model's CUDA kernels: order-book features, a closed-form continuous-time (CfC)
+//! cell, multi-horizon heads, a projection, BCE-with-logits and AdamW, with the backward
+//! kernels of the trainable parts.
+//!
+//! The kernels live in `kernels/*.cu` (one header comment per file gives the math, the buffer
+//! layouts and the launch shapes); [`kernels`] declares them, and everything it generates is
+//! re-exported here: `kgraph::model::Kernels::load(&device)` loads them all, and each handle
+//! (e.g. [`CfcStep`]) launches one with typed arguments. [`launch`] has the launch
+//! configurations.
+//!
+//! # Conventions
+//! - Every tensor is `f32`, row-major, with a leading batch dimension `batch` (B = 1 is the
+//!   latency path, B = 256 and up the training path). Sizes are `i32`, and every tensor must
+//!   stay below 2^31 elements.
+//! - **Gradients accumulate.** Every gradient output (`g_*`) is added to (`+=`), never
+//!   overwritten, so the heads and the projection can both add into one `g_h`, and unrolled
+//!   time steps into shared weight gradients: zero gradient buffers before each step. Scratch
+//!   outputs (`d_pre_g`, `d_pre_t`) and forward outputs are overwritten. No output may alias an
+//!   input.
+//! - Every reduction runs in a fixed order (no atomics): results are bitwise reproducible.
+//! - Every kernel begins with a programmatic-dependent-launch wait, so it may be launched with
+//!   [`crate::LaunchOptions::PDL`] after any other model kernel.
+//! - Values that change on every replay of a captured graph (`dt`, AdamW's learning rate and
+//!   bias corrections) are read from device buffers, not scalar arguments, because a CUDA graph
+//!   freezes scalar arguments at capture.
+//!
+//! # Snapshots from pinned memory
+//! [`SnapFeatureAssemble`] reads a device buffer; [`SnapFeatureAssemblePinned`] is the same
+//! kernel reading mapped pinned host memory (a [`crate::MappedBuffer`] / [`crate::PinnedSlot`]
+//! address) directly, so the latency graph needs no host-to-device copy node: the host writes
+//! the snapshot, the replay reads it over PCIe/C2C (4 coalesced requests per snapshot).
+
+/// Price levels per book side (MBP-10; level 0 is the best).
+pub const N_LEVELS: usize = 10;
+/// `f32`s per snapshot: `bid_px[10], bid_sz[10], ask_px[10], ask_sz[10]`.
+pub const SNAP_LEN: usize = 40;
+/// Features per snapshot (layout: the `FEAT_*` offsets).
+pub const N_FEAT: usize = 45;
+/// Prediction horizons of the multi-horizon heads.
+pub const N_HORIZONS: usize = 5;
+/// Outputs of the projection.
+pub const N_PROJ: usize = 8;
+
+/// Feature offset of `(bid_px[i] - mid) / spread`, 10 values.
+pub const FEAT_BID_OFFSET: usize = 0;
+/// Feature offset of `(ask_px[i] - mid) / spread`, 10 values.
+pub const FEAT_ASK_OFFSET: usize = 10;
+/// Feature offset of `log1p(bid_sz[i])`, 10 values.
+pub const FEAT_BID_LOGSZ: usize = 20;
+/// Feature offset of `log1p(ask_sz[i])`, 10 values.
+pub const FEAT_ASK_LOGSZ: usize = 30;
+/// Feature offset of the size imbalance `(Σbid − Σask)/(Σbid + Σask)` at depths 1, 5, 10.
+pub const FEAT_IMBALANCE: usize = 40;
+/// Feature offset of the relative spread `spread / mid`.
+pub const FEAT_REL_SPREAD: usize = 43;
+/// Feature offset of the validity flag (1 valid; 0 invalid, and then every feature is 0).
+pub const FEAT_VALID: usize = 44;
+
+/// The model kernels' declarations (checked against the `.cu` sources at compile time).
+/// Everything here is re-exported by [`crate::model`].
+#[kgraph::kernels]
+pub mod kernels {
+    /// MBP-10 snapshots `snap [batch, 40]` (device memory) to features `feat [batch, 45]`.
+    /// Crossed, empty, non-positive-price, negative-size or non-finite books give 45 zeros
+    /// (flag 0), never NaN/Inf. Launch: [`super::launch::snap_feature_assemble`].
+    #[kernel("snap_features.cu")]
+    pub fn snap_feature_assemble(snap: &[f32], batch: i32, feat: &mut [f32]);
+
+    /// [`SnapFeatureAssemble`] reading the snapshots from mapped pinned host memory (zero-copy).
+    #[kernel("snap_features.cu", name = "snap_feature_assemble")]
+    pub fn snap_feature_assemble_pinned(snap: Pinned<f32>, batch: i32, feat: &mut [f32]);
+
+    /// CfC step: `h_new = h_old + (1 − e^(−softplus(W_t z + b_t)·dt)) (tanh(W_g z + b_g) − h_old)`,
+    /// `z = [x; h_old]`. `x [batch, n_in]`, `h_old`, `h_new [batch, n_hid]`, `dt [batch]`,
+    /// `w_g`, `w_t [n_hid, n_in + n_hid]`, `b_g`, `b_t [n_hid]`. `dt` is clamped to ≥ 0.
+    /// Launch: [`super::launch::cfc_step`].
+    #[kernel("cfc_step.cu")]
+    pub fn cfc_step(
+        x: &[f32],
+        h_old: &[f32],
+        w_g: &[f32],
+        b_g: &[f32],
+        w_t: &[f32],
+        b_t: &[f32],
+        dt: &[f32],
+        batch: i32,
+        n_in: i32,
+        n_hid: i32,
+        h_new: &mut [f32],
+    );
+
+    /// CfC backward, step 1 of 2: pre-activation gradients `d_pre_g`, `d_pre_t [batch, n_hid]`
+    /// (overwritten scratch) and the direct path `g_h_old += g_h_new (1 − a)`.
+    /// Launch: [`super::launch::cfc_step_backward_gates`].
+    #[kernel("cfc_step.cu")]
+    pub fn cfc_step_backward_gates(
+        x: &[f32],
+        h_old: &[f32],
+        w_g: &[f32],
+        b_g: &[f32],
+        w_t: &[f32],
+        b_t: &[f32],
+        dt: &[f32],
+        g_h_new: &[f32],
+        batch: i32,
+        n_in: i32,
+        n_hid: i32,
+        d_pre_g: &mut [f32],
+        d_pre_t: &mut [f32],
+        g_h_old: &mut [f32],
+    );
+
+    /// CfC backward, step 2 of 2 (after the gates): `g_x`, `g_h_old += Wᵀ d_pre` and the
+    /// weight/bias gradients `g_w_* += Σ_b d_pre zᵀ`, `g_b_* += Σ_b d_pre` (all accumulate).
+    /// Launch: [`super::launch::cfc_step_backward_params`].
+    #[kernel("cfc_step.cu")]
+    pub fn cfc_step_backward_params(
+        x: &[f32],
+        h_old: &[f32],
+        w_g: &[f32],
+        w_t: &[f32],
+        d_pre_g: &[f32],
+        d_pre_t: &[f32],
+        batch: i32,
+        n_in: i32,
+        n_hid: i32,
+        g_x: &mut [f32],
+        g_h_old: &mut [f32],
+        g_w_g: &mut [f32],
+        g_b_g: &mut [f32],
+        g_w_t: &mut [f32],
+        g_b_t: &mut [f32],
+    );
+
+    /// Heads: `logits = W_h h + b_h`, `probs = sigmoid(logits)`; `h [batch, n_hid]`,
+    /// `w_h [5, n_hid]`, `b_h [5]`, `logits`, `probs [batch, 5]`.
+    /// Launch: [`super::launch::multi_horizon_heads`].
+    #[kernel("heads.cu")]
+    pub fn multi_horizon_heads(
+        h: &[f32],
+        w_h: &[f32],
+        b_h: &[f32],
+        batch: i32,
+        n_hid: i32,
+        logits: &mut [f32],
+        probs: &mut [f32],
+    );
+
+    /// Heads backward from the gradients of both outputs (zeros for an unused one) and the
+    /// forward's `probs`: `g_h`, `g_w_h`, `g_b_h` accumulate.
+    /// Launch: [`super::launch::multi_horizon_heads_backward`].
+    #[kernel("heads.cu")]
+    pub fn multi_horizon_heads_backward(
+        h: &[f32],
+        w_h: &[f32],
+        probs: &[f32],
+        g_logits: &[f32],
+        g_probs: &[f32],
+        batch: i32,
+        n_hid: i32,
+        g_h: &mut [f32],
+        g_w_h: &mut [f32],
+        g_b_h: &mut [f32],
+    );
+
+    /// Projection `y = P h + c`; `h [batch, n_hid]`, `p [8, n_hid]`, `c [8]`, `y [batch, 8]`.
+    /// Launch: [`super::launch::projection`].
+    #[kernel("projection.cu")]
+    pub fn projection(h: &[f32], p: &[f32], c: &[f32], batch: i32, n_hid: i32, y: &mut [f32]);
+
+    /// Projection backward: `g_h`, `g_p`, `g_c` accumulate.
+    /// Launch: [`super::launch::projection_backward`].
+    #[kernel("projection.cu")]
+    pub fn projection_backward(
+        h: &[f32],
+        p: &[f32],
+        g_y: &[f32],
+        batch: i32,
+        n_hid: i32,
+        g_h: &mut [f32],
+        g_p: &mut [f32],
+        g_c: &mut [f32],
+    );
+
+    /// BCE with logits, fused: `loss[0] = mean(softplus(z) − y z)` (overwritten) and
+    /// `g_logits += (sigmoid(z) − y) / count`. Targets in [0, 1]. One block, deterministic.
+    /// Launch: [`super::launch::bce_with_logits`].
+    #[kernel("bce.cu")]
+    pub fn bce_with_logits(logits: &[f32], targets: &[f32], count: i32, loss: &mut [f32], g_logits: &mut [f32]);
+
+    /// AdamW in place over `param`, `m`, `v [n]` (PyTorch's formula; `eps` > 0), with the
+    /// learning rate and bias corrections `1 − β^t` as scalars (for eager use).
+    /// Launch: [`super::launch::adamw`].
+    #[kernel("adamw.cu")]
+    pub fn adamw(
+        grad: &[f32],
+        lr: f32,
+        beta1: f32,
+        beta2: f32,
+        eps: f32,
+        weight_decay: f32,
+        bias_correction1: f32,
+        bias_correction2: f32,
+        n: i32,
+        param: &mut [f32],
+        m: &mut [f32],
+        v: &mut [f32],
+    );
+
+    /// [`Adamw`] reading `schedule = [lr, bias_correction1, bias_correction2]` from device
+    /// memory, so a captured train graph takes each step's values on replay.
+    /// Launch: [`super::launch::adamw`].
+    #[kernel("adamw.cu")]
+    pub fn adamw_scheduled(
+        grad: &[f32],
+        schedule: &[f32],
+        beta1: f32,
+        beta2: f32,
+        eps: f32,
+        weight_decay: f32,
+        n: i32,
+        param: &mut [f32],
+        m: &mut [f32],
+        v: &mut [f32],
+    );
+}
+
+pub use kernels::*;
+
+/// Launch configurations of the model kernels (grid/block formulas of the `.cu` headers).
+/// Sizes are element counts; every grid has at least one block.
+pub mod launch {
+    use crate::LaunchConfig;
+
+    /// Warps per block of the warp-per-output kernels (block = 128 threads).
+    pub const WARPS_PER_BLOCK: usize = 4;
+    /// Block size of the thread-per-item backward kernels and AdamW.
+    pub const ITEM_BLOCK: u32 = 256;
+    /// Block size of the single-block BCE kernel.
+    pub const BCE_BLOCK: u32 = 256;
+    /// AdamW's grid cap (16 blocks per SM of a 132-SM H100/H200; the loops are grid-stride).
+    pub const ADAMW_MAX_BLOCKS: usize = 2112;
+
+    fn ceil_div(n: usize, d: usize) -> usize {
+        n.div_ceil(d)
+    }
+
+    fn grid(blocks: usize, block: u32) -> LaunchConfig {
+        let blocks = u32::try_from(blocks.max(1)).unwrap_or(u32::MAX);
+        LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }
+    }
+
+    fn warp_per_item(items: usize) -> LaunchConfig {
+        grid(ceil_div(items, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK as u32)
+    }
+
+    /// One warp per snapshot: grid `ceil(batch / 4)`, block 128.
+    pub fn snap_feature_assemble(batch: usize) -> LaunchConfig {
+        warp_per_item(batch)
+    }
+
+    /// One warp per `(b, j)`: grid `ceil(batch * n_hid / 4)`, block 128.
+    pub fn cfc_step(batch: usize, n_hid: usize) -> LaunchConfig {
+        warp_per_item(batch * n_hid)
+    }
+
+    /// Same shape as [`cfc_step`].
+    pub fn cfc_step_backward_gates(batch: usize, n_hid: usize) -> LaunchConfig {
+        warp_per_item(batch * n_hid)
+    }
+
+    /// Block 256, grid `ceil(batch * K / 256) + ceil(n_hid * (K + 1) / 256)`, `K = n_in + n_hid`.
+    pub fn cfc_step_backward_params(batch: usize, n_in: usize, n_hid: usize) -> LaunchConfig {
+        let k = n_in + n_hid;
+        let bs = ITEM_BLOCK as usize;
+        grid(ceil_div(batch * k, bs) + ceil_div(n_hid * (k + 1), bs), ITEM_BLOCK)
+    }
+
+    /// One warp per `(b, o)`: grid `ceil(batch * 5 / 4)`, block 128.
+    pub fn multi_horizon_heads(batch: usize) -> LaunchConfig {
+        warp_per_item(batch * super::N_HORIZONS)
+    }
+
+    /// Block 256, grid `ceil(batch * n_hid / 256) + ceil(5 * (n_hid + 1) / 256)`.
+    pub fn multi_horizon_heads_backward(batch: usize, n_hid: usize) -> LaunchConfig {
+        linear_backward(batch, n_hid, super::N_HORIZONS)
+    }
+
+    /// One warp per `(b, o)`: grid `ceil(batch * 8 / 4)`, block 128.
+    pub fn projection(batch: usize) -> LaunchConfig {
+        warp_per_item(batch * super::N_PROJ)
+    }
+
+    /// Block 256, grid `ceil(batch * n_hid / 256) + ceil(8 * (n_hid + 1) / 256)`.
+    pub fn projection_backward(batch: usize, n_hid: usize) -> LaunchConfig {
+        linear_backward(batch, n_hid, super::N_PROJ)
+    }
+
+    fn linear_backward(batch: usize, n_hid: usize, n_out: usize) -> LaunchConfig {
+        let bs = ITEM_BLOCK as usize;
+        grid(ceil_div(batch * n_hid, bs) + ceil_div(n_out * (n_hid + 1), bs), ITEM_BLOCK)
+    }
+
+    /// Exactly one block of 256 threads (the loss reduction is single-block).
+    pub fn bce_with_logits() -> LaunchConfig {
+        grid(1, BCE_BLOCK)
+    }
+
+    /// Block 256, grid `clamp(ceil(n / 1024), 1, 2112)` (grid-stride, 4 elements per thread
+    /// per iteration); also for [`super::AdamwScheduled`].
+    pub fn adamw(n: usize) -> LaunchConfig {
+        grid(ceil_div(n, 4 * ITEM_BLOCK as usize).min(ADAMW_MAX_BLOCKS), ITEM_BLOCK)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The Rust constants must match the `#define`s the kernels are compiled with.
+    #[test]
+    fn constants_match_the_cuda_header() {
+        let header = include_str!("../kernels/model_common.cuh");
+        let define = |name: &str| -> usize {
+            let line = header
+                .lines()
+                .find(|l| l.split_whitespace().take(2).eq(["#define", name]))
+                .unwrap_or_else(|| panic!("model_common.cuh has no #define {name}"));
+            line.split_whitespace().nth(2).and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("bad #define {name}"))
+        };
+        let rust = [
+            ("N_LEVELS", super::N_LEVELS),
+            ("SNAP_LEN", super::SNAP_LEN),
+            ("N_FEAT", super::N_FEAT),
+            ("N_HORIZONS", super::N_HORIZONS),
+            ("N_PROJ", super::N_PROJ),
+            ("FEAT_BID_OFFSET", super::FEAT_BID_OFFSET),
+            ("FEAT_ASK_OFFSET", super::FEAT_ASK_OFFSET),
+            ("FEAT_BID_LOGSZ", super::FEAT_BID_LOGSZ),
+            ("FEAT_ASK_LOGSZ", super::FEAT_ASK_LOGSZ),
+            ("FEAT_IMBALANCE", super::FEAT_IMBALANCE),
+            ("FEAT_REL_SPREAD", super::FEAT_REL_SPREAD),
+            ("FEAT_VALID", super::FEAT_VALID),
+        ];
+        for (name, value) in rust {
+            assert_eq!(define(name), value, "{name}: Rust and model_common.cuh disagree");
+        }
+    }
+}

@@ -1,0 +1,4 @@
+#[kgraph::kernel("ui.cu")]
+pub fn axpb(x: &[f32], y: &mut [f32], a: f32, b: f32, n: i32, stride: i32);
+
+fn main() {}

@@ -1,0 +1,10 @@
+#[kgraph::kernels]
+mod twice {
+    #[kernel("ui.cu")]
+    pub fn axpb(x: &[f32], y: &mut [f32], a: f32, b: f32, n: i32);
+
+    #[kernel("ui.cu")]
+    pub fn axpb(x: &[f32], y: &mut [f32], a: f32, b: f32, n: i32);
+}
+
+fn main() {}

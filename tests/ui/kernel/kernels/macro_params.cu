@@ -1,0 +1,6 @@
+// A kernel whose parameter list uses a macro: kgraph cannot read it without the preprocessor.
+#define REAL float
+extern "C" __global__ void scale(REAL* x, REAL a, int n) {
+  int i = threadIdx.x;
+  if (i < n) x[i] *= a;
+}

@@ -1,0 +1,4 @@
+#[kgraph::kernels]
+fn not_a_module() {}
+
+fn main() {}
