@@ -3,8 +3,9 @@
 extern crate self as kgraph;
 
 pub use kgraph_runtime::*;
-/// `#[kernel]` binds one CUDA kernel; `#[kernels]` makes a registry module of them.
-pub use kgraph_macros::{kernel, kernels};
+/// `#[kernel]` binds one CUDA kernel; `#[kernels]` makes a registry module of them;
+/// `graph!` turns a TOML graph spec into a graph struct.
+pub use kgraph_macros::{graph, kernel, kernels};
 
 pub mod gradcheck;
 pub mod model;

@@ -6,3 +6,13 @@ fn kernel_compile_fail() {
     std::env::set_var("KGRAPH_KERNEL_DIR", concat!(env!("CARGO_MANIFEST_DIR"), "/tests/ui/kernel/kernels"));
     trybuild::TestCases::new().compile_fail("tests/ui/kernel/*.rs");
 }
+
+/// `graph!` compile errors: each spec in `tests/ui/graph/` breaks one rule (two or more for
+/// `errors_reported_together`), and every message names the TOML file, line and column. The
+/// specs use the declarations in `tests/gpu/graph/kernels.rs`; trybuild builds the cases in a
+/// crate of its own, so `KGRAPH_MANIFEST_DIR` points `graph!` back at this crate's root.
+#[test]
+fn graph_compile_fail() {
+    std::env::set_var("KGRAPH_MANIFEST_DIR", env!("CARGO_MANIFEST_DIR"));
+    trybuild::TestCases::new().compile_fail("tests/ui/graph/*.rs");
+}

@@ -24,3 +24,16 @@ pub fn kernels(attr: TokenStream, item: TokenStream) -> TokenStream {
     let config = kgraph_codegen::Config::from_env();
     kgraph_codegen::expand_kernels(attr.into(), item.into(), &config).into()
 }
+
+/// Turns a TOML graph spec into a graph struct: `kgraph::graph!("graphs/perception.toml");`
+/// (path relative to the crate root; `graph!("x.toml", name = MyGraph)` overrides the struct
+/// name, which defaults to the file stem in UpperCamelCase).
+///
+/// The spec is validated at compile time against the kernels' `#[kernel]` declarations (every
+/// error with the TOML `file:line:col`), and the struct owns the buffers, launches the nodes
+/// eagerly (`run_eager`) or as a captured CUDA graph with parallel branches (`capture`,
+/// `replay`), and updates scalars between replays without re-capture. See `docs/graph-spec.md`.
+#[proc_macro]
+pub fn graph(input: TokenStream) -> TokenStream {
+    kgraph_codegen::graph::expand(input.into()).into()
+}

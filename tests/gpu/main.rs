@@ -3,6 +3,7 @@
 //! machine runs them with `--ignored` (`../shared/gpu-bundle`, then `bash .gpu/run`).
 
 mod common;
+mod graph;
 mod kernel_args;
 mod runtime;
 mod smoke;

@@ -16,6 +16,7 @@ mod codegen;
 mod cu_lex;
 pub mod cu_sig;
 mod expand;
+pub mod graph;
 pub mod model;
 mod parse;
 mod source;

@@ -1,0 +1,50 @@
+// Test kernels for the graph-spec GPU tests (tests/gpu/graph.rs) and specs (graphs/test_*.toml).
+// Element-wise and deterministic (no atomics, no reductions), so a replay of the captured graph
+// and an eager run of the same spec compute identical bits.
+
+// y[i] = a * x[i] + b (fused multiply-add).
+extern "C" __global__ void tg_affine(const float* x, float* y, float a, float b, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = fmaf(a, x[i], b);
+}
+
+// s[i] = x[i] * x[(i + 1) % n] + 0.5: mixes neighbours, so a missing dependency shows up as
+// different values rather than a coincidentally equal element.
+extern "C" __global__ void tg_prep(const float* x, float* s, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) s[i] = fmaf(x[i], x[(i + 1) % n], 0.5f);
+}
+
+// y[i] = sin(k * s[i]) + k.
+extern "C" __global__ void tg_branch(const float* s, float* y, float k, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = sinf(k * s[i]) + k;
+}
+
+// out[i] = a[i] + 2 b[i] + 3 c[i] + 4 d[i], always summed in this order.
+extern "C" __global__ void tg_join4(const float* a, const float* b, const float* c, const float* d,
+                                    float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = ((a[i] + 2.0f * b[i]) + 3.0f * c[i]) + 4.0f * d[i];
+}
+
+// y[i] = frame[i] + bias[0]; frame and bias are mapped pinned host memory (volatile: a fresh
+// load at every launch, never a cached value).
+extern "C" __global__ void tg_read_pinned(const float* frame, const float* bias, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    y[i] = ((const volatile float*)frame)[i] + *(const volatile float*)bias;
+  }
+}
+
+// y[i] = x[i] * w[i].
+extern "C" __global__ void tg_mul(const float* x, const float* w, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i] * w[i];
+}
+
+// acc[i] += x[i] (in place: acc is read and written).
+extern "C" __global__ void tg_accumulate(float* acc, const float* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) acc[i] += x[i];
+}

@@ -1,0 +1,217 @@
+//! The validated graph: every name resolved, every expression evaluated, every argument bound
+//! to a kernel parameter. Code generation, docs and diagrams read only this.
+
+use crate::model::{Elem, KernelDecl};
+
+/// What a buffer is for; decides its Rust type, its host methods and what kernels may do to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Filled from the host each step (`upload_<name>`); kernels only read it.
+    Input,
+    /// Written by kernels, read back (`download_<name>`).
+    Output,
+    /// Weights: loaded once (`load_<name>`); kernels only read it.
+    Parameter,
+    /// Kept across replays (`load_<name>`, `download_<name>`); kernels read and write it.
+    State,
+    /// Internal; must be written before it is read.
+    Scratch,
+    /// Mapped pinned host memory (`MappedBuffer`), written by the host (`write_<name>`), read
+    /// zero-copy by kernels through `Pinned<T>` parameters.
+    Pinned,
+    /// One mapped pinned value (`PinnedSlot`), written by the host (`write_<name>`), read
+    /// zero-copy by kernels through `Pinned<T>` parameters.
+    Slot,
+}
+
+impl Role {
+    /// Every role with its spec spelling.
+    pub const ALL: [(Role, &'static str); 7] = [
+        (Role::Input, "input"),
+        (Role::Output, "output"),
+        (Role::Parameter, "parameter"),
+        (Role::State, "state"),
+        (Role::Scratch, "scratch"),
+        (Role::Pinned, "pinned"),
+        (Role::Slot, "slot"),
+    ];
+
+    /// The spec spelling.
+    pub fn name(self) -> &'static str {
+        Role::ALL.iter().find(|(r, _)| *r == self).map_or("?", |(_, n)| n)
+    }
+
+    /// Host memory read zero-copy through `Pinned<T>` (pinned, slot).
+    pub fn is_host(self) -> bool {
+        matches!(self, Role::Pinned | Role::Slot)
+    }
+
+    /// Kernels may write it through `&mut [T]`.
+    pub fn kernel_writable(self) -> bool {
+        matches!(self, Role::Output | Role::State | Role::Scratch)
+    }
+
+    /// Holds meaningful data before the first node runs (host-filled or kept).
+    pub fn defined_at_start(self) -> bool {
+        !matches!(self, Role::Output | Role::Scratch)
+    }
+}
+
+/// A named dim.
+#[derive(Debug, Clone)]
+pub struct Dim {
+    /// Name.
+    pub name: String,
+    /// Value.
+    pub value: i128,
+}
+
+/// A buffer.
+#[derive(Debug, Clone)]
+pub struct Buffer {
+    /// Name.
+    pub name: String,
+    /// Element type.
+    pub elem: Elem,
+    /// Number of elements.
+    pub len: u64,
+    /// The length as written (`"n_hid * n_in"` or `"40"`).
+    pub len_src: String,
+    /// Role.
+    pub role: Role,
+    /// `doc = "..."`.
+    pub doc: Option<String>,
+}
+
+/// A literal value, typed by the parameter it is bound to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// Integer.
+    Int(i128),
+    /// Float (exactly as the f64/f32 it becomes: the TOML text).
+    Float(String),
+}
+
+/// A scalar.
+#[derive(Debug, Clone)]
+pub struct Scalar {
+    /// Name.
+    pub name: String,
+    /// Type.
+    pub elem: Elem,
+    /// Initial value.
+    pub default: Value,
+    /// `doc = "..."`.
+    pub doc: Option<String>,
+}
+
+/// What one kernel parameter receives.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Binding {
+    /// A device buffer (`&[T]`, or `&mut [T]` when `mutable`).
+    Buffer {
+        /// Index into `GraphIr::buffers`.
+        buffer: usize,
+        /// The kernel writes it.
+        mutable: bool,
+    },
+    /// A pinned/slot buffer through a `Pinned<T>` parameter.
+    Pinned {
+        /// Index into `GraphIr::buffers`.
+        buffer: usize,
+    },
+    /// A scalar, updatable between replays.
+    Scalar {
+        /// Index into `GraphIr::scalars`.
+        scalar: usize,
+    },
+    /// A compile-time constant: a literal, a dim or an expression over dims.
+    Const {
+        /// The value.
+        value: Value,
+        /// As written (`"n_feat"`, `"2 * n"`, `0.5`).
+        src: String,
+    },
+}
+
+/// One argument: a kernel parameter and what it is bound to.
+#[derive(Debug, Clone)]
+pub struct Arg {
+    /// Parameter name.
+    pub param: String,
+    /// Parameter element type.
+    pub elem: Elem,
+    /// The binding.
+    pub binding: Binding,
+}
+
+/// A launch dimension triple, with the source text of each given component.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dim3 {
+    /// `(x, y, z)`.
+    pub value: [u32; 3],
+    /// As written, e.g. `"ceil(n / 128)"`.
+    pub src: String,
+}
+
+/// One kernel launch.
+#[derive(Debug, Clone)]
+pub struct Node {
+    /// Node name (unique).
+    pub name: String,
+    /// Index into `GraphIr::kernels`.
+    pub kernel: usize,
+    /// Grid.
+    pub grid: Dim3,
+    /// Block.
+    pub block: Dim3,
+    /// Dynamic shared memory in bytes.
+    pub shared: u32,
+    /// Arguments, in the kernel's parameter order.
+    pub args: Vec<Arg>,
+    /// `doc = "..."`.
+    pub doc: Option<String>,
+}
+
+/// The validated graph.
+#[derive(Debug, Clone)]
+pub struct GraphIr {
+    /// Spec file as written in the macro call (for messages and docs).
+    pub spec_path: String,
+    /// Top-level `doc`.
+    pub doc: Option<String>,
+    /// The Rust file holding the `#[kernel]` declarations, as written in the spec.
+    pub kernel_source: String,
+    /// Where the generated kernel handle types live.
+    pub module: syn::Path,
+    /// Dims, in file order.
+    pub dims: Vec<Dim>,
+    /// Buffers, in file order.
+    pub buffers: Vec<Buffer>,
+    /// Scalars, in file order.
+    pub scalars: Vec<Scalar>,
+    /// The kernels the nodes use (each once), in order of first use.
+    pub kernels: Vec<KernelDecl>,
+    /// Nodes, in file order (= eager order).
+    pub nodes: Vec<Node>,
+}
+
+impl GraphIr {
+    /// Buffers node `n` reads and writes: `(buffer, writes)`, one entry per buffer (a buffer
+    /// passed both ways counts as written).
+    pub fn accesses(&self, n: usize) -> Vec<(usize, bool)> {
+        let mut out: Vec<(usize, bool)> = Vec::new();
+        for a in &self.nodes[n].args {
+            let (b, w) = match a.binding {
+                Binding::Buffer { buffer, mutable } => (buffer, mutable),
+                Binding::Pinned { buffer } => (buffer, false),
+                _ => continue,
+            };
+            match out.iter_mut().find(|(x, _)| *x == b) {
+                Some(e) => e.1 |= w,
+                None => out.push((b, w)),
+            }
+        }
+        out
+    }
+}
