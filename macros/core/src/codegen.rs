@@ -124,6 +124,9 @@ pub(crate) fn handle(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
             ParamKind::Scalar(_) => None,
         }
     });
+    let params2 = params.clone();
+    let addresses2 = addresses.clone();
+    let names: Vec<&Ident> = decl.params.iter().map(|p| &p.name).collect();
     let pushes = decl.params.iter().map(|p| &p.name);
     // Hygienic, so a parameter named `args` cannot clash with it.
     let args = Ident::new("args", Span::mixed_site());
@@ -209,6 +212,33 @@ pub(crate) fn handle(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
                     .map(|_events| ())
                     .map_err(|source| ::kgraph::Error::Launch { kernel: Self::NAME, source })
             }
+
+            /// [`Self::launch`] with launch options, e.g. `kgraph::LaunchOptions::PDL`
+            /// (programmatic dependent launch through `cuLaunchKernelEx`: the kernel must wait
+            /// on its grid dependency, `griddepcontrol.wait`, before reading what the previous
+            /// kernel wrote). With default options this is exactly [`Self::launch`].
+            ///
+            /// # Errors
+            ///
+            /// As [`Self::launch`].
+            #[inline]
+            #[allow(clippy::too_many_arguments)]
+            pub fn launch_with(
+                &self,
+                stream: &::kgraph::CudaStream,
+                cfg: ::kgraph::LaunchConfig,
+                opts: ::kgraph::LaunchOptions,
+                #(#params2),*
+            ) -> ::kgraph::Result<()> {
+                if opts == ::kgraph::LaunchOptions::default() {
+                    return self.launch(stream, cfg, #(#names),*);
+                }
+                #(#addresses2)*
+                let mut #args = [#(&#names as *const _ as *mut ::core::ffi::c_void),*];
+                // SAFETY: as in `launch`: one pointer per kernel parameter, in the verified order,
+                // each to a local (device address or scalar) that outlives the call.
+                unsafe { ::kgraph::launch_ex(stream, &self.function, Self::NAME, cfg, opts, &mut #args) }
+            }
         }
     }
 }
@@ -220,11 +250,15 @@ pub(crate) fn stub(vis: &Visibility, name: &Ident, attrs: &[Attribute], params: 
     let cfgs = cfg_attrs(attrs);
     let symbol = ident_text(name);
     let message = format!("the `#[kernel]` declaration of `{symbol}` has errors");
-    let params = params.iter().map(|p| {
-        let n = &p.name;
-        let t = p.kind.map_or_else(|| quote!(impl ::core::marker::Sized), launch_param_type);
-        quote!(#n: #t)
-    });
+    let params: Vec<TokenStream> = params
+        .iter()
+        .map(|p| {
+            let n = &p.name;
+            let t = p.kind.map_or_else(|| quote!(impl ::core::marker::Sized), launch_param_type);
+            quote!(#n: #t)
+        })
+        .collect();
+    let params2 = &params;
     quote! {
         #(#cfgs)*
         /// Placeholder for a kernel whose `#[kernel]` declaration has errors (see the compiler's messages).
@@ -253,6 +287,16 @@ pub(crate) fn stub(vis: &Visibility, name: &Ident, attrs: &[Attribute], params: 
                 stream: &::kgraph::CudaStream,
                 cfg: ::kgraph::LaunchConfig,
                 #(#params),*
+            ) -> ::kgraph::Result<()> {
+                ::core::unreachable!(#message)
+            }
+            /// Never returns: the declaration has errors.
+            pub fn launch_with(
+                &self,
+                stream: &::kgraph::CudaStream,
+                cfg: ::kgraph::LaunchConfig,
+                opts: ::kgraph::LaunchOptions,
+                #(#params2),*
             ) -> ::kgraph::Result<()> {
                 ::core::unreachable!(#message)
             }
