@@ -160,6 +160,9 @@ impl Graph {
         unsafe { sys::cuGraphGetEdges_v2(self.graph, no_nodes, no_nodes, no_data, &mut count) }
             .result()
             .map_err(|e| Error::driver("graph edges: count", e))?;
+        if count == 0 {
+            return Ok(Vec::new());
+        }
         let mut from = vec![std::ptr::null_mut(); count];
         let mut to = vec![std::ptr::null_mut(); count];
         let blank = sys::CUgraphEdgeData { from_port: 0, to_port: 0, type_: 0, reserved: [0; 5] };
@@ -216,6 +219,10 @@ impl Graph {
         unsafe { sys::cuGraphGetNodes(self.graph, std::ptr::null_mut(), &mut count) }
             .result()
             .map_err(|e| Error::driver("graph nodes: count", e))?;
+        if count == 0 {
+            // The driver rejects a listing into an empty array (a dangling pointer).
+            return Ok(Vec::new());
+        }
         let mut nodes = vec![std::ptr::null_mut(); count];
         // SAFETY: `nodes` holds `count` entries, as the driver is told; it updates `count`.
         unsafe { sys::cuGraphGetNodes(self.graph, nodes.as_mut_ptr(), &mut count) }
