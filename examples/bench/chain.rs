@@ -1,0 +1,138 @@
+//! chain8 / chain64: dependent launches of y = a·x + b on 256 f32, ping-ponging two buffers.
+//! (a) kgraph's generated binding, eager; (b) the same launches hand-written with cudarc's
+//! `launch_builder`, event tracking off (kgraph's context) and on (a default cudarc context);
+//! (c) captured and replayed: kgraph `Graph`, raw cudarc graph, and kgraph with PDL.
+
+use std::sync::Arc;
+
+use kgraph::cudarc::driver::{sys, CudaContext, CudaFunction, CudaSlice, CudaStream, PushKernelArg};
+use kgraph::{Device, Graph, LaunchConfig, LaunchOptions};
+
+use crate::k::Kernels;
+use crate::report::{median_us, Report};
+
+const N: usize = 256;
+const CFG: LaunchConfig = LaunchConfig { grid_dim: (2, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 };
+const A: f32 = 1.0001;
+const B: f32 = 0.5;
+
+/// `nodes` launches through the generated binding; `pdl` selects the PDL kernel and attribute.
+fn chain_kgraph(
+    k: &Kernels,
+    s: &CudaStream,
+    x: &mut CudaSlice<f32>,
+    y: &mut CudaSlice<f32>,
+    nodes: usize,
+    pdl: Option<LaunchOptions>,
+) -> kgraph::Result<()> {
+    for i in 0..nodes {
+        let (src, dst) = if i % 2 == 0 { (&*x, &mut *y) } else { (&*y, &mut *x) };
+        match pdl {
+            None => k.bench_axpb.launch(s, CFG, src, dst, A, B, N as i32)?,
+            Some(opts) => k.bench_axpb_pdl.launch_with(s, CFG, opts, src, dst, A, B, N as i32)?,
+        }
+    }
+    Ok(())
+}
+
+/// The same launches written by hand with cudarc.
+fn chain_raw(s: &CudaStream, f: &CudaFunction, x: &mut CudaSlice<f32>, y: &mut CudaSlice<f32>, nodes: usize) {
+    let n = N as i32;
+    for i in 0..nodes {
+        let mut l = s.launch_builder(f);
+        if i % 2 == 0 {
+            l.arg(&*x).arg(&mut *y);
+        } else {
+            l.arg(&*y).arg(&mut *x);
+        }
+        l.arg(&A).arg(&B).arg(&n);
+        // SAFETY: matches bench_axpb(const float*, float*, float, float, int); both buffers hold N.
+        unsafe { l.launch(CFG) }.expect("raw launch");
+    }
+}
+
+fn sync(s: &CudaStream) -> anyhow::Result<()> {
+    Ok(s.synchronize()?)
+}
+
+pub fn run(dev: &Device, k: &Kernels, iters: usize, report: &mut Report) -> anyhow::Result<()> {
+    let init: Vec<f32> = (0..N).map(|i| i as f32 * 0.01).collect();
+    let (mut x, mut y) = (dev.upload(&init)?, dev.upload(&init)?);
+    let s: Arc<CudaStream> = dev.stream().clone();
+    let f = k.bench_axpb.function().clone();
+
+    // A default cudarc context object: event tracking on, and a second stream so it is active.
+    let tracked_ctx = CudaContext::new(0)?;
+    let ts = tracked_ctx.new_stream()?;
+    let (mut tx, mut ty) = (ts.clone_htod(&init)?, ts.clone_htod(&init)?);
+
+    for nodes in [8usize, 64] {
+        let t = median_us(iters, || {
+            chain_kgraph(k, &s, &mut x, &mut y, nodes, None)?;
+            sync(&s)
+        })?;
+        report.add(format!("kgraph_chain{nodes}_eager"), t, "us");
+        let t = median_us(iters, || {
+            chain_raw(&s, &f, &mut x, &mut y, nodes);
+            sync(&s)
+        })?;
+        report.add(format!("cudarc_chain{nodes}_eager_events_off"), t, "us");
+        let t = median_us(iters, || {
+            chain_raw(&ts, &f, &mut tx, &mut ty, nodes);
+            sync(&ts)
+        })?;
+        report.add(format!("cudarc_chain{nodes}_eager_events_on"), t, "us");
+        report.ratio(
+            &format!("ratio_chain{nodes}_eager_kgraph_vs_cudarc"),
+            &format!("kgraph_chain{nodes}_eager"),
+            &format!("cudarc_chain{nodes}_eager_events_off"),
+        );
+
+        let g = Graph::capture(&s, |cs| chain_kgraph(k, cs, &mut x, &mut y, nodes, None))?;
+        g.upload()?;
+        let t = median_us(iters, || {
+            g.replay()?;
+            sync(&s)
+        })?;
+        report.add(format!("kgraph_chain{nodes}_graph"), t, "us");
+
+        s.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
+        chain_raw(&s, &f, &mut x, &mut y, nodes);
+        let raw = s.end_capture(sys::CUgraphInstantiate_flags(0))?.expect("captured graph");
+        raw.upload()?;
+        let t = median_us(iters, || {
+            raw.launch()?;
+            sync(&s)
+        })?;
+        report.add(format!("cudarc_chain{nodes}_graph"), t, "us");
+        report.ratio(
+            &format!("ratio_chain{nodes}_graph_kgraph_vs_cudarc"),
+            &format!("kgraph_chain{nodes}_graph"),
+            &format!("cudarc_chain{nodes}_graph"),
+        );
+
+        let pdl = Graph::capture(&s, |cs| chain_kgraph(k, cs, &mut x, &mut y, nodes, Some(LaunchOptions::PDL)))?;
+        pdl.upload()?;
+        let t = median_us(iters, || {
+            pdl.replay()?;
+            sync(&s)
+        })?;
+        report.add(format!("kgraph_chain{nodes}_graph_pdl"), t, "us");
+        report.ratio(
+            &format!("ratio_chain{nodes}_graph_pdl_vs_plain"),
+            &format!("kgraph_chain{nodes}_graph_pdl"),
+            &format!("kgraph_chain{nodes}_graph"),
+        );
+
+        // Same start, with and without PDL: the results must agree bit for bit.
+        let mut outs = Vec::new();
+        for g in [&g, &pdl] {
+            dev.upload_into(&init, &mut x)?;
+            g.replay()?;
+            outs.push(dev.download(&x)?);
+        }
+        let equal = outs[0].iter().zip(&outs[1]).all(|(a, b)| a.to_bits() == b.to_bits());
+        report.add(format!("kgraph_chain{nodes}_pdl_bit_equal"), f64::from(u8::from(equal)), "bool");
+    }
+    Ok(())
+}
