@@ -152,6 +152,16 @@ impl Graph {
 
     /// The dependency edges `(from, to)` as indices into the node order of `cuGraphGetNodes`.
     pub fn edges(&self) -> Result<Vec<(usize, usize)>> {
+        Ok(self.edges_typed()?.into_iter().map(|(from, to, _)| (from, to)).collect())
+    }
+
+    /// The dependency edges with their edge data (`cuGraphGetEdges_v2`): `(from, to, data)`,
+    /// `from` and `to` indices into the node order of `cuGraphGetNodes`, in the order of
+    /// [`Graph::edges`]. `data.type_` is a `sys::CUgraphDependencyType` value:
+    /// `CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC` for a programmatic dependent launch edge (a PDL
+    /// launch in the capture; `data.from_port` then names the trigger), 0 (`DEFAULT`) for a full
+    /// dependency.
+    pub fn edges_typed(&self) -> Result<Vec<(usize, usize, sys::CUgraphEdgeData)>> {
         let nodes = self.nodes()?;
         let index: HashMap<sys::CUgraphNode, usize> = nodes.iter().enumerate().map(|(i, &n)| (n, i)).collect();
         let (no_nodes, no_data) = (std::ptr::null_mut(), std::ptr::null_mut());
@@ -180,7 +190,7 @@ impl Graph {
                 .copied()
                 .ok_or_else(|| Error::graph("edges", "an edge names a node the graph does not list"))
         };
-        from.iter().zip(&to).take(count).map(|(f, t)| Ok((lookup(f)?, lookup(t)?))).collect()
+        from.iter().zip(&to).zip(&data).take(count).map(|((f, t), d)| Ok((lookup(f)?, lookup(t)?, *d))).collect()
     }
 
     /// The captured graph (for inspection with the driver API; do not destroy it).

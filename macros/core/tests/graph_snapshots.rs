@@ -1,6 +1,6 @@
 //! Snapshots of what `graph!` generates for every spec in the workspace's `graphs/` folder
 //! (formatted with prettyplease), and of each spec's derived dependency edges and capture
-//! schedule. New specs are picked up automatically; review changes with `cargo insta review`.
+//! schedule (PDL launches marked). New specs are picked up automatically; review changes with `cargo insta review`.
 
 use std::path::{Path, PathBuf};
 
@@ -67,7 +67,9 @@ fn dependency_edges_of_every_spec() {
             out += &match *step {
                 Step::Record { event, stream } => format!("  record event {event} on stream {stream}\n"),
                 Step::Wait { stream, event } => format!("  stream {stream} waits for event {event}\n"),
-                Step::Launch { node: n, stream } => format!("  launch {} on stream {stream}\n", node(n)),
+                Step::Launch { node: n, stream, pdl } => {
+                    format!("  launch {} on stream {stream}{}\n", node(n), if pdl { " with PDL" } else { "" })
+                }
             };
         }
         insta::assert_snapshot!(format!("edges_{}", stem(&spec)), out);

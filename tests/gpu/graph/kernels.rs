@@ -29,3 +29,27 @@ pub fn tg_mul(x: &[f32], w: &[f32], y: &mut [f32], n: i32);
 /// `acc += x`.
 #[kgraph::kernel("test_graph.cu")]
 pub fn tg_accumulate(acc: &mut [f32], x: &[f32], n: i32);
+
+// PDL-aware kernels (graphs/test_pdl_*.toml): each executes `griddepcontrol.launch_dependents`
+// and `griddepcontrol.wait` in every thread before touching memory, so it may be launched with
+// programmatic dependent launch.
+
+/// `y = a * x + b`, PDL-aware.
+#[kgraph::kernel("test_graph.cu")]
+pub fn tg_pdl_affine(x: &[f32], y: &mut [f32], a: f32, b: f32, n: i32);
+
+/// `y[i] = x[i] * x[(i + 1) % n] + 0.5`, PDL-aware.
+#[kgraph::kernel("test_graph.cu")]
+pub fn tg_pdl_mix(x: &[f32], y: &mut [f32], n: i32);
+
+/// `y = sin(k * s) + k`, PDL-aware.
+#[kgraph::kernel("test_graph.cu")]
+pub fn tg_pdl_branch(s: &[f32], y: &mut [f32], k: f32, n: i32);
+
+/// `out = a + 2b + 3c + 4d`, PDL-aware.
+#[kgraph::kernel("test_graph.cu")]
+pub fn tg_pdl_join4(a: &[f32], b: &[f32], c: &[f32], d: &[f32], out: &mut [f32], n: i32);
+
+/// `acc += x`, PDL-aware.
+#[kgraph::kernel("test_graph.cu")]
+pub fn tg_pdl_accumulate(acc: &mut [f32], x: &[f32], n: i32);

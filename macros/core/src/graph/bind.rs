@@ -128,7 +128,8 @@ pub(crate) fn bind_nodes(
                 out.kernels.len() - 1
             }
         };
-        out.nodes.push(Node { name: name.v, kernel: k, grid, block, shared, args, doc: node.doc.clone() });
+        let pdl = node.pdl.as_ref().or(raw.pdl.as_ref()).is_some_and(|p| p.v);
+        out.nodes.push(Node { name: name.v, kernel: k, grid, block, shared, args, doc: node.doc.clone(), pdl });
         out.arg_spans.push(spans);
     }
     out

@@ -32,8 +32,12 @@ pub struct CodegenInput<'a> {
     pub name: &'a Ident,
     /// Reduced dependency edges.
     pub edges: &'a [Edge],
-    /// Capture schedule.
+    /// Capture schedule of `capture()` (dataflow branches).
     pub schedule: &'a Schedule,
+    /// Capture schedule of `capture_serialized()` (file order, one stream).
+    pub serial: &'a Schedule,
+    /// The edges `capture()` makes programmatic (PDL).
+    pub programmatic: &'a [(usize, usize)],
     /// Files to track with `include_bytes!` (absolute paths), so edits re-run the macro.
     pub tracked: &'a [String],
     /// Struct rustdoc.
@@ -215,6 +219,11 @@ pub fn generate(cg: &CodegenInput<'_>) -> TokenStream {
         let (f, t) = (Literal::usize_unsuffixed(e.from), Literal::usize_unsuffixed(e.to));
         quote!((#f, #t))
     });
+    let node_pdl: Vec<bool> = ir.nodes.iter().map(|n| n.pdl).collect();
+    let pdl_edge_pairs = cg.programmatic.iter().map(|&(f, t)| {
+        let (f, t) = (Literal::usize_unsuffixed(f), Literal::usize_unsuffixed(t));
+        quote!((#f, #t))
+    });
 
     let accessors = accessors(cg);
     let host = host_methods_tokens(cg);
@@ -253,8 +262,10 @@ pub fn generate(cg: &CodegenInput<'_>) -> TokenStream {
             side_streams: ::std::vec::Vec<::std::sync::Arc<::kgraph::CudaStream>>,
             /// Fork/join events for capture, pre-created so capture creates nothing.
             events: ::std::vec::Vec<::kgraph::cudarc::driver::CudaEvent>,
-            /// The captured graph, once `capture` ran.
+            /// The captured graph, once `capture` or `capture_serialized` ran.
             captured: ::core::option::Option<::kgraph::Graph>,
+            /// Launch the `NODE_PDL` nodes with PDL (eager runs and later captures).
+            pdl_enabled: bool,
             /// Each spec node's node in the captured graph (as an address, so the struct stays
             /// `Send`; a handle is only used together with `captured`).
             graph_nodes: ::std::vec::Vec<usize>,
@@ -268,8 +279,16 @@ pub fn generate(cg: &CodegenInput<'_>) -> TokenStream {
             /// Node names, in file order (= eager order); indices used by `EDGES`.
             pub const NODES: &'static [&'static str] = &[#(#node_names),*];
             /// Dependency edges `(from, to)` between nodes, derived from their reads and writes
-            /// and transitively reduced: exactly the edges of the captured CUDA graph.
+            /// and transitively reduced: exactly the edges of the graph [`Self::capture`] builds.
             pub const EDGES: &'static [(usize, usize)] = &[#(#edge_pairs),*];
+            /// Per node (indexed like `NODES`): launched with programmatic dependent launch (the
+            /// spec's `pdl`). Such a kernel must execute `griddepcontrol.wait` before touching
+            /// any buffer.
+            pub const NODE_PDL: &'static [bool] = &[#(#node_pdl),*];
+            /// The edges of `EDGES` that [`Self::capture`] makes programmatic: into a PDL node
+            /// that continues the stream of its sole predecessor. Every other edge, including
+            /// every cross-stream one, is a full dependency.
+            pub const PDL_EDGES: &'static [(usize, usize)] = &[#(#pdl_edge_pairs),*];
             /// The dataflow as Graphviz DOT.
             pub const DOT: &'static str = #dot;
             /// The dataflow as a Mermaid flowchart.
@@ -288,6 +307,7 @@ pub fn generate(cg: &CodegenInput<'_>) -> TokenStream {
                     side_streams: #side_init,
                     events: #event_init,
                     captured: ::core::option::Option::None,
+                    pdl_enabled: true,
                     graph_nodes: ::std::vec::Vec::new(),
                     device: ::core::clone::Clone::clone(device),
                 })

@@ -1,12 +1,14 @@
 //! Generated launch code: one private launch function per node, `run_eager` (file order, one
 //! stream), `capture` (the multi-stream schedule from `dataflow::schedule`, recording each spec
-//! node's graph node), `replay`, and the per-node parameter updates behind `set_<scalar>`.
+//! node's graph node), `capture_serialized` (`dataflow::serial_schedule`), `replay`, the PDL
+//! switch, and the per-node parameter updates behind `set_<scalar>`.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
+use syn::Ident;
 
 use super::codegen::{buffer_field, doc_attr, elem_ty, kernel_field, scalar_field, typed_literal, CodegenInput};
-use super::dataflow::Step;
+use super::dataflow::{Schedule, Step};
 use super::ir::{Binding, GraphIr};
 
 fn launch_args(ir: &GraphIr, n: usize) -> Vec<TokenStream> {
@@ -43,17 +45,17 @@ fn launch_fn(ir: &GraphIr, n: usize) -> TokenStream {
     let [bx, by, bz] = node.block.value;
     let shared = node.shared;
     let args = launch_args(ir, n);
-    let doc = format!("Launches node `{}` on `stream`.", node.name);
+    let doc = format!("Launches node `{}` on `stream` with `opts`.", node.name);
     let doc = doc_attr(&doc);
     quote! {
         #doc
-        fn #f(&mut self, stream: &::kgraph::CudaStream) -> ::kgraph::Result<()> {
+        fn #f(&mut self, stream: &::kgraph::CudaStream, opts: ::kgraph::LaunchOptions) -> ::kgraph::Result<()> {
             let cfg = ::kgraph::LaunchConfig {
                 grid_dim: (#gx, #gy, #gz),
                 block_dim: (#bx, #by, #bz),
                 shared_mem_bytes: #shared,
             };
-            self.#k.launch(stream, cfg, #(#args),*)
+            self.#k.launch_with(stream, cfg, opts, #(#args),*)
         }
     }
 }
@@ -109,9 +111,19 @@ fn update_fn(ir: &GraphIr, n: usize) -> Option<TokenStream> {
     })
 }
 
-fn capture_steps(cg: &CodegenInput<'_>) -> TokenStream {
+/// The options of a launch: PDL (while enabled) where `pdl`, else the defaults.
+fn launch_options(pdl: bool) -> TokenStream {
+    if pdl {
+        quote!(self.__pdl_options())
+    } else {
+        quote!(::kgraph::LaunchOptions::default())
+    }
+}
+
+/// A private method issuing every node as `schedule` says, recording each node's graph node.
+fn capture_steps(cg: &CodegenInput<'_>, schedule: &Schedule, f: &Ident, doc: &str) -> TokenStream {
     let ir = cg.ir;
-    let s = cg.schedule;
+    let s = schedule;
     let streams = (1..=s.side_streams).map(|k| {
         let k = k - 1;
         quote!(::std::sync::Arc::clone(&self.side_streams[#k]))
@@ -127,20 +139,21 @@ fn capture_steps(cg: &CodegenInput<'_>) -> TokenStream {
                 let what = format!("make stream {stream} wait for event {event}");
                 quote!(Self::__wait_event(&streams[#stream], &self.events[#event], #what)?;)
             }
-            Step::Launch { node, stream } => {
-                let f = format_ident!("__launch_node_{}", node);
+            Step::Launch { node, stream, pdl } => {
+                let launch = format_ident!("__launch_node_{}", node);
                 let name = &ir.nodes[node].name;
+                let opts = launch_options(pdl);
                 quote! {
-                    self.#f(&streams[#stream])?;
+                    self.#launch(&streams[#stream], #opts)?;
                     nodes[#node] = Self::__captured_node(&streams[#stream], #name)? as usize;
                 }
             }
         });
     }
+    let doc = doc_attr(doc);
     quote! {
-        /// Issues every node on the capturing stream and the side streams, in the dependency
-        /// schedule, recording each node's graph node.
-        fn __capture_steps(
+        #doc
+        fn #f(
             &mut self,
             origin: &::std::sync::Arc<::kgraph::CudaStream>,
             nodes: &mut [usize],
@@ -160,7 +173,32 @@ pub fn run_methods(cg: &CodegenInput<'_>) -> TokenStream {
     let launches: Vec<TokenStream> = (0..n_nodes).map(|n| launch_fn(ir, n)).collect();
     let updates: Vec<TokenStream> = (0..n_nodes).filter_map(|n| update_fn(ir, n)).collect();
     let eager_calls = (0..n_nodes).map(|n| format_ident!("__launch_node_{}", n));
-    let steps = capture_steps(cg);
+    let eager_opts = ir.nodes.iter().map(|n| launch_options(n.pdl));
+    // Only generated where used (a spec without PDL nodes has no use for it).
+    let pdl_options = ir.nodes.iter().any(|n| n.pdl).then(|| {
+        quote! {
+            /// The options of a PDL node's launch: PDL while enabled, else plain.
+            fn __pdl_options(&self) -> ::kgraph::LaunchOptions {
+                if self.pdl_enabled {
+                    ::kgraph::LaunchOptions::PDL
+                } else {
+                    ::kgraph::LaunchOptions::default()
+                }
+            }
+        }
+    });
+    let branched = capture_steps(
+        cg,
+        cg.schedule,
+        &format_ident!("__capture_branched"),
+        "Issues every node on the capturing stream and the side streams, in the dependency schedule, recording each node's graph node.",
+    );
+    let serialized = capture_steps(
+        cg,
+        cg.serial,
+        &format_ident!("__capture_serialized"),
+        "Issues every node on the capturing stream in file order, recording each node's graph node.",
+    );
     let replay_op = format!("{gname}::replay");
     let capture_op = format!("{gname}::capture");
     let set_params_op = format!("{gname}::set_<scalar>");
@@ -170,46 +208,82 @@ pub fn run_methods(cg: &CodegenInput<'_>) -> TokenStream {
         ""
     };
     let capture_doc = doc_attr(&format!(
-        "Captures every node into a CUDA graph and instantiates it, replacing any earlier capture. Independent nodes (no path between them in `EDGES`) are issued on separate side streams, forked from and joined back into the device stream with events, so they become parallel branches; the graph's edges are exactly `EDGES`. Scalars are captured with their current values and later updated in place by `set_<scalar>`.{pinned_note}"
+        "Captures every node into a CUDA graph and instantiates it, replacing any earlier capture (of either kind). Independent nodes (no path between them in `EDGES`) are issued on separate side streams, forked from and joined back into the device stream with events, so they become parallel branches; the graph's edges are exactly `EDGES`, those in `PDL_EDGES` programmatic (while PDL is enabled). Scalars are captured with their current values and later updated in place by `set_<scalar>`.{pinned_note}"
+    ));
+    let serialized_doc = doc_attr(&format!(
+        "Captures every node on the device stream in file order (the order of `run_eager`), with no parallel branches: the graph is a path of `NODES.len() - 1` edges, the edge into each `NODE_PDL` node programmatic (while PDL is enabled). Replaces any earlier capture; [`Self::replay`] and `set_<scalar>` then work on this graph. For benchmarks (branched vs serialized) and debugging; the results equal those of [`Self::capture`].{pinned_note}"
     ));
     quote! {
         #( #launches )*
         #( #updates )*
 
         /// Launches every node once, in file order, on the device stream (asynchronous; no
-        /// graph). Gives the same results as a replay of the captured graph.
+        /// graph), the `NODE_PDL` nodes with PDL while it is enabled. Gives the same results as
+        /// a replay of the captured graph.
         pub fn run_eager(&mut self) -> ::kgraph::Result<()> {
             let stream = ::std::sync::Arc::clone(self.device.stream());
-            #( self.#eager_calls(&stream)?; )*
+            #( self.#eager_calls(&stream, #eager_opts)?; )*
             ::core::result::Result::Ok(())
         }
 
         #capture_doc
         pub fn capture(&mut self) -> ::kgraph::Result<()> {
+            self.__capture(false)
+        }
+
+        #serialized_doc
+        pub fn capture_serialized(&mut self) -> ::kgraph::Result<()> {
+            self.__capture(true)
+        }
+
+        fn __capture(&mut self, serialized: bool) -> ::kgraph::Result<()> {
             self.captured = ::core::option::Option::None;
             self.graph_nodes.clear();
             let origin = ::std::sync::Arc::clone(self.device.stream());
             let mut nodes = ::std::vec![0usize; #n_nodes];
-            let graph = ::kgraph::Graph::capture(&origin, |s| self.__capture_steps(s, &mut nodes))?;
+            let graph = ::kgraph::Graph::capture(&origin, |s| {
+                if serialized {
+                    self.__capture_serialized(s, &mut nodes)
+                } else {
+                    self.__capture_branched(s, &mut nodes)
+                }
+            })?;
             graph.upload()?;
             self.captured = ::core::option::Option::Some(graph);
             self.graph_nodes = nodes;
             ::core::result::Result::Ok(())
         }
 
-        /// Launches the captured graph on the device stream (asynchronous).
-        /// [`kgraph::Error::Graph`] if [`Self::capture`] has not run.
+        /// Whether the `NODE_PDL` nodes are launched with programmatic dependent launch (true
+        /// after [`Self::new`]).
+        pub fn pdl_enabled(&self) -> bool {
+            self.pdl_enabled
+        }
+
+        /// Turns the spec's PDL launches on or off for later [`Self::run_eager`] calls and
+        /// captures (off: every launch is plain and every graph edge a full dependency, for
+        /// comparison and debugging). A graph already captured keeps its edges until the next
+        /// capture.
+        pub fn set_pdl_enabled(&mut self, enabled: bool) {
+            self.pdl_enabled = enabled;
+        }
+
+        #pdl_options
+
+        /// Launches the captured graph on the device stream (asynchronous): the graph of the
+        /// last [`Self::capture`] or [`Self::capture_serialized`].
+        /// [`kgraph::Error::Graph`] if neither has run.
         pub fn replay(&self) -> ::kgraph::Result<()> {
             match &self.captured {
                 ::core::option::Option::Some(graph) => graph.replay(),
                 ::core::option::Option::None => ::core::result::Result::Err(::kgraph::Error::graph(
                     #replay_op,
-                    "no graph captured yet: call capture() first",
+                    "no graph captured yet: call capture() or capture_serialized() first",
                 )),
             }
         }
 
-        /// True once [`Self::capture`] has run.
+        /// True once [`Self::capture`] or [`Self::capture_serialized`] has run.
         pub fn is_captured(&self) -> bool {
             self.captured.is_some()
         }
@@ -225,7 +299,8 @@ pub fn run_methods(cg: &CodegenInput<'_>) -> TokenStream {
             self.graph_nodes.iter().map(|&n| n as ::kgraph::cudarc::driver::sys::CUgraphNode).collect()
         }
 
-        #steps
+        #branched
+        #serialized
 
         fn __record_event(
             event: &::kgraph::cudarc::driver::CudaEvent,

@@ -117,6 +117,10 @@ pub enum Step {
         node: usize,
         /// Stream index.
         stream: usize,
+        /// With programmatic dependent launch: set only where the stream's dependency set is
+        /// exactly the node's one predecessor, a kernel launched just before on the same stream,
+        /// so the programmatic edge relaxes that one dependency and no other.
+        pdl: bool,
     },
 }
 
@@ -133,13 +137,48 @@ pub struct Schedule {
     pub steps: Vec<Step>,
 }
 
+impl Schedule {
+    /// The edges a capture following this schedule records, `(from, to, programmatic)`, sorted:
+    /// stream capture's rules applied to the steps (a launch depends on its stream's current
+    /// dependency set and replaces it; a record copies a stream's set into the event; a wait adds
+    /// the event's set to the stream's). A PDL launch makes its incoming edges programmatic.
+    pub fn captured_edges(&self) -> Vec<(usize, usize, bool)> {
+        let mut deps: Vec<Vec<usize>> = vec![vec![]; self.side_streams + 1];
+        let mut event_deps: Vec<Vec<usize>> = vec![vec![]; self.events];
+        let mut edges = vec![];
+        for step in &self.steps {
+            match *step {
+                Step::Record { event, stream } => event_deps[event] = deps[stream].clone(),
+                Step::Wait { stream, event } => deps[stream].extend(event_deps[event].iter().copied()),
+                Step::Launch { node, stream, pdl } => {
+                    edges.extend(deps[stream].iter().map(|&d| (d, node, pdl)));
+                    deps[stream] = vec![node];
+                }
+            }
+        }
+        edges.sort();
+        edges.dedup();
+        edges
+    }
+
+    /// The captured edges that are programmatic (see [`Step::Launch`]).
+    pub fn programmatic_edges(&self) -> Vec<(usize, usize)> {
+        self.captured_edges().into_iter().filter(|e| e.2).map(|(f, t, _)| (f, t)).collect()
+    }
+}
+
 /// Assigns nodes to streams so that stream order adds no edge beyond `edges`: a node continues
 /// a stream only when that stream's last node is one of its direct predecessors; otherwise it
 /// starts a new side stream. Cross-stream edges become event record/wait pairs, roots on side
 /// streams wait on a fork event recorded first on the capturing stream, and every side stream is
 /// joined back at the end (capture requires it). Captured this way, the CUDA graph's edges are
 /// exactly `edges`.
-pub fn schedule(n: usize, edges: &[Edge]) -> Schedule {
+///
+/// `pdl[v]` asks for node `v` to be launched with PDL. It is granted only where `v` continues
+/// the stream of its only predecessor (no event waits before it): the programmatic edge then
+/// relaxes exactly that dependency. Roots and nodes that wait on other streams (joins) are
+/// launched plainly, so every cross-stream dependency stays a full one.
+pub fn schedule(n: usize, edges: &[Edge], pdl: &[bool]) -> Schedule {
     let preds: Vec<Vec<usize>> = (0..n).map(|v| edges.iter().filter(|e| e.to == v).map(|e| e.from).collect()).collect();
     let mut stream_of = vec![0usize; n];
     let mut tails: Vec<Option<usize>> = vec![None];
@@ -181,7 +220,8 @@ pub fn schedule(n: usize, edges: &[Edge]) -> Schedule {
                 steps.push(Step::Wait { stream: s, event: node_event[p].expect("predecessor recorded first") });
             }
         }
-        steps.push(Step::Launch { node: v, stream: s });
+        let programmatic = pdl[v] && preds[v].len() == 1 && stream_of[preds[v][0]] == s;
+        steps.push(Step::Launch { node: v, stream: s, pdl: programmatic });
         if needs_event[v] {
             node_event[v] = Some(events);
             steps.push(Step::Record { event: events, stream: s });
@@ -209,6 +249,14 @@ pub fn schedule(n: usize, edges: &[Edge]) -> Schedule {
     Schedule { side_streams, events, stream_of, steps }
 }
 
+/// Every node on the capturing stream in file order: a total order (each node depends on the one
+/// before), no side streams, no events. PDL nodes after the first are launched with PDL (the
+/// previous node in file order is then their only dependency).
+pub fn serial_schedule(n: usize, pdl: &[bool]) -> Schedule {
+    let steps = (0..n).map(|v| Step::Launch { node: v, stream: 0, pdl: v > 0 && pdl[v] }).collect();
+    Schedule { side_streams: 0, events: 0, stream_of: vec![0; n], steps }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,33 +272,20 @@ mod tests {
         assert_eq!(r, vec![(0, 1), (1, 2), (2, 3)]);
     }
 
-    /// Replays the schedule's stream semantics and returns the edges a capture would record.
+    /// The edges a capture records, after checking that every launch and record happens on a
+    /// stream that is part of the capture (the capturing stream, or one that waited on it).
     fn captured_edges(n: usize, s: &Schedule) -> Vec<(usize, usize)> {
-        let mut deps: Vec<Vec<usize>> = vec![vec![]; s.side_streams + 1];
-        let mut event_deps: Vec<Vec<usize>> = vec![vec![]; s.events];
-        let mut edges = vec![];
         let mut joined = vec![false; s.side_streams + 1];
         joined[0] = true;
         for step in &s.steps {
             match *step {
-                Step::Record { event, stream } => {
-                    assert!(joined[stream], "record on a stream outside the capture");
-                    event_deps[event] = deps[stream].clone();
-                }
-                Step::Wait { stream, event } => {
-                    joined[stream] = true;
-                    deps[stream].extend(event_deps[event].iter().copied());
-                }
-                Step::Launch { node, stream } => {
-                    assert!(joined[stream], "launch on a stream outside the capture");
-                    edges.extend(deps[stream].iter().map(|&d| (d, node)));
-                    deps[stream] = vec![node];
-                }
+                Step::Record { stream, .. } => assert!(joined[stream], "record on a stream outside the capture"),
+                Step::Wait { stream, .. } => joined[stream] = true,
+                Step::Launch { stream, .. } => assert!(joined[stream], "launch on a stream outside the capture"),
             }
         }
+        let edges: Vec<(usize, usize)> = s.captured_edges().into_iter().map(|(f, t, _)| (f, t)).collect();
         assert!(n == 0 || edges.iter().all(|(a, b)| a < b));
-        edges.sort();
-        edges.dedup();
         edges
     }
 
@@ -264,14 +299,47 @@ mod tests {
             (6, vec![e(0, 3), e(1, 3), e(2, 4), e(3, 5), e(4, 5)]),
         ];
         for (n, edges) in cases {
-            let s = schedule(n, &edges);
+            let s = schedule(n, &edges, &vec![false; n]);
             let mut want: Vec<(usize, usize)> = edges.iter().map(|e| (e.from, e.to)).collect();
             want.sort();
             assert_eq!(captured_edges(n, &s), want, "{s:?}");
         }
-        let chain = schedule(4, &[e(0, 1), e(1, 2), e(2, 3)]);
+        let chain = schedule(4, &[e(0, 1), e(1, 2), e(2, 3)], &[false; 4]);
         assert_eq!((chain.side_streams, chain.events), (0, 0));
-        let fan = schedule(6, &[e(0, 1), e(0, 2), e(0, 3), e(0, 4), e(1, 5), e(2, 5), e(3, 5), e(4, 5)]);
+        let fan = schedule(6, &[e(0, 1), e(0, 2), e(0, 3), e(0, 4), e(1, 5), e(2, 5), e(3, 5), e(4, 5)], &[false; 6]);
         assert_eq!(fan.side_streams, 3);
+    }
+
+    #[test]
+    fn pdl_relaxes_only_a_sole_same_stream_predecessor() {
+        let fan = vec![e(0, 1), e(0, 2), e(0, 3), e(0, 4), e(1, 5), e(2, 5), e(3, 5), e(4, 5)];
+        let s = schedule(6, &fan, &[true; 6]);
+        // 1 continues 0's stream; 2..4 wait for 0 on side streams; 5 joins four streams.
+        assert_eq!(s.programmatic_edges(), vec![(0, 1)]);
+        let mut want: Vec<(usize, usize)> = fan.iter().map(|e| (e.from, e.to)).collect();
+        want.sort();
+        assert_eq!(captured_edges(6, &s), want, "PDL changes edge types, never the edge set");
+        for (_, to, programmatic) in s.captured_edges() {
+            let in_degree = s.captured_edges().iter().filter(|e| e.1 == to).count();
+            assert!(!programmatic || in_degree == 1, "a programmatic edge is its target's only dependency");
+        }
+
+        let chain = vec![e(0, 1), e(1, 2), e(2, 3)];
+        let s = schedule(4, &chain, &[true, true, false, true]);
+        assert_eq!(s.programmatic_edges(), vec![(0, 1), (2, 3)], "a node with pdl = false keeps a full edge");
+        let s = schedule(4, &chain, &[false; 4]);
+        assert!(s.programmatic_edges().is_empty());
+        // Two predecessors on one stream's tail and another stream: a full (plain) launch.
+        let s = schedule(3, &[e(0, 2), e(1, 2)], &[true; 3]);
+        assert!(s.programmatic_edges().is_empty(), "{s:?}");
+    }
+
+    #[test]
+    fn serial_schedule_is_a_path_in_file_order() {
+        let s = serial_schedule(5, &[true, true, false, true, true]);
+        assert_eq!((s.side_streams, s.events), (0, 0));
+        let edges = captured_edges(5, &s);
+        assert_eq!(edges, vec![(0, 1), (1, 2), (2, 3), (3, 4)]);
+        assert_eq!(s.programmatic_edges(), vec![(0, 1), (2, 3), (3, 4)]);
     }
 }

@@ -1,7 +1,8 @@
 //! The spec's dataflow as diagrams: Graphviz DOT and Mermaid. Kernel nodes are boxes joined by
 //! the reduced dependency edges (labelled with the buffers and hazards behind them); host-side
 //! buffers (everything but scratch) are drawn with dashed data edges to the nodes that read them
-//! and from the nodes that write them.
+//! and from the nodes that write them. Programmatic (PDL) edges of the captured graph are bold
+//! (DOT) or thick (Mermaid) and labelled `PDL`.
 
 use super::dataflow::Edge;
 use super::ir::{GraphIr, Role};
@@ -38,8 +39,19 @@ fn data_edges(ir: &GraphIr) -> Vec<(usize, usize, bool)> {
     out
 }
 
+/// The label of edge `e`, marked when the captured graph makes it programmatic.
+fn labelled(ir: &GraphIr, e: &Edge, programmatic: &[(usize, usize)]) -> (String, bool) {
+    let pdl = programmatic.contains(&(e.from, e.to));
+    let label = edge_label(ir, e);
+    if pdl {
+        (format!("{label} (PDL)"), true)
+    } else {
+        (label, false)
+    }
+}
+
 /// Graphviz DOT source.
-pub fn dot(ir: &GraphIr, graph_name: &str, edges: &[Edge]) -> String {
+pub fn dot(ir: &GraphIr, graph_name: &str, edges: &[Edge], programmatic: &[(usize, usize)]) -> String {
     let mut s = format!("digraph {graph_name} {{\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n");
     for (i, n) in ir.nodes.iter().enumerate() {
         s += &format!("  n{i} [label=\"{}\\n{}\"];\n", n.name, ident_text(&ir.kernels[n.kernel].name));
@@ -50,7 +62,9 @@ pub fn dot(ir: &GraphIr, graph_name: &str, edges: &[Edge]) -> String {
         }
     }
     for e in edges {
-        s += &format!("  n{} -> n{} [label=\"{}\"];\n", e.from, e.to, edge_label(ir, e));
+        let (label, pdl) = labelled(ir, e, programmatic);
+        let style = if pdl { ", style=bold" } else { "" };
+        s += &format!("  n{} -> n{} [label=\"{label}\"{style}];\n", e.from, e.to);
     }
     for (b, n, into) in data_edges(ir) {
         let name = &ir.buffers[b].name;
@@ -65,7 +79,7 @@ pub fn dot(ir: &GraphIr, graph_name: &str, edges: &[Edge]) -> String {
 }
 
 /// Mermaid flowchart source.
-pub fn mermaid(ir: &GraphIr, edges: &[Edge]) -> String {
+pub fn mermaid(ir: &GraphIr, edges: &[Edge], programmatic: &[(usize, usize)]) -> String {
     let mut s = String::from("flowchart TD\n");
     for (i, n) in ir.nodes.iter().enumerate() {
         s += &format!("  n{i}[\"{}<br/>{}\"]\n", n.name, ident_text(&ir.kernels[n.kernel].name));
@@ -76,7 +90,9 @@ pub fn mermaid(ir: &GraphIr, edges: &[Edge]) -> String {
         }
     }
     for e in edges {
-        s += &format!("  n{} -->|\"{}\"| n{}\n", e.from, edge_label(ir, e), e.to);
+        let (label, pdl) = labelled(ir, e, programmatic);
+        let arrow = if pdl { "==>" } else { "-->" };
+        s += &format!("  n{} {arrow}|\"{label}\"| n{}\n", e.from, e.to);
     }
     for (b, n, into) in data_edges(ir) {
         let name = &ir.buffers[b].name;

@@ -1,5 +1,5 @@
 //! The generated struct's rustdoc, built from the spec: dims, buffers (role, length, host
-//! methods), scalars, nodes (kernel, launch, arguments) and the dependency edges.
+//! methods), scalars, nodes (kernel, launch, arguments, PDL) and the dependency edges.
 
 use super::bind::value_text;
 use super::codegen::host_methods;
@@ -17,7 +17,8 @@ fn code_list(items: impl IntoIterator<Item = String>) -> String {
 }
 
 /// Markdown for the struct's `#[doc]`.
-pub fn struct_doc(ir: &GraphIr, edges: &[Edge]) -> String {
+pub fn struct_doc(ir: &GraphIr, edges: &[Edge], programmatic: &[(usize, usize)]) -> String {
+    let any_pdl = ir.nodes.iter().any(|n| n.pdl);
     let mut d = String::new();
     if let Some(doc) = &ir.doc {
         d += doc.trim();
@@ -61,7 +62,12 @@ pub fn struct_doc(ir: &GraphIr, edges: &[Edge]) -> String {
             );
         }
     }
-    d += "\n# Nodes\n\nIn file order, which is the order of [`Self::run_eager`].\n\n| # | node | kernel | grid | block | shared | arguments |\n|---|---|---|---|---|---|---|\n";
+    d += "\n# Nodes\n\nIn file order, which is the order of [`Self::run_eager`] and [`Self::capture_serialized`].\n\n";
+    d += if any_pdl {
+        "| # | node | kernel | grid | block | shared | PDL | arguments |\n|---|---|---|---|---|---|---|---|\n"
+    } else {
+        "| # | node | kernel | grid | block | shared | arguments |\n|---|---|---|---|---|---|---|\n"
+    };
     for (i, n) in ir.nodes.iter().enumerate() {
         let args: Vec<String> = n
             .args
@@ -85,8 +91,13 @@ pub fn struct_doc(ir: &GraphIr, edges: &[Edge]) -> String {
                 format!("{} = {}", a.param, v)
             })
             .collect();
+        let pdl = match (any_pdl, n.pdl) {
+            (false, _) => "",
+            (true, true) => " yes |",
+            (true, false) => " no |",
+        };
         d += &format!(
-            "| {i} | `{}` | `{}` | `{}` | `{}` | {} | {} |\n",
+            "| {i} | `{}` | `{}` | `{}` | `{}` | {} |{pdl} {} |\n",
             n.name,
             ident_text(&ir.kernels[n.kernel].name),
             n.grid.src,
@@ -104,7 +115,19 @@ pub fn struct_doc(ir: &GraphIr, edges: &[Edge]) -> String {
     for e in edges {
         let causes: Vec<String> =
             e.causes.iter().map(|(b, h)| format!("`{}` {}", ir.buffers[*b].name, h.name())).collect();
-        d += &format!("- `{}` → `{}` ({})\n", ir.nodes[e.from].name, ir.nodes[e.to].name, causes.join(", "));
+        let pdl = if programmatic.contains(&(e.from, e.to)) { ", PDL edge" } else { "" };
+        d += &format!("- `{}` → `{}` ({}{pdl})\n", ir.nodes[e.from].name, ir.nodes[e.to].name, causes.join(", "));
+    }
+    if any_pdl {
+        d += "\n# Programmatic dependent launch\n\n\
+              The nodes marked PDL are launched with programmatic dependent launch (see \
+              [`Self::NODE_PDL`]): each may start while the kernel before it on its stream is \
+              still running, so its kernel **must** execute `griddepcontrol.wait` \
+              (`cudaGridDependencySynchronize()`) in every thread before touching any buffer; \
+              without it results are undefined. In [`Self::capture`] a PDL node gets a \
+              programmatic edge only where it continues the stream of its sole predecessor \
+              ([`Self::PDL_EDGES`]); roots and joins keep full dependencies. \
+              [`Self::set_pdl_enabled`] turns these launches off for comparison.\n";
     }
     d
 }

@@ -171,6 +171,9 @@ pub struct Node {
     pub args: Vec<Arg>,
     /// `doc = "..."`.
     pub doc: Option<String>,
+    /// Launched with programmatic dependent launch (the node's `pdl`, else the spec's, else
+    /// false): the kernel promises to execute `griddepcontrol.wait` before touching its buffers.
+    pub pdl: bool,
 }
 
 /// The validated graph.

@@ -20,6 +20,9 @@ pub mod ir;
 pub mod spec;
 pub mod validate;
 
+#[cfg(test)]
+mod pdl_tests;
+
 use std::path::{Path, PathBuf};
 
 use proc_macro2::{Span, TokenStream};
@@ -57,8 +60,10 @@ pub struct Analysis {
     pub ir: GraphIr,
     /// The reduced dependency edges.
     pub edges: Vec<dataflow::Edge>,
-    /// The capture schedule.
+    /// The capture schedule of `capture()` (dataflow branches).
     pub schedule: dataflow::Schedule,
+    /// The capture schedule of `capture_serialized()` (file order on one stream).
+    pub serial: dataflow::Schedule,
 }
 
 /// Parses and validates; `Err` holds every rendered error message.
@@ -74,8 +79,10 @@ pub fn analyze(req: &GraphRequest<'_>) -> Result<Analysis, Vec<String>> {
     match ir {
         Some(ir) if diags.is_empty() => {
             let edges = dataflow::dependencies(&ir);
-            let schedule = dataflow::schedule(ir.nodes.len(), &edges);
-            Ok(Analysis { ir, edges, schedule })
+            let pdl: Vec<bool> = ir.nodes.iter().map(|n| n.pdl).collect();
+            let schedule = dataflow::schedule(ir.nodes.len(), &edges, &pdl);
+            let serial = dataflow::serial_schedule(ir.nodes.len(), &pdl);
+            Ok(Analysis { ir, edges, schedule, serial })
         }
         _ => Err(diags.render(&map)),
     }
@@ -136,15 +143,18 @@ pub fn generate(req: &GraphRequest<'_>) -> Result<TokenStream, Vec<String>> {
     let a = analyze(req)?;
     let name =
         req.struct_name.clone().unwrap_or_else(|| Ident::new(&struct_name_for(req.spec_path), Span::call_site()));
-    let doc = docs::struct_doc(&a.ir, &a.edges);
-    let dot = diagram::dot(&a.ir, &name.to_string(), &a.edges);
-    let mermaid = diagram::mermaid(&a.ir, &a.edges);
+    let programmatic = a.schedule.programmatic_edges();
+    let doc = docs::struct_doc(&a.ir, &a.edges, &programmatic);
+    let dot = diagram::dot(&a.ir, &name.to_string(), &a.edges, &programmatic);
+    let mermaid = diagram::mermaid(&a.ir, &a.edges, &programmatic);
     let tracked = vec![join(req.root, req.spec_path), join(req.root, &a.ir.kernel_source)];
     Ok(codegen::generate(&codegen::CodegenInput {
         ir: &a.ir,
         name: &name,
         edges: &a.edges,
         schedule: &a.schedule,
+        serial: &a.serial,
+        programmatic: &programmatic,
         tracked: &tracked,
         doc: &doc,
         dot: &dot,

@@ -120,6 +120,8 @@ pub struct RawNode {
     pub args: Option<S<RawArgs>>,
     /// `doc = "..."`.
     pub doc: Option<String>,
+    /// `pdl = true|false`: overrides the spec's top-level `pdl` for this node.
+    pub pdl: Option<S<bool>>,
 }
 
 /// A whole spec, as written.
@@ -127,6 +129,8 @@ pub struct RawNode {
 pub struct RawSpec {
     /// Top-level `doc = "..."`.
     pub doc: Option<String>,
+    /// Top-level `pdl = true|false`: the default of every node's `pdl`.
+    pub pdl: Option<S<bool>>,
     /// `[kernels]`.
     pub kernels: Option<RawKernels>,
     /// `[dims]`, in file order.
@@ -225,6 +229,19 @@ impl Reader<'_> {
         self.num(v, what).map(|n| S { v: vec![n], span: v.span() })
     }
 
+    fn boolean(&mut self, v: &Spanned<DeValue<'_>>, what: &str) -> Option<S<bool>> {
+        match v.get_ref() {
+            DeValue::Boolean(b) => Some(S { v: *b, span: v.span() }),
+            other => {
+                self.diags.error(
+                    v.span(),
+                    format!("{what} must be a boolean (`true` or `false`), found {}", type_name(other)),
+                );
+                None
+            }
+        }
+    }
+
     fn table<'a, 'i>(&mut self, v: &'a Spanned<DeValue<'i>>, what: &str) -> Option<&'a DeTable<'i>> {
         match v.get_ref() {
             DeValue::Table(t) => Some(t),
@@ -259,11 +276,11 @@ impl Reader<'_> {
     }
 }
 
-const TOP_KEYS: &[&str] = &["doc", "kernels", "dims", "buffers", "scalars", "node"];
+const TOP_KEYS: &[&str] = &["doc", "pdl", "kernels", "dims", "buffers", "scalars", "node"];
 const KERNELS_KEYS: &[&str] = &["source", "module"];
 const BUFFER_KEYS: &[&str] = &["dtype", "len", "role", "doc"];
 const SCALAR_KEYS: &[&str] = &["dtype", "default", "doc"];
-const NODE_KEYS: &[&str] = &["name", "kernel", "grid", "block", "shared", "args", "doc"];
+const NODE_KEYS: &[&str] = &["name", "kernel", "grid", "block", "shared", "pdl", "args", "doc"];
 
 /// Parses `text`; TOML syntax errors and structural problems go to `diags`.
 pub fn read(text: &str, diags: &mut Diagnostics) -> RawSpec {
@@ -280,6 +297,7 @@ pub fn read(text: &str, diags: &mut Diagnostics) -> RawSpec {
     for (key, value) in entries(root.get_ref()) {
         match key.get_ref().as_ref() {
             "doc" => spec.doc = r.string(value, "`doc`").map(|s| s.v),
+            "pdl" => spec.pdl = r.boolean(value, "`pdl`"),
             "kernels" => spec.kernels = read_kernels(&mut r, key.span(), value),
             "dims" => {
                 let Some(t) = r.table(value, "`dims`") else { continue };
@@ -392,6 +410,7 @@ fn read_node(r: &mut Reader<'_>, item: &Spanned<DeValue<'_>>) -> Option<RawNode>
         shared: None,
         args: None,
         doc: None,
+        pdl: None,
     };
     for (key, v) in entries(t) {
         match key.get_ref().as_ref() {
@@ -401,6 +420,7 @@ fn read_node(r: &mut Reader<'_>, item: &Spanned<DeValue<'_>>) -> Option<RawNode>
             "block" => n.block = r.dims3(v, "`block`"),
             "shared" => n.shared = r.num(v, "`shared`"),
             "doc" => n.doc = r.string(v, "node `doc`").map(|s| s.v),
+            "pdl" => n.pdl = r.boolean(v, "node `pdl`"),
             "args" => {
                 let Some(at) = r.table(v, "`args`") else { continue };
                 let mut args = Vec::new();

@@ -21,10 +21,21 @@ pub enum Kernels {
 }
 
 /// Generated method names a spec name must not produce (see `codegen`).
-pub const RESERVED_METHODS: &[&str] =
-    &["new", "device", "run_eager", "capture", "replay", "graph", "graph_nodes", "is_captured"];
+pub const RESERVED_METHODS: &[&str] = &[
+    "new",
+    "device",
+    "run_eager",
+    "capture",
+    "capture_serialized",
+    "replay",
+    "graph",
+    "graph_nodes",
+    "is_captured",
+    "pdl_enabled",
+    "set_pdl_enabled",
+];
 /// Generated associated constants a spec name must not produce.
-pub const RESERVED_CONSTS: &[&str] = &["SPEC", "NODES", "EDGES", "DOT", "MERMAID"];
+pub const RESERVED_CONSTS: &[&str] = &["SPEC", "NODES", "EDGES", "NODE_PDL", "PDL_EDGES", "DOT", "MERMAID"];
 
 /// Shared state of one validation run.
 pub(crate) struct Ctx<'a> {
