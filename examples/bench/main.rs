@@ -8,7 +8,9 @@
 
 mod adamw;
 mod chain;
+mod fanout;
 mod report;
+mod roundtrip;
 
 /// The benchmark kernels (`kernels/bench.cu`), the same device code as the C++ anchors.
 #[kgraph::kernels]
@@ -76,6 +78,8 @@ fn run(quick: bool) -> anyhow::Result<Report> {
     let mut report = Report::new(&dev.name()?);
     let kernels = k::Kernels::load(&dev)?;
     chain::run(&dev, &kernels, iters, &mut report)?;
+    fanout::run(&dev, iters, &mut report)?;
+    roundtrip::run(&dev, iters.max(3000), &mut report)?;
     adamw::run(&dev, &kernels, &mut report)?;
     Ok(report)
 }

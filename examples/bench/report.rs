@@ -58,7 +58,6 @@ pub fn median_us(iters: usize, mut f: impl FnMut() -> anyhow::Result<()>) -> any
 }
 
 /// p-th percentile (0..=100) of `iters` host-timed runs, after the same warm-up drop.
-#[allow(dead_code)] // used by the round-trip figures
 pub fn percentiles_us(iters: usize, ps: &[f64], mut f: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<Vec<f64>> {
     let mut t = Vec::with_capacity(iters);
     for _ in 0..iters {

@@ -1,0 +1,37 @@
+//! Perception round trip: a 160-byte MBP-10 snapshot (and dt) written into mapped pinned memory
+//! → Graph A replay (features, CfC step, heads + projection, state carry) → the 5 horizon
+//! probabilities downloaded to the host. p50 / p99 of the whole step, PDL on and off.
+
+use kgraph::graphs::synthetic::BookStream;
+use kgraph::graphs::{ModelWeights, Perception};
+use kgraph::model::SNAP_LEN;
+use kgraph::Device;
+
+use crate::report::{percentiles_us, Report};
+
+pub fn run(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()> {
+    let mut g = Perception::new(dev)?;
+    g.load_weights(&ModelWeights::init(7))?;
+    let mut books = BookStream::new(2024);
+    let mut snap = [0.0f32; SNAP_LEN];
+    let mut probs = [0.0f32; Perception::PROBS_LEN];
+    for pdl in [false, true] {
+        g.set_pdl_enabled(pdl);
+        g.capture()?;
+        let mut finite = true;
+        let p = percentiles_us(iters, &[50.0, 99.0], || {
+            let tick = books.next_into(&mut snap);
+            g.write_snap(&snap)?;
+            g.write_dt(&[tick.dt])?;
+            g.replay()?;
+            g.download_probs_into(&mut probs)?;
+            finite &= probs.iter().all(|p| p.is_finite());
+            Ok(())
+        })?;
+        anyhow::ensure!(finite, "Graph A produced non-finite probabilities");
+        let tag = if pdl { "pdl" } else { "plain" };
+        report.add(format!("kgraph_perception_roundtrip_{tag}_p50"), p[0], "us");
+        report.add(format!("kgraph_perception_roundtrip_{tag}_p99"), p[1], "us");
+    }
+    Ok(())
+}
