@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use kgraph::cudarc::driver::{sys, CudaContext, CudaFunction, CudaSlice, CudaStream, PushKernelArg};
+use kgraph::cudarc::driver::{result, sys, CudaContext, CudaFunction, CudaSlice, CudaStream, PushKernelArg};
 use kgraph::{Device, Graph, LaunchConfig, LaunchOptions};
 
 use crate::k::Kernels;
@@ -124,6 +124,11 @@ pub fn run(dev: &Device, k: &Kernels, iters: usize, report: &mut Report) -> anyh
             &format!("kgraph_chain{nodes}_graph"),
         );
 
+        if nodes == 64 {
+            let t = raw_graph_on_cumemalloc(&s, &f, &init, iters)?;
+            report.add("cudarc_chain64_graph_cumemalloc", t, "us");
+        }
+
         // Same start, with and without PDL: the results must agree bit for bit.
         let mut outs = Vec::new();
         for g in [&g, &pdl] {
@@ -135,4 +140,38 @@ pub fn run(dev: &Device, k: &Kernels, iters: usize, report: &mut Report) -> anyh
         report.add(format!("kgraph_chain{nodes}_pdl_bit_equal"), f64::from(u8::from(equal)), "bool");
     }
     Ok(())
+}
+
+/// The raw cudarc chain64 graph again, on buffers from `cuMemAlloc` instead of the stream-ordered
+/// pool that cudarc (and so kgraph) allocates from: isolates what the allocation kind costs a
+/// graph replay (the C++ variant experiment, graph_variants.cu, measures the same in CUDA C++).
+fn raw_graph_on_cumemalloc(s: &Arc<CudaStream>, f: &CudaFunction, init: &[f32], iters: usize) -> anyhow::Result<f64> {
+    let bytes = std::mem::size_of_val(init);
+    // SAFETY: plain allocations of `bytes`, freed below after the stream is idle.
+    let (pa, pb) = unsafe { (result::malloc_sync(bytes)?, result::malloc_sync(bytes)?) };
+    // SAFETY: both allocations hold `bytes`; the stream is live.
+    unsafe {
+        result::memset_d8_async(pa, 0, bytes, s.cu_stream())?;
+        result::memset_d8_async(pb, 0, bytes, s.cu_stream())?;
+    }
+    // SAFETY: each pointer is a live allocation of N f32; the slices are leaked back below, so
+    // cudarc never frees them (it would use the stream-ordered free).
+    let (mut x, mut y) = unsafe { (s.upgrade_device_ptr::<f32>(pa, N), s.upgrade_device_ptr::<f32>(pb, N)) };
+    s.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
+    chain_raw(s, f, &mut x, &mut y, 64);
+    let g = s.end_capture(sys::CUgraphInstantiate_flags(0))?.expect("captured graph");
+    g.upload()?;
+    let t = median_us(iters, || {
+        g.launch()?;
+        sync(s)
+    })?;
+    drop(g);
+    let (pa, pb) = (x.leak(), y.leak());
+    s.synchronize()?;
+    // SAFETY: the stream is idle and nothing refers to the allocations any more.
+    unsafe {
+        result::free_sync(pa)?;
+        result::free_sync(pb)?;
+    }
+    Ok(t)
 }
