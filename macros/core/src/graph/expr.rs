@@ -278,7 +278,8 @@ impl Expr {
                         if y == 0 {
                             return Err("remainder by zero".into());
                         }
-                        Ok(Ratio::int(x.rem_euclid(y)))
+                        // `None` only for `i128::MIN % -1` (y != 0 here), whose remainder is 0.
+                        Ok(Ratio::int(x.checked_rem_euclid(y).unwrap_or(0)))
                     }
                 }
             }
@@ -304,11 +305,14 @@ pub struct Ratio {
 
 const OVERFLOW: &str = "expression overflows";
 
-fn gcd(mut a: i128, mut b: i128) -> i128 {
+/// The greatest common divisor (at least 1), or `None` when it is 2^127, which `i128` cannot
+/// hold. Computed on magnitudes: `i128::MIN % -1` and `i128::MIN.abs()` would overflow.
+fn gcd(a: i128, b: i128) -> Option<i128> {
+    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
     while b != 0 {
         (a, b) = (b, a % b);
     }
-    a.abs().max(1)
+    i128::try_from(a.max(1)).ok()
 }
 
 impl Ratio {
@@ -321,9 +325,13 @@ impl Ratio {
         if den == 0 {
             return Err("division by zero".into());
         }
-        let g = gcd(num, den);
-        let s = if den < 0 { -1 } else { 1 };
-        Ok(Ratio { num: s * (num / g), den: s * (den / g) })
+        let g = gcd(num, den).ok_or(OVERFLOW)?;
+        let (num, den) = (num / g, den / g);
+        if den < 0 {
+            // Negating `i128::MIN` overflows.
+            return Ok(Ratio { num: num.checked_neg().ok_or(OVERFLOW)?, den: den.checked_neg().ok_or(OVERFLOW)? });
+        }
+        Ok(Ratio { num, den })
     }
 
     fn neg(self) -> Result<Self, String> {
@@ -422,5 +430,21 @@ mod tests {
         assert_eq!(e.names(), vec![("n", 0..1), ("q", 4..5)]);
         assert_eq!(e.eval(&dims()).unwrap_err(), "unknown dim `q`");
         assert_eq!(parse("n / (m - 3)").unwrap().eval(&dims()).unwrap_err(), "division by zero");
+    }
+
+    /// Found by `tests/prop_graph_spec.rs`: `i128::MIN / -1` and `i128::MIN % -1` panicked.
+    #[test]
+    fn i128_min_by_minus_one_is_an_overflow_error_or_exact_not_a_panic() {
+        let min = "(-170141183460469231731687303715884105727 - 1)";
+        let eval = |src: String| parse(&src).unwrap().eval(&dims());
+        assert_eq!(eval(min.to_string()).unwrap().whole(), Some(i128::MIN));
+        assert_eq!(eval(format!("{min} / -1")).unwrap_err(), OVERFLOW);
+        assert_eq!(eval(format!("{min} / (0 - {min})")).unwrap_err(), OVERFLOW);
+        assert_eq!(eval(format!("1 / {min}")).unwrap_err(), OVERFLOW);
+        assert_eq!(eval(format!("{min} / 2")).unwrap().whole(), Some(i128::MIN / 2));
+        assert_eq!(eval(format!("{min} % -1")).unwrap().whole(), Some(0));
+        assert_eq!(eval(format!("{min} % 3")).unwrap().whole(), Some(i128::MIN.rem_euclid(3)));
+        assert_eq!(eval(format!("ceil({min} / 3)")).unwrap().whole(), Some(i128::MIN / 3));
+        assert_eq!(eval(format!("-{min}")).unwrap_err(), OVERFLOW);
     }
 }
