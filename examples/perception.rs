@@ -6,11 +6,12 @@
 //! `graphs/perception.toml` becomes the struct `kgraph::graphs::Perception` (one `graph!` line
 //! in `src/graphs.rs`). Each step writes a snapshot and its elapsed time into mapped pinned
 //! memory (no upload: the replay reads them over the bus), replays the captured CUDA graph
-//! (features → CfC step from the carried state → heads ∥ projection ∥ state carry) and
-//! downloads the five horizon probabilities. The stream is deterministic (random-walk mid,
-//! pressure-skewed sizes, one crossed book in ~500, which the feature kernel turns into an
-//! invalid all-zero row). Prints a few steps and the per-step latency (write → replay →
-//! download) percentiles. Without a GPU it exits non-zero with one line saying why.
+//! (features → CfC step from the carried state → heads ∥ projection ∥ state carry) and reads
+//! the five horizon probabilities, which the heads wrote straight into mapped pinned host
+//! memory (no download copy: one stream sync, then five loads). The stream is deterministic
+//! (random-walk mid, pressure-skewed sizes, one crossed book in ~500, which the feature kernel
+//! turns into an invalid all-zero row). Prints a few steps and the per-step latency (write →
+//! replay → read) percentiles. Without a GPU it exits non-zero with one line saying why.
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -83,14 +84,14 @@ fn run(steps: usize) -> kgraph::Result<bool> {
         g.write_snap(&snap)?;
         g.write_dt(&[tick.dt])?;
         g.replay()?;
-        g.download_probs_into(&mut probs)?;
+        g.read_probs_into(&mut probs)?;
         latency.push(start.elapsed());
 
         all_finite &= probs.iter().all(|p| p.is_finite());
         crossed += usize::from(tick.crossed);
         let show_crossed = tick.crossed && !std::mem::replace(&mut shown_crossed, true);
         if step < 3 || step % (steps / 4).max(1) == 0 || show_crossed {
-            g.download_y_into(&mut y)?;
+            g.read_y_into(&mut y)?;
             all_finite &= y.iter().all(|v| v.is_finite());
             let valid = dev.download(g.feat())?[FEAT_VALID] == 1.0;
             println!(
@@ -109,7 +110,7 @@ fn run(steps: usize) -> kgraph::Result<bool> {
     let pct = |q: f64| micros(latency[((latency.len() - 1) as f64 * q).round() as usize]);
     let mean = latency.iter().map(|&d| micros(d)).sum::<f64>() / latency.len() as f64;
     println!(
-        "{steps} snapshots, latency per step (write snapshot + dt -> replay -> download probs): \
+        "{steps} snapshots, latency per step (write snapshot + dt -> replay -> read probs): \
          p50 {:.1} us, p99 {:.1} us, max {:.1} us, mean {:.1} us",
         pct(0.50),
         pct(0.99),

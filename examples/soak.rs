@@ -4,7 +4,7 @@
 //!     cargo run --release --example soak [-- --steps N]      (default 1 000 000)
 //!
 //! Each step writes a snapshot and its elapsed time into pinned memory, replays the graph and
-//! downloads both outputs (probs and y). At step 1 000 (after warm-up) and at the end it reads
+//! reads both outputs (probs and y, which the graph writes straight into mapped pinned memory). At step 1 000 (after warm-up) and at the end it reads
 //! the device memory in use (`cuMemGetInfo` through `Device::mem_info`: total − free, so other
 //! processes on the GPU count too) and the process's resident set (`VmRSS` in
 //! `/proc/self/status`, which is in kB, so no page size is assumed), and prints their growth in
@@ -104,8 +104,8 @@ fn run(steps: u64) -> kgraph::Result<bool> {
         g.write_snap(&snap)?;
         g.write_dt(&[tick.dt])?;
         g.replay()?;
-        g.download_probs_into(&mut probs)?;
-        g.download_y_into(&mut y)?;
+        g.read_probs_into(&mut probs)?;
+        g.read_y_into(&mut y)?;
         if first_bad.is_none() && !(probs.iter().chain(&y).all(|v| v.is_finite())) {
             first_bad = Some(step);
         }
@@ -142,7 +142,7 @@ fn run(steps: u64) -> kgraph::Result<bool> {
     }
     if timed > 0 && seconds > 0.0 {
         println!(
-            "replay rate: {:.0} steps/s ({:.2} us per step: write snapshot + dt, replay, download probs and y)",
+            "replay rate: {:.0} steps/s ({:.2} us per step: write snapshot + dt, replay, read probs and y)",
             timed as f64 / seconds,
             seconds * 1e6 / timed as f64
         );

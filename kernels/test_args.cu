@@ -38,3 +38,16 @@ extern "C" __global__ void ka_copy_pinned_u64(const unsigned long long* src, int
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = ((const volatile unsigned long long*)src)[i];
 }
+
+// out[i] = src[i] for i < n, where out is mapped pinned host memory the kernel writes directly
+// (a zero-copy output: the host reads it after synchronizing the stream).
+extern "C" __global__ void ka_copy_to_pinned_f32(const float* src, int n, float* out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = src[i];
+}
+
+// out[i] = base + i for i < n, out in mapped pinned host memory (64-bit: the full width arrives).
+extern "C" __global__ void ka_iota_to_pinned_u64(unsigned long long base, int n, unsigned long long* out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = base + (unsigned long long)i;
+}

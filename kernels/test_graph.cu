@@ -37,6 +37,13 @@ extern "C" __global__ void tg_read_pinned(const float* frame, const float* bias,
   }
 }
 
+// host[i] = x[i] * k, where host is mapped pinned host memory the kernel writes directly (a
+// zero-copy output, read by the host after synchronizing, or by a later kernel as `const`).
+extern "C" __global__ void tg_publish(const float* x, float k, float* host, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) host[i] = x[i] * k;
+}
+
 // y[i] = x[i] * w[i].
 extern "C" __global__ void tg_mul(const float* x, const float* w, float* y, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;

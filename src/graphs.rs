@@ -4,7 +4,8 @@
 //! - [`Perception`] (`graphs/perception.toml`, "Graph A"), the latency path at B = 1: a snapshot
 //!   and its elapsed time written into mapped pinned memory, features, one CfC step from the
 //!   state `h` carried across replays, then the heads (`probs`) and the projection (`y`) as
-//!   parallel branches.
+//!   parallel branches that write their results straight into mapped pinned host memory
+//!   (`read_probs`, `read_y`: no download copy).
 //! - [`TrainStep`] (`graphs/train_step.toml`), one training step at B = 256: forward,
 //!   BCE-with-logits, backward into gradient buffers it zeroes first, and AdamW on the trunk and
 //!   the heads, with the learning rate and bias corrections read from a device buffer.
@@ -26,7 +27,7 @@
 //! g.write_snap(&snap)?;     // zero-copy: the replay reads pinned memory
 //! g.write_dt(&[tick.dt])?;
 //! g.replay()?;              // features → CfC → heads ∥ projection ∥ carry
-//! let probs = g.download_probs()?;
+//! let probs = g.read_probs()?;   // zero-copy: the heads wrote mapped host memory
 //! # Ok(()) }
 //! ```
 

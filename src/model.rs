@@ -30,6 +30,12 @@
 //! kernel reading mapped pinned host memory (a [`crate::MappedBuffer`] / [`crate::PinnedSlot`]
 //! address) directly, so the latency graph needs no host-to-device copy node: the host writes
 //! the snapshot, the replay reads it over PCIe/C2C (4 coalesced requests per snapshot).
+//!
+//! # Results into pinned memory
+//! [`MultiHorizonHeadsPinned`] and [`ProjectionPinned`] are the heads and the projection writing
+//! `probs` and `y` straight into mapped pinned host memory (`PinnedMut<f32>`): the latency graph
+//! ends with its results already in host memory, and the host reads them after synchronizing the
+//! stream, with no download copy.
 
 /// Price levels per book side (MBP-10; level 0 is the best).
 pub const N_LEVELS: usize = 10;
@@ -147,6 +153,21 @@ pub mod kernels {
         probs: &mut [f32],
     );
 
+    /// [`MultiHorizonHeads`] writing `probs` straight into mapped pinned host memory (a
+    /// [`crate::MappedBuffer`] lent through `device_ptr_mut`): a zero-copy output the host reads
+    /// after synchronizing the stream, with no download copy. `logits` stay in device memory.
+    /// Launch: [`super::launch::multi_horizon_heads`].
+    #[kernel("heads.cu", name = "multi_horizon_heads")]
+    pub fn multi_horizon_heads_pinned(
+        h: &[f32],
+        w_h: &[f32],
+        b_h: &[f32],
+        batch: i32,
+        n_hid: i32,
+        logits: &mut [f32],
+        probs: PinnedMut<f32>,
+    );
+
     /// Heads backward from the gradients of both outputs (zeros for an unused one) and the
     /// forward's `probs`: `g_h`, `g_w_h`, `g_b_h` accumulate.
     /// Launch: [`super::launch::multi_horizon_heads_backward`].
@@ -168,6 +189,11 @@ pub mod kernels {
     /// Launch: [`super::launch::projection`].
     #[kernel("projection.cu")]
     pub fn projection(h: &[f32], p: &[f32], c: &[f32], batch: i32, n_hid: i32, y: &mut [f32]);
+
+    /// [`Projection`] writing `y` straight into mapped pinned host memory (zero-copy output,
+    /// read by the host after synchronizing the stream). Launch: [`super::launch::projection`].
+    #[kernel("projection.cu", name = "projection")]
+    pub fn projection_pinned(h: &[f32], p: &[f32], c: &[f32], batch: i32, n_hid: i32, y: PinnedMut<f32>);
 
     /// Projection backward: `g_h`, `g_p`, `g_c` accumulate.
     /// Launch: [`super::launch::projection_backward`].

@@ -1,6 +1,8 @@
 //! Perception round trip: a 160-byte MBP-10 snapshot (and dt) written into mapped pinned memory
 //! → Graph A replay (features, CfC step, heads + projection, state carry) → the 5 horizon
-//! probabilities downloaded to the host. p50 / p99 of the whole step, PDL on and off.
+//! probabilities read on the host (the heads write them straight into mapped pinned memory, so
+//! the read is one stream sync and five loads: no download copy). p50 / p99 of the whole step,
+//! PDL on and off.
 
 use kgraph::graphs::synthetic::BookStream;
 use kgraph::graphs::{ModelWeights, Perception};
@@ -24,7 +26,7 @@ pub fn run(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()
             g.write_snap(&snap)?;
             g.write_dt(&[tick.dt])?;
             g.replay()?;
-            g.download_probs_into(&mut probs)?;
+            g.read_probs_into(&mut probs)?;
             finite &= probs.iter().all(|p| p.is_finite());
             Ok(())
         })?;

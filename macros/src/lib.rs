@@ -8,8 +8,9 @@ use proc_macro::TokenStream;
 /// The declaration is checked against `kernels/file.cu` (or `$KGRAPH_KERNEL_DIR/file.cu`) at
 /// compile time, and becomes a handle struct named in UpperCamelCase (`Name`) with a typed
 /// `launch(&self, stream, cfg, ...)`. Parameters: `&[T]` (kernel `const T*`), `&mut [T]`
-/// (`T*`), `T` by value, `Pinned<T>` (`const T*` into mapped pinned memory), with T one of
-/// f32 f64 i8 u8 i16 u16 i32 u32 i64 u64. `name = "symbol"` binds a differently named kernel.
+/// (`T*`), `T` by value, `Pinned<T>` (`const T*` into mapped pinned memory), `PinnedMut<T>`
+/// (`T*` into mapped pinned memory the kernel writes), with T one of f32 f64 i8 u8 i16 u16 i32
+/// u32 i64 u64. `name = "symbol"` binds a differently named kernel.
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     let config = kgraph_codegen::Config::from_env();

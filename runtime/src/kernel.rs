@@ -180,3 +180,71 @@ impl<T> PinnedPtr<T> {
         self.addr
     }
 }
+
+/// A device address of mapped pinned host memory that a kernel **writes** (a
+/// [`crate::MappedBuffer`], lent through [`crate::MappedBuffer::device_ptr_mut`]): the
+/// zero-copy kernel output, for a `T*` parameter declared `PinnedMut<T>`. The kernel stores
+/// straight into host memory over PCIe/C2C, so its results need no download copy; the host may
+/// read them only after synchronizing the stream that ran the kernel (before that they may be
+/// stale, or half written).
+#[repr(transparent)]
+pub struct PinnedMutPtr<T> {
+    addr: sys::CUdeviceptr,
+    _elem: PhantomData<*mut T>,
+}
+
+impl<T> Clone for PinnedMutPtr<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for PinnedMutPtr<T> {}
+impl<T> std::fmt::Debug for PinnedMutPtr<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PinnedMutPtr({:#x})", self.addr)
+    }
+}
+// SAFETY: `PinnedMutPtr` is `repr(transparent)` over a `CUdeviceptr` (u64), which is exactly the
+// kernel ABI of a `T*` argument, so `launch_builder().arg(&ptr)` passes the pointer.
+unsafe impl<T> cudarc::driver::DeviceRepr for PinnedMutPtr<T> {}
+// SAFETY: a device address is a plain integer; sending it does not touch the memory.
+unsafe impl<T> Send for PinnedMutPtr<T> {}
+// SAFETY: as above; shared references only copy the integer.
+unsafe impl<T> Sync for PinnedMutPtr<T> {}
+
+impl<T> PinnedMutPtr<T> {
+    /// Wraps a mapped device address that kernels may write.
+    ///
+    /// # Safety
+    /// `addr` must be the device address of mapped pinned host memory holding at least as many
+    /// `T` as the kernel writes, alive until every launch that uses it has finished, and not
+    /// read or written by the host while such a launch may be running.
+    pub unsafe fn from_raw(addr: sys::CUdeviceptr) -> Self {
+        PinnedMutPtr { addr, _elem: PhantomData }
+    }
+
+    /// The raw device address (what the kernel receives).
+    pub fn addr(&self) -> sys::CUdeviceptr {
+        self.addr
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn send_sync<T: Send + Sync + Copy>() {}
+
+    #[test]
+    fn pinned_pointers_are_bare_copyable_device_addresses() {
+        send_sync::<PinnedPtr<f32>>();
+        send_sync::<PinnedMutPtr<u64>>();
+        // The kernel ABI of a `T*` argument is one 64-bit address: nothing else may be pushed.
+        assert_eq!(std::mem::size_of::<PinnedMutPtr<[f64; 4]>>(), std::mem::size_of::<sys::CUdeviceptr>());
+        // SAFETY: the address is only stored and printed, never dereferenced or launched.
+        let out = unsafe { PinnedMutPtr::<f32>::from_raw(0x7f00_1000) };
+        let copy = out;
+        assert_eq!((out.addr(), copy.addr()), (0x7f00_1000, 0x7f00_1000));
+        assert_eq!(format!("{out:?}"), "PinnedMutPtr(0x7f001000)");
+    }
+}

@@ -5,7 +5,7 @@
 //!   device-to-device copies (kgraph has no plain host-to-device copy).
 //! - [`Pod`]: the element types that may be copied as raw bytes.
 //! - [`MappedBuffer`], [`PinnedSlot`]: mapped pinned host memory that kernels read directly
-//!   through a [`PinnedPtr`].
+//!   through a [`PinnedPtr`] (and write, a [`MappedBuffer`] through a [`PinnedMutPtr`]).
 //! - [`SlotBus`]: `f32` slots in device memory, written one at a time in stream order.
 //! - [`Graph`]: stream capture, instantiation, replay and topology queries.
 //! - [`KernelSource`], [`ModuleCache`], [`DeviceIn`]/[`DeviceOut`]: what `#[kernel]` bindings use
@@ -28,7 +28,7 @@ mod transfer;
 pub use device::Device;
 pub use error::{Error, Result};
 pub use graph::Graph;
-pub use kernel::{DeviceIn, DeviceOut, KernelSource, ModuleCache, PinnedPtr};
+pub use kernel::{DeviceIn, DeviceOut, KernelSource, ModuleCache, PinnedMutPtr, PinnedPtr};
 pub use launch::{launch_ex, LaunchOptions};
 pub use mapped::{MappedBuffer, PinnedSlot};
 pub use pod::Pod;

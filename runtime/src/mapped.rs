@@ -10,7 +10,7 @@ use cudarc::driver::{result, sys, CudaContext, DriverError};
 
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::kernel::PinnedPtr;
+use crate::kernel::{PinnedMutPtr, PinnedPtr};
 use crate::pod::Pod;
 
 /// The alignment `cuMemHostAlloc` guarantees (it returns whole pages).
@@ -18,12 +18,14 @@ const PAGE_ALIGN: usize = 4096;
 
 /// `len` elements of page-locked host memory mapped into the device's address space
 /// (`cuMemHostAlloc` with `DEVICEMAP | PORTABLE`): the host reads and writes it as a slice,
-/// kernels read it through [`MappedBuffer::device_ptr`] with no copy, and it is the source and
-/// target of kgraph's staging copies. Zeroed on creation; freed on drop.
+/// kernels read it through [`MappedBuffer::device_ptr`] and write it through
+/// [`MappedBuffer::device_ptr_mut`] with no copy, and it is the source and target of kgraph's
+/// staging copies. Zeroed on creation; freed on drop.
 ///
-/// The device reads this memory when a kernel or copy that uses it runs, not when it is
-/// enqueued: do not change elements a queued launch still has to read (synchronise first, or
-/// use one [`PinnedSlot`] per value handed over).
+/// The device reads and writes this memory when a kernel or copy that uses it runs, not when it
+/// is enqueued: do not change elements a queued launch still has to read (synchronise first, or
+/// use one [`PinnedSlot`] per value handed over), and read what a kernel writes only after
+/// synchronising the stream that ran it ([`MappedBuffer::read_volatile_into`]).
 pub struct MappedBuffer<T: Pod> {
     host: NonNull<T>,
     device: sys::CUdeviceptr,
@@ -38,8 +40,10 @@ pub struct MappedBuffer<T: Pod> {
 // in every context and on every thread, and `Drop` makes the context current on whichever
 // thread drops it, so moving the owner to another thread is sound. `T: Pod` is `Send`.
 unsafe impl<T: Pod> Send for MappedBuffer<T> {}
-// SAFETY: through `&MappedBuffer` the host can only read (`as_slice`), and `T: Pod` is `Sync`;
-// mutation needs `&mut`, so shared references on several threads never race on the host.
+// SAFETY: through `&MappedBuffer` the host can only read (`as_slice`, the volatile readers), and
+// `T: Pod` is `Sync`; host mutation needs `&mut`, so shared references on several threads never
+// race on the host. (Kernels writing through a `PinnedMutPtr` are ordered by stream
+// synchronisation, which the documented contract requires before any host read.)
 unsafe impl<T: Pod> Sync for MappedBuffer<T> {}
 
 impl<T: Pod> MappedBuffer<T> {
@@ -107,6 +111,62 @@ impl<T: Pod> MappedBuffer<T> {
         // SAFETY: the address maps this buffer's `len` elements and stays valid while `self`
         // lives; callers of the kernel keep `self` alive until the launch has finished.
         unsafe { PinnedPtr::from_raw(self.device) }
+    }
+
+    /// The device address of element 0, for kernels that **write** this buffer (a `T*` parameter
+    /// declared `PinnedMut<T>`): their results land in host memory with no download copy. Null
+    /// for an empty buffer.
+    ///
+    /// The kernel writes host memory while it runs, after this call has returned: read the
+    /// buffer on the host ([`Self::read_volatile_into`], [`Self::to_vec_volatile`],
+    /// [`Self::as_slice`]) only after synchronising the stream that ran the kernel, and keep
+    /// the buffer alive until then. `&mut self` ensures no host borrow of the elements is alive
+    /// when the pointer is handed out.
+    pub fn device_ptr_mut(&mut self) -> PinnedMutPtr<T> {
+        // SAFETY: the address maps this buffer's `len` elements and stays valid while `self`
+        // lives; callers of the kernel keep `self` alive until the launch has finished and read
+        // it on the host only after synchronising (the documented contract above).
+        unsafe { PinnedMutPtr::from_raw(self.device) }
+    }
+
+    /// Copies the buffer into `dst` with volatile loads, one per element: every value is read
+    /// from memory now (never a value the compiler kept from an earlier read), and no Rust
+    /// reference to the elements is formed while the device might write them. Call it after
+    /// synchronising the stream of the kernels that write the buffer.
+    ///
+    /// # Errors
+    ///
+    /// `Error::LengthMismatch` when `dst.len() != self.len()`.
+    pub fn read_volatile_into(&self, dst: &mut [T]) -> Result<()> {
+        if dst.len() != self.len {
+            return Err(Error::LengthMismatch {
+                what: "MappedBuffer::read_volatile_into".into(),
+                expected: self.len,
+                actual: dst.len(),
+            });
+        }
+        let host = self.host.as_ptr();
+        for (i, slot) in dst.iter_mut().enumerate() {
+            // SAFETY: `i < len`, so `host.add(i)` is in bounds of the allocation and aligned for
+            // `T` (page-aligned start, `T`-sized steps); any bits are a valid `T` (`T: Pod`).
+            // An empty buffer's dangling pointer is never read (no iterations).
+            *slot = unsafe { std::ptr::read_volatile(host.add(i)) };
+        }
+        Ok(())
+    }
+
+    /// The buffer's elements as a new `Vec`, read with volatile loads as
+    /// [`Self::read_volatile_into`] does. Call it after synchronising the stream of the kernels
+    /// that write the buffer.
+    pub fn to_vec_volatile(&self) -> Vec<T> {
+        let host = self.host.as_ptr();
+        (0..self.len)
+            .map(|i| {
+                // SAFETY: as in `read_volatile_into`: `i < len`, in bounds and aligned; any bits
+                // are a valid `T`.
+                unsafe { std::ptr::read_volatile(host.add(i)) }
+            })
+            .collect()
     }
 
     /// The host address of element 0 (for kgraph's volatile slot access and staging copies).

@@ -15,6 +15,7 @@ use super::common::device;
 kgraph::graph!("graphs/test_affine.toml");
 kgraph::graph!("graphs/test_branches.toml");
 kgraph::graph!("graphs/test_pinned.toml", name = PinnedGraph);
+kgraph::graph!("graphs/test_pinned_out.toml");
 
 /// Deterministic pseudo-random values in [-2, 2) (xorshift64*), different per seed.
 fn random(n: usize, seed: u64) -> Vec<f32> {
@@ -257,6 +258,52 @@ fn pinned_frame_slot_and_state_follow_eager_step_by_step() {
         previous_total = Some(total);
     }
     assert_eq!(graph.graph().unwrap().cu_graph_exec(), exec);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn pinned_out_is_written_by_the_kernel_read_by_the_host_and_by_a_later_node() {
+    let dev = device();
+    let mut graph = TestPinnedOut::new(&dev).unwrap();
+    let mut eager = TestPinnedOut::new(&dev).unwrap();
+    graph.capture().unwrap();
+    let exec = graph.graph().unwrap().cu_graph_exec();
+    // `echo` reads what `publish` wrote into mapped host memory: a RAW edge like any other.
+    assert_eq!(TestPinnedOut::NODES, ["publish", "echo"]);
+    assert_eq!(TestPinnedOut::EDGES, [(0, 1)]);
+    let mut published = vec![f32::NAN; TestPinnedOut::PUBLISHED_LEN];
+    // k = 1 with bias = 0 (first and last step) makes `published` a copy of `x` and `echo` a copy
+    // of `published`; the steps between change both through `set_k` (a node update in place)
+    // and the slot.
+    let steps = [(1.0f32, 0.0f32), (0.5, 1.25), (-3.0, -0.5), (2.0, 3.0), (1.0, 0.0)];
+    for (step, &(k, bias)) in steps.iter().enumerate() {
+        let x = random(TestPinnedOut::N, 200 + step as u64);
+        for g in [&mut graph, &mut eager] {
+            g.upload_x(&x).unwrap();
+            g.set_k(k).unwrap();
+            g.write_bias(bias);
+        }
+        graph.replay().unwrap();
+        eager.run_eager().unwrap();
+        graph.read_published_into(&mut published).unwrap();
+        let echo = graph.download_echo().unwrap();
+        assert_same_bits(&format!("step {step}: published"), &published, &eager.read_published().unwrap());
+        assert_same_bits(&format!("step {step}: echo"), &echo, &eager.download_echo().unwrap());
+        assert_eq!(graph.read_published().unwrap(), published, "step {step}: a second read sees the same values");
+        if k == 1.0 && bias == 0.0 {
+            assert_same_bits(&format!("step {step}: published = x * 1"), &published, &x);
+            assert_same_bits(&format!("step {step}: echo = published + 0"), &echo, &published);
+        }
+    }
+    assert_eq!(graph.graph().unwrap().cu_graph_exec(), exec, "set_k and the slot need no re-capture");
+    let mut long = vec![0.0; TestPinnedOut::PUBLISHED_LEN + 1];
+    match graph.read_published_into(&mut long) {
+        Err(Error::LengthMismatch { what, expected, actual }) => {
+            assert!(what.contains("read_published_into") && what.contains("`published`"), "{what}");
+            assert_eq!((expected, actual), (TestPinnedOut::PUBLISHED_LEN, TestPinnedOut::PUBLISHED_LEN + 1));
+        }
+        other => panic!("a long read must fail, got {other:?}"),
+    }
 }
 
 #[test]

@@ -1,12 +1,12 @@
 //! `#[kernel]` argument passing on the GPU, one test per argument kind: read and write slices
-//! (whole and as views), every scalar type, and pinned pointers. The kernels in
+//! (whole and as views), every scalar type, pinned pointers read and written. The kernels in
 //! `kernels/test_args.cu` only move bits, so every expected value is exact and a wrong order,
 //! width, signedness or pointer shows up as a different value.
 
 use std::fmt::Debug;
 use std::sync::Arc;
 
-use kgraph::{CudaSlice, Device, LaunchConfig, MappedBuffer, PinnedSlot, Pod};
+use kgraph::{CudaSlice, Device, LaunchConfig, LaunchOptions, MappedBuffer, PinnedSlot, Pod};
 
 use super::common::device;
 
@@ -42,6 +42,13 @@ mod args {
     pub fn ka_copy_pinned_f32(src: Pinned<f32>, n: i32, out: &mut [f32]);
     #[kernel("test_args.cu")]
     pub fn ka_copy_pinned_u64(src: Pinned<u64>, n: i32, out: &mut [u64]);
+
+    /// `out[i] = src[i]`, `out` in mapped pinned host memory the kernel writes.
+    #[kernel("test_args.cu")]
+    pub fn ka_copy_to_pinned_f32(src: &[f32], n: i32, out: PinnedMut<f32>);
+    /// `out[i] = base + i`, `out` in mapped pinned host memory the kernel writes.
+    #[kernel("test_args.cu")]
+    pub fn ka_iota_to_pinned_u64(base: u64, n: i32, out: PinnedMut<u64>);
 }
 
 /// The same kernel bound outside a registry, under another Rust name.
@@ -189,6 +196,48 @@ fn pinned_buffer_is_read_whole() {
         host.as_mut_slice().copy_from_slice(&values);
         k.ka_copy_pinned_f32.launch(dev.stream(), cfg(n), host.device_ptr(), n as i32, &mut out).unwrap();
         assert_eq!(dev.download(&out).unwrap(), values, "round {round}");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn pinned_mut_output_is_written_straight_into_host_memory_at_every_launch() {
+    let dev = device();
+    let k = args::Kernels::load(&dev).unwrap();
+    let n = 2500;
+    let sentinel = -7.5f32; // never a value of the rounds below
+    let mut host = MappedBuffer::<f32>::new(&dev, n + 3).unwrap();
+    let mut seen = vec![0.0f32; n + 3];
+    for round in 0..4 {
+        let values: Vec<f32> = (0..n).map(|i| (round * 10_000 + i) as f32 * 0.25).collect();
+        let src = dev.upload(&values).unwrap();
+        // Nothing in flight before the launch: a PDL launch overlaps only the previous kernel.
+        dev.synchronize().unwrap();
+        host.as_mut_slice().fill(sentinel);
+        let out = host.device_ptr_mut();
+        // Odd rounds through `launch_with` and PDL (the `cuLaunchKernelEx` path of the binding).
+        if round % 2 == 0 {
+            k.ka_copy_to_pinned_f32.launch(dev.stream(), cfg(n), &src, n as i32, out).unwrap();
+        } else {
+            k.ka_copy_to_pinned_f32.launch_with(dev.stream(), cfg(n), LaunchOptions::PDL, &src, n as i32, out).unwrap();
+        }
+        dev.synchronize().unwrap();
+        host.read_volatile_into(&mut seen).unwrap();
+        assert_eq!(seen[..n], values[..], "round {round}: the kernel's values, with no download");
+        assert!(seen[n..].iter().all(|&v| v == sentinel), "round {round}: wrote past n: {:?}", &seen[n..]);
+        assert_eq!(host.to_vec_volatile(), seen, "round {round}: both volatile readers agree");
+    }
+    let mut wrong = vec![0.0f32; n];
+    assert!(matches!(host.read_volatile_into(&mut wrong), Err(kgraph::Error::LengthMismatch { .. })));
+
+    // 64-bit elements: the full width of every value lands (high bits set, then low).
+    let mut wide = MappedBuffer::<u64>::new(&dev, 64).unwrap();
+    for base in [u64::MAX - 63, 1 << 63, 0x0123_4567_89AB_CDEF, 0] {
+        let out = wide.device_ptr_mut();
+        k.ka_iota_to_pinned_u64.launch(dev.stream(), cfg(64), base, 64, out).unwrap();
+        dev.synchronize().unwrap();
+        let want: Vec<u64> = (0..64).map(|i| base + i).collect();
+        assert_eq!(wide.to_vec_volatile(), want, "base {base:#x}");
     }
 }
 

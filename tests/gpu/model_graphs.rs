@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use kgraph::cudarc::driver::sys;
 use kgraph::graphs::synthetic::{BookStream, Tick};
 use kgraph::graphs::{ModelWeights, Perception, TrainBatch, TrainStep};
-use kgraph::model::{launch, CopyF32, ZeroF32, FEAT_VALID, N_LEVELS, SNAP_LEN};
+use kgraph::model::{launch, CopyF32, MultiHorizonHeads, Projection, ZeroF32, FEAT_VALID, N_LEVELS, SNAP_LEN};
 use kgraph::{CudaSlice, Graph, LaunchConfig};
 
 use super::common::device;
@@ -123,15 +123,18 @@ fn perception_replay_matches_eager_bit_for_bit_with_the_state_carried() {
         eager.run_eager().unwrap();
         let feat = down(&dev, graph.feat());
         assert_eq!(feat[FEAT_VALID], if crossed { 0.0 } else { 1.0 }, "step {step}: validity flag");
+        // `probs` and `y` are pinned_out: the heads and the projection wrote them straight into
+        // mapped host memory, read back after the stream sync.
         for (name, got, want) in [
-            ("probs", graph.download_probs().unwrap(), eager.download_probs().unwrap()),
-            ("y", graph.download_y().unwrap(), eager.download_y().unwrap()),
+            ("probs", graph.read_probs().unwrap(), eager.read_probs().unwrap()),
+            ("y", graph.read_y().unwrap(), eager.read_y().unwrap()),
             ("h", graph.download_h().unwrap(), eager.download_h().unwrap()),
         ] {
             assert_all_finite(&format!("step {step}: {name}"), &got);
             assert_bitwise_eq(&format!("step {step}: {name}, replay vs eager"), &got, &want);
         }
-        let probs = graph.download_probs().unwrap();
+        let mut probs = [f32::NAN; Perception::PROBS_LEN];
+        graph.read_probs_into(&mut probs).unwrap();
         assert!(probs.iter().all(|p| (0.0..=1.0).contains(p)), "step {step}: probs {probs:?}");
         let h = graph.download_h().unwrap();
         assert_ne!(h, previous_h, "step {step}: the state must move (it is carried across replays)");
@@ -140,6 +143,49 @@ fn perception_replay_matches_eager_bit_for_bit_with_the_state_carried() {
         previous_h = h;
     }
     assert_eq!(graph.graph().unwrap().cu_graph_exec(), exec, "pinned writes need no re-capture");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn perception_pinned_outputs_are_the_device_kernels_outputs_bit_for_bit() {
+    let dev = device();
+    let mut g = perception(&dev, &ModelWeights::init(14));
+    g.capture().unwrap();
+    let (heads, projection) = (MultiHorizonHeads::new(&dev).unwrap(), Projection::new(&dev).unwrap());
+    let (b, n_hid) = (Perception::BATCH as i32, Perception::N_HID as i32);
+    let mut stream = BookStream::new(7);
+    let mut previous: Option<Vec<f32>> = None;
+    for step in 0..6 {
+        feed(&mut stream, &mut [&mut g]);
+        g.replay().unwrap();
+        let (probs, y) = (g.read_probs().unwrap(), g.read_y().unwrap());
+        // The same kernels writing device memory, from the replay's own `h_next`: the zero-copy
+        // outputs must hold exactly their bits (only the destination memory differs).
+        let mut logits = dev.alloc_zeros::<f32>(Perception::LOGITS_LEN).unwrap();
+        let mut probs_dev = dev.alloc_zeros::<f32>(Perception::PROBS_LEN).unwrap();
+        let mut y_dev = dev.alloc_zeros::<f32>(Perception::Y_LEN).unwrap();
+        let cfg = launch::multi_horizon_heads(Perception::BATCH);
+        heads.launch(dev.stream(), cfg, g.h_next(), g.w_h(), g.b_h(), b, n_hid, &mut logits, &mut probs_dev).unwrap();
+        let cfg = launch::projection(Perception::BATCH);
+        projection.launch(dev.stream(), cfg, g.h_next(), g.p(), g.c(), b, n_hid, &mut y_dev).unwrap();
+        assert_bitwise_eq(&format!("step {step}: probs, pinned vs device"), &probs, &down(&dev, &probs_dev));
+        assert_bitwise_eq(&format!("step {step}: y, pinned vs device"), &y, &down(&dev, &y_dev));
+        assert_bitwise_eq(&format!("step {step}: logits"), &down(&dev, g.logits()), &down(&dev, &logits));
+        // A new snapshot moves the state, so the host must see new values at every step (a
+        // stale read of mapped memory would repeat the previous step's).
+        if let Some(prev) = &previous {
+            assert_ne!(prev, &probs, "step {step}: probs did not change");
+        }
+        previous = Some(probs);
+    }
+    let mut short = [0.0f32; Perception::PROBS_LEN - 1];
+    match g.read_probs_into(&mut short) {
+        Err(kgraph::Error::LengthMismatch { what, expected, actual }) => {
+            assert!(what.contains("read_probs_into") && what.contains("`probs`"), "{what}");
+            assert_eq!((expected, actual), (Perception::PROBS_LEN, Perception::PROBS_LEN - 1));
+        }
+        other => panic!("a short read must fail, got {other:?}"),
+    }
 }
 
 #[test]

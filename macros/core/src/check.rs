@@ -93,12 +93,14 @@ fn arity_error(decl: &KernelDecl, file: &str, kernel: &CuKernel) -> syn::Error {
 }
 
 /// The Rust declaration that matches a kernel parameter, if kgraph can pass it. `pinned`
-/// prefers `Pinned<T>` over `&[T]` for a `const T*` (to echo what the user wrote).
+/// prefers `Pinned<T>`/`PinnedMut<T>` over `&[T]`/`&mut [T]` for a `const T*`/`T*` (to echo
+/// what the user wrote: mapped host memory rather than device memory).
 fn expected_kind(cu: &CuParam, pinned: bool) -> Option<ParamKind> {
     let CuBase::Elem(elem) = cu.ty.base else { return None };
     match (cu.ty.pointers, cu.ty.is_const) {
         (0, _) => Some(ParamKind::Scalar(elem)),
         (1, true) if pinned => Some(ParamKind::Pinned(elem)),
+        (1, false) if pinned => Some(ParamKind::PinnedMut(elem)),
         (1, is_const) => Some(ParamKind::Slice { elem, mutable: !is_const }),
         _ => None,
     }
@@ -107,7 +109,7 @@ fn expected_kind(cu: &CuParam, pinned: bool) -> Option<ParamKind> {
 fn check_param(decl: &KernelDecl, file: &str, index: usize, param: &Param, cu: &CuParam) -> Option<syn::Error> {
     let lead = format!("parameter `{}`: kernel `{}` ({file}:{}) takes `{cu}`", param.name, decl.symbol, cu.line);
     let declared = param.kind.rust_decl();
-    let Some(expected) = expected_kind(cu, matches!(param.kind, ParamKind::Pinned(_))) else {
+    let Some(expected) = expected_kind(cu, param.kind.is_pinned()) else {
         return Some(param_error(
             param,
             format!(
@@ -139,9 +141,17 @@ fn check_param(decl: &KernelDecl, file: &str, index: usize, param: &Param, cu: &
                 "the kernel only reads through a `const` pointer".to_string(),
                 " (or drop the `const` in the `.cu` if the kernel writes it)".to_string(),
             ),
-            ParamKind::Pinned(_) => (
+            ParamKind::Pinned(elem) => (
                 "`Pinned<T>` is read-only and needs a `const` pointer".to_string(),
-                format!(" (or make the kernel parameter `const {spelled}*`)"),
+                format!(
+                    " for the kernel to write mapped host memory, or `&mut [{elem}]` for device memory \
+                     (or make the kernel parameter `const {spelled}*` if it only reads)"
+                ),
+            ),
+            ParamKind::PinnedMut(_) => (
+                "the kernel only reads through a `const` pointer, and `PinnedMut<T>` is for memory the kernel writes"
+                    .to_string(),
+                " (or drop the `const` in the `.cu` if the kernel writes it)".to_string(),
             ),
             _ => (
                 "the kernel may write through a non-`const` pointer".to_string(),

@@ -54,6 +54,10 @@ fn launch_param_type(kind: ParamKind) -> TokenStream {
             let t = elem.rust_ident();
             quote!(::kgraph::PinnedPtr<#t>)
         }
+        ParamKind::PinnedMut(elem) => {
+            let t = elem.rust_ident();
+            quote!(::kgraph::PinnedMutPtr<#t>)
+        }
     }
 }
 
@@ -98,6 +102,21 @@ pub(crate) fn handle(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
             "constness of these arguments match the kernel's parameters, so the call itself is",
             "safe. What the kernel does with them is the kernel author's responsibility: its",
             "indexing for `cfg` must stay within the buffers passed here.",
+        ]
+        .map(String::from),
+    );
+    if decl.params.iter().any(|p| matches!(p.kind, ParamKind::PinnedMut(_))) {
+        launch_doc.extend(
+            [
+                "",
+                "The kernel writes mapped pinned host memory through its `PinnedMutPtr` arguments:",
+                "read that memory on the host only after synchronizing `stream`.",
+            ]
+            .map(String::from),
+        );
+    }
+    launch_doc.extend(
+        [
             "",
             "# Errors",
             "",
@@ -120,7 +139,7 @@ pub(crate) fn handle(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
                 let arg = if mutable { quote!(&*#n) } else { quote!(#n) };
                 Some(quote!(let #n = ::kgraph::DeviceIn::<#t>::device_addr(#arg);))
             }
-            ParamKind::Pinned(_) => Some(quote!(let #n = #n.addr();)),
+            ParamKind::Pinned(_) | ParamKind::PinnedMut(_) => Some(quote!(let #n = #n.addr();)),
             ParamKind::Scalar(_) => None,
         }
     });
@@ -206,7 +225,8 @@ pub(crate) fn handle(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
                 // order, element type and constness (verified by `check.rs` at expansion); each
                 // pointer is the device address of an allocation borrowed for this call
                 // (`DeviceIn`/`DeviceOut`) or of mapped pinned memory its owner keeps alive
-                // (`PinnedPtr`); scalars are pushed by reference to locals that outlive the call.
+                // (`PinnedPtr`, `PinnedMutPtr`); scalars are pushed by reference to locals that
+                // outlive the call.
                 // Indexing inside the kernel is its author's contract, documented on `launch`.
                 unsafe { #args.launch(cfg) }
                     .map(|_events| ())

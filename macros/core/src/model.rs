@@ -42,6 +42,9 @@ pub enum ParamKind {
     Scalar(Elem),
     /// `Pinned<T>`: device address of mapped pinned host memory (kernel side `const T*`).
     Pinned(Elem),
+    /// `PinnedMut<T>`: device address of mapped pinned host memory the kernel writes (kernel
+    /// side `T*`): results land in host memory with no download copy.
+    PinnedMut(Elem),
 }
 
 /// One declared parameter.
@@ -138,20 +141,36 @@ impl std::fmt::Display for Elem {
 }
 
 impl ParamKind {
+    /// Mapped pinned host memory (`Pinned<T>` or `PinnedMut<T>`), as opposed to device memory
+    /// or a value.
+    pub fn is_pinned(self) -> bool {
+        matches!(self, ParamKind::Pinned(_) | ParamKind::PinnedMut(_))
+    }
+
+    /// The kernel writes through it (`&mut [T]` or `PinnedMut<T>`).
+    pub fn is_written(self) -> bool {
+        matches!(self, ParamKind::Slice { mutable: true, .. } | ParamKind::PinnedMut(_))
+    }
+
     /// The element type, whatever the passing mode.
     pub fn elem(self) -> Elem {
         match self {
-            ParamKind::Slice { elem, .. } | ParamKind::Scalar(elem) | ParamKind::Pinned(elem) => elem,
+            ParamKind::Slice { elem, .. }
+            | ParamKind::Scalar(elem)
+            | ParamKind::Pinned(elem)
+            | ParamKind::PinnedMut(elem) => elem,
         }
     }
 
-    /// The declaration's Rust spelling: `&[f32]`, `&mut [f32]`, `f32`, `Pinned<f32>`.
+    /// The declaration's Rust spelling: `&[f32]`, `&mut [f32]`, `f32`, `Pinned<f32>`,
+    /// `PinnedMut<f32>`.
     pub fn rust_decl(self) -> String {
         match self {
             ParamKind::Slice { elem, mutable: false } => format!("&[{elem}]"),
             ParamKind::Slice { elem, mutable: true } => format!("&mut [{elem}]"),
             ParamKind::Scalar(elem) => elem.to_string(),
             ParamKind::Pinned(elem) => format!("Pinned<{elem}>"),
+            ParamKind::PinnedMut(elem) => format!("PinnedMut<{elem}>"),
         }
     }
 
@@ -159,7 +178,7 @@ impl ParamKind {
     pub fn c_decl(self) -> String {
         match self {
             ParamKind::Slice { elem, mutable: false } | ParamKind::Pinned(elem) => format!("const {}*", elem.c_name()),
-            ParamKind::Slice { elem, mutable: true } => format!("{}*", elem.c_name()),
+            ParamKind::Slice { elem, mutable: true } | ParamKind::PinnedMut(elem) => format!("{}*", elem.c_name()),
             ParamKind::Scalar(elem) => elem.c_name().to_string(),
         }
     }

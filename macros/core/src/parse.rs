@@ -12,8 +12,9 @@ use syn::{Attribute, Ident, LitStr, Token, Type, Visibility};
 
 use crate::model::{Elem, KernelDecl, Param, ParamKind};
 
-/// Parameter names the generated `launch(&self, stream, cfg, ...)` uses itself.
-pub(crate) const RESERVED_PARAMS: [&str; 2] = ["stream", "cfg"];
+/// Parameter names the generated `launch(&self, stream, cfg, ...)` and
+/// `launch_with(&self, stream, cfg, opts, ...)` use themselves.
+pub(crate) const RESERVED_PARAMS: [&str; 3] = ["stream", "cfg", "opts"];
 
 /// The arguments of `#[kernel("file.cu", name = "symbol")]`.
 #[derive(Debug, Clone)]
@@ -388,9 +389,13 @@ fn parse_param(input: ParseStream) -> syn::Result<(ParsedParam, Option<syn::Erro
         }
     };
     if RESERVED_PARAMS.contains(&ident_text(&name).as_str()) {
+        let method = match ident_text(&name).as_str() {
+            "opts" => "launch_with(&self, stream, cfg, opts, ...)",
+            _ => "launch(&self, stream, cfg, ...)",
+        };
         return Err(syn::Error::new(
             name.span(),
-            format!("parameter name `{name}` is taken by the generated `launch(&self, stream, cfg, ...)`: rename it"),
+            format!("parameter name `{name}` is taken by the generated `{method}`: rename it"),
         ));
     }
     let (kind, err) = match classify_type(&ty) {
@@ -400,8 +405,9 @@ fn parse_param(input: ParseStream) -> syn::Result<(ParsedParam, Option<syn::Erro
     Ok((ParsedParam { name, ty, kind }, err))
 }
 
-const TYPE_HELP: &str = "kernel parameters are `&[T]` (for `const T*`), `&mut [T]` (for `T*`), `T` (by value) \
-     or `Pinned<T>` (`const T*` into pinned host memory), with T one of f32 f64 i8 u8 i16 u16 i32 u32 i64 u64";
+const TYPE_HELP: &str = "kernel parameters are `&[T]` (for `const T*`), `&mut [T]` (for `T*`), `T` (by value), \
+     `Pinned<T>` (`const T*` into pinned host memory) or `PinnedMut<T>` (`T*` into pinned host memory), \
+     with T one of f32 f64 i8 u8 i16 u16 i32 u32 i64 u64";
 
 /// Maps a declared Rust type to how the argument is passed.
 pub(crate) fn classify_type(ty: &Type) -> syn::Result<ParamKind> {
@@ -416,7 +422,8 @@ pub(crate) fn classify_type(ty: &Type) -> syn::Result<ParamKind> {
         },
         Type::Path(p) if p.qself.is_none() => {
             let last = p.path.segments.last().ok_or_else(|| unsupported(ty))?;
-            if last.ident == "Pinned" {
+            if last.ident == "Pinned" || last.ident == "PinnedMut" {
+                let wrapper = last.ident.to_string();
                 let arg = match &last.arguments {
                     syn::PathArguments::AngleBracketed(a) if a.args.len() == 1 => match &a.args[0] {
                         syn::GenericArgument::Type(t) => Some(t),
@@ -424,9 +431,11 @@ pub(crate) fn classify_type(ty: &Type) -> syn::Result<ParamKind> {
                     },
                     _ => None,
                 };
-                let arg =
-                    arg.ok_or_else(|| syn::Error::new_spanned(ty, "`Pinned` takes one element type: `Pinned<f32>`"))?;
-                return Ok(ParamKind::Pinned(elem_of(arg, "`Pinned` element")?));
+                let arg = arg.ok_or_else(|| {
+                    syn::Error::new_spanned(ty, format!("`{wrapper}` takes one element type: `{wrapper}<f32>`"))
+                })?;
+                let elem = elem_of(arg, &format!("`{wrapper}` element"))?;
+                return Ok(if wrapper == "Pinned" { ParamKind::Pinned(elem) } else { ParamKind::PinnedMut(elem) });
             }
             if p.path.segments.len() == 1 && last.arguments.is_none() {
                 return Ok(ParamKind::Scalar(elem_of(ty, "scalar")?));
@@ -494,5 +503,26 @@ pub(crate) fn upper_camel(snake: &str) -> String {
         format!("Kernel{camel}")
     } else {
         camel
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    use super::*;
+
+    /// Found by `tests/prop_kernel_decl.rs`: a parameter named `opts` expanded without an error
+    /// into a `launch_with(.., opts: LaunchOptions, opts: ..)` that rustc rejects.
+    #[test]
+    fn parameter_names_used_by_the_generated_launchers_are_refused() {
+        for (name, method) in [("stream", "`launch(&self"), ("cfg", "`launch(&self"), ("opts", "`launch_with(&self")] {
+            let param = Ident::new(name, Span::call_site());
+            let parsed =
+                parse_decl(quote!(pub fn k(x: &[f32], #param: i32);), Some((quote!("k.cu"), Span::call_site())));
+            let messages: Vec<String> = parsed.errors.iter().map(ToString::to_string).collect();
+            assert_eq!(messages.len(), 1, "{name}: {messages:?}");
+            assert!(messages[0].contains(&format!("`{name}` is taken by the generated {method}")), "{messages:?}");
+        }
     }
 }

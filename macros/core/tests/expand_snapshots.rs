@@ -45,6 +45,18 @@ fn pinned_pointer_argument() {
 }
 
 #[test]
+fn pinned_mut_output_argument() {
+    let out = expand_kernel(
+        quote!("host_out.cu"),
+        quote! {
+            pub fn publish(x: &[f32], scale: Pinned<f32>, host_out: PinnedMut<f32>, n: i32);
+        },
+        &config(),
+    );
+    insta::assert_snapshot!(pretty(out));
+}
+
+#[test]
 fn registry_with_two_kernels_of_one_file() {
     let out = expand_kernels(
         TokenStream::new(),

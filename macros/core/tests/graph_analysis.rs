@@ -10,6 +10,8 @@ const DECLS: &str = r#"
 #[kernel("k.cu")] pub fn k_scale(x: &[f32], y: &mut [f32], s: f32, n: i32, m: u64);
 #[kernel("k.cu")] pub fn k_step(h: &mut [f32], x: &[f32], n: i32);
 #[kernel("k.cu")] pub fn k_copy(x: &[f32], y: &mut [f32], n: i32);
+#[kernel("k.cu")] pub fn k_publish(x: &[f32], out: PinnedMut<f32>, n: i32);
+#[kernel("k.cu")] pub fn k_echo(src: Pinned<f32>, out: PinnedMut<f32>, n: i32);
 "#;
 
 const HEAD: &str = "[kernels]\nsource = \"decls.rs\"\nmodule = \"crate::k\"\n";
@@ -73,6 +75,66 @@ fn hazards_of_every_kind_are_kept_and_reduced() {
         a.edges.iter().map(|e| (e.from, e.to, e.causes.iter().map(|c| c.1).collect())).collect();
     assert_eq!(edges, vec![(0, 1, vec![Hazard::War]), (1, 2, vec![Hazard::Waw]), (2, 3, vec![Hazard::Raw])]);
     assert_eq!(a.schedule.side_streams, 0, "a chain needs no side stream");
+}
+
+#[test]
+fn pinned_out_writes_are_hazards_like_any_other_write() {
+    // publish writes p (0); echo reads p through `Pinned` and writes q (1): RAW on p;
+    // republish overwrites p (2): WAR with echo, WAW with publish (implied by 0 -> 1 -> 2).
+    let spec = format!(
+        "[dims]\nn = 64\n{}{}{}\
+         [[node]]\nname = \"publish\"\nkernel = \"k_publish\"\ngrid = 1\nblock = 64\nargs = {{ x = \"x\", out = \"p\", n = \"n\" }}\n\
+         [[node]]\nname = \"echo\"\nkernel = \"k_echo\"\ngrid = 1\nblock = 64\nargs = {{ src = \"p\", out = \"q\", n = \"n\" }}\n\
+         [[node]]\nname = \"republish\"\nkernel = \"k_publish\"\ngrid = 1\nblock = 64\nargs = {{ x = \"x\", out = \"p\", n = \"n\" }}\n",
+        buf("x", "input", "\"n\""),
+        buf("p", "pinned_out", "\"n\""),
+        buf("q", "pinned_out", "\"n\"")
+    );
+    let a = run(&spec).unwrap_or_else(|e| panic!("{}", e.join("\n")));
+    assert_eq!(a.ir.buffers[1].role, Role::PinnedOut);
+    assert_eq!(a.ir.nodes[0].args[1].binding, Binding::PinnedMut { buffer: 1 });
+    assert_eq!(a.ir.nodes[1].args[0].binding, Binding::Pinned { buffer: 1 });
+    assert_eq!(a.ir.accesses(1), vec![(1, false), (2, true)]);
+    let edges: Vec<(usize, usize, Vec<Hazard>)> =
+        a.edges.iter().map(|e| (e.from, e.to, e.causes.iter().map(|c| c.1).collect())).collect();
+    assert_eq!(edges, vec![(0, 1, vec![Hazard::Raw]), (1, 2, vec![Hazard::War])]);
+}
+
+#[test]
+fn pinned_out_is_aliased_read_early_or_left_unwritten_only_with_an_error() {
+    let node = |name: &str, kernel: &str, args: &str| {
+        format!("[[node]]\nname = \"{name}\"\nkernel = \"{kernel}\"\ngrid = 1\nblock = 64\nargs = {{ {args} }}\n")
+    };
+    let head = format!("[dims]\nn = 64\n{}{}", buf("x", "input", "\"n\""), buf("p", "pinned_out", "\"n\""));
+    // The same buffer read through `Pinned` and written through `PinnedMut` by one launch.
+    let aliased = format!(
+        "{head}{}{}",
+        node("w", "k_publish", "x = \"x\", out = \"p\", n = \"n\""),
+        node("e", "k_echo", "src = \"p\", out = \"p\", n = \"n\"")
+    );
+    let msg = errors(&aliased);
+    assert!(msg.contains("buffer `p` is passed to both `src` and `out` of kernel `k_echo"), "{msg}");
+    assert!(msg.contains("one of them is `PinnedMut`: a written buffer must not be aliased"), "{msg}");
+    // Read through `Pinned` before the node that writes it.
+    let early = format!(
+        "{head}{}{}{}",
+        buf("q", "pinned_out", "\"n\""),
+        node("e", "k_echo", "src = \"p\", out = \"q\", n = \"n\""),
+        node("w", "k_publish", "x = \"x\", out = \"p\", n = \"n\"")
+    );
+    let msg = errors(&early);
+    assert!(msg.contains("node `e` reads pinned_out buffer `p` before anything writes it"), "{msg}");
+    assert!(msg.contains("the first node that writes it is `w`, later in the file"), "{msg}");
+    // Only ever read: both the read and the missing writer are reported.
+    let unwritten = format!(
+        "{head}{}{}",
+        buf("q", "pinned_out", "\"n\""),
+        node("e", "k_echo", "src = \"p\", out = \"q\", n = \"n\"")
+    );
+    let msg = errors(&unwritten);
+    assert!(msg.contains("node `e` reads pinned_out buffer `p` before anything writes it"), "{msg}");
+    assert!(msg.contains("no node writes it"), "{msg}");
+    assert!(msg.contains("pinned_out buffer `p` is never written by any node"), "{msg}");
 }
 
 #[test]

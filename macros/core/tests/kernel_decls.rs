@@ -78,6 +78,51 @@ fn decls_from_source_reads_registries_and_top_level_declarations() {
 }
 
 #[test]
+fn pinned_mut_binds_a_non_const_pointer_and_is_checked_against_constness() {
+    let decl = decls_from_source(
+        r#"#[kernel("host_out.cu")] fn publish(x: &[f32], s: Pinned<f32>, o: PinnedMut<u64>, n: i32);"#,
+    )
+    .unwrap()
+    .remove(0);
+    assert_eq!(decl.params[1].kind, ParamKind::Pinned(Elem::F32));
+    assert_eq!(decl.params[2].kind, ParamKind::PinnedMut(Elem::U64));
+    assert_eq!(decl.params[2].kind.rust_decl(), "PinnedMut<u64>");
+    assert_eq!(decl.params[2].kind.c_decl(), "unsigned long long*");
+
+    let ok = expand_kernel(
+        quote!("host_out.cu"),
+        quote!(
+            pub fn publish(x: &[f32], scale: Pinned<f32>, host_out: PinnedMut<f32>, n: i32);
+        ),
+        &config(),
+    );
+    assert_eq!(errors(&ok), Vec::<String>::new());
+    assert!(ok.to_string().contains(":: kgraph :: PinnedMutPtr < f32 >"), "{ok}");
+
+    // Swapped: `PinnedMut` on the `const float*`, `Pinned` on the `float*`. Both reported.
+    let swapped = expand_kernel(
+        quote!("host_out.cu"),
+        quote!(
+            pub fn publish(x: &[f32], scale: PinnedMut<f32>, host_out: Pinned<f32>, n: i32);
+        ),
+        &config(),
+    );
+    let errors = errors(&swapped);
+    assert_eq!(errors.len(), 2, "{errors:#?}");
+    assert!(errors[0].contains("parameter `scale`") && errors[0].contains("host_out.cu:3"), "{}", errors[0]);
+    assert!(errors[0].contains("takes `const float* scale`, declared `PinnedMut<f32>`"), "{}", errors[0]);
+    assert!(errors[0].contains("declare `Pinned<f32>`"), "{}", errors[0]);
+    assert!(errors[1].contains("takes `float* host_out`, declared `Pinned<f32>`"), "{}", errors[1]);
+    assert!(errors[1].contains("declare `PinnedMut<f32>`"), "{}", errors[1]);
+
+    let bad = decls_from_source(r#"#[kernel("k.cu")] fn k(a: PinnedMut, b: PinnedMut<usize>);"#).unwrap_err();
+    let bad: Vec<String> = bad.iter().map(ToString::to_string).collect();
+    assert_eq!(bad.len(), 2, "{bad:#?}");
+    assert!(bad[0].contains("`PinnedMut` takes one element type: `PinnedMut<f32>`"), "{}", bad[0]);
+    assert!(bad[1].contains("unsupported `PinnedMut` element type `usize`"), "{}", bad[1]);
+}
+
+#[test]
 fn decls_from_source_reports_every_bad_declaration() {
     let src = r#"
         #[kgraph::kernels]

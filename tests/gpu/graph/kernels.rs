@@ -22,6 +22,10 @@ pub fn tg_join4(a: &[f32], b: &[f32], c: &[f32], d: &[f32], out: &mut [f32], n: 
 #[kgraph::kernel("test_graph.cu")]
 pub fn tg_read_pinned(frame: Pinned<f32>, bias: Pinned<f32>, y: &mut [f32], n: i32);
 
+/// `host = x * k`, written straight into mapped pinned host memory.
+#[kgraph::kernel("test_graph.cu")]
+pub fn tg_publish(x: &[f32], k: f32, host: PinnedMut<f32>, n: i32);
+
 /// `y = x * w`.
 #[kgraph::kernel("test_graph.cu")]
 pub fn tg_mul(x: &[f32], w: &[f32], y: &mut [f32], n: i32);

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::diag::{list, suggest};
-use super::ir::{Arg, Binding, Buffer, Dim3, Node, Role, Scalar, Value};
+use super::ir::{Arg, Binding, Buffer, Dim3, Node, Scalar, Value};
 use super::spec::{ArgValue, Lit, Num, RawNode, RawSpec, Span, S};
 use super::validate::{int_value, is_snake_ident, num_src, typed_value, Ctx};
 use crate::model::{KernelDecl, ParamKind};
@@ -184,22 +184,24 @@ fn bind_args(
     if !ok {
         return None;
     }
-    // Aliasing: a buffer passed to a `&mut` parameter must not be passed anywhere else.
+    // Aliasing: a buffer passed to a `&mut` or `PinnedMut` parameter must not be passed anywhere else.
     for (i, a) in args.iter().enumerate() {
         for (j, b) in args.iter().enumerate().skip(i + 1) {
-            if let (Binding::Buffer { buffer: x, mutable: mx }, Binding::Buffer { buffer: y, mutable: my }) =
-                (&a.binding, &b.binding)
-            {
-                if x == y && (*mx || *my) {
-                    ok = false;
-                    cx.diags.error(
-                        spans[j].clone(),
-                        format!(
-                            "buffer `{}` is passed to both `{}` and `{}` of kernel `{sig}`, and one of them is `&mut`: a written buffer must not be aliased",
-                            buffers[*x].name, a.param, b.param
-                        ),
-                    );
-                }
+            let (Some((x, wx)), Some((y, wy))) = (a.binding.buffer_access(), b.binding.buffer_access()) else {
+                continue;
+            };
+            if x == y && (wx || wy) {
+                ok = false;
+                let pinned =
+                    matches!(a.binding, Binding::PinnedMut { .. }) || matches!(b.binding, Binding::PinnedMut { .. });
+                let writer = if pinned { "`PinnedMut`" } else { "`&mut`" };
+                cx.diags.error(
+                    spans[j].clone(),
+                    format!(
+                        "buffer `{}` is passed to both `{}` and `{}` of kernel `{sig}`, and one of them is {writer}: a written buffer must not be aliased",
+                        buffers[x].name, a.param, b.param
+                    ),
+                );
             }
         }
     }
@@ -247,9 +249,7 @@ fn bind_one(
         return None;
     }
     match kind {
-        ParamKind::Slice { elem, .. } | ParamKind::Pinned(elem) => {
-            let pinned = matches!(kind, ParamKind::Pinned(_));
-            let mutable = matches!(kind, ParamKind::Slice { mutable: true, .. });
+        ParamKind::Slice { elem, .. } | ParamKind::Pinned(elem) | ParamKind::PinnedMut(elem) => {
             let Some(b) = buffer else {
                 let msg = match kind_of {
                     Some(k) => format!("{what} takes a buffer, but `{text}` is a {k}"),
@@ -268,26 +268,15 @@ fn bind_one(
                     .error(span, format!("dtype mismatch: buffer `{text}` is {} but {what} takes {elem}", buf.elem));
                 return None;
             }
-            if pinned != buf.role.is_host() {
-                let msg = if pinned {
-                    format!("{what} reads mapped host memory, but buffer `{text}` has role `{}`; give it role `pinned` or `slot`", buf.role.name())
-                } else {
-                    format!("{what} takes device memory, but buffer `{text}` is pinned host memory (role `{}`); declare the parameter `Pinned<{elem}>`", buf.role.name())
-                };
+            if let Some(msg) = memory_mismatch(what, kind, text, buf) {
                 cx.diags.error(span, msg);
                 return None;
             }
-            if mutable && !buf.role.kernel_writable() {
-                cx.diags.error(
-                    span,
-                    format!(
-                        "buffer `{text}` has role `{}`, which kernels may not write, but {what} writes it; use role `state`, `scratch` or `output` for a written buffer",
-                        buf.role.name()
-                    ),
-                );
-                return None;
-            }
-            Some(if pinned { Binding::Pinned { buffer: b } } else { Binding::Buffer { buffer: b, mutable } })
+            Some(match kind {
+                ParamKind::Pinned(_) => Binding::Pinned { buffer: b },
+                ParamKind::PinnedMut(_) => Binding::PinnedMut { buffer: b },
+                _ => Binding::Buffer { buffer: b, mutable: kind.is_written() },
+            })
         }
         ParamKind::Scalar(elem) => {
             if let Some(s) = scalars.iter().position(|s| s.name == text) {
@@ -325,6 +314,37 @@ fn bind_one(
     }
 }
 
+/// Why buffer `text` (of `buf`'s role) cannot be bound to a pointer parameter of `kind`, if it
+/// cannot: device vs mapped host memory, and whether the role lets the kernel write it.
+fn memory_mismatch(what: &str, kind: ParamKind, text: &str, buf: &Buffer) -> Option<String> {
+    let (role, elem) = (buf.role.name(), buf.elem);
+    match kind {
+        ParamKind::Pinned(_) if !buf.role.is_host() => Some(format!(
+            "{what} reads mapped host memory, but buffer `{text}` has role `{role}`; give it role `pinned`, `slot` or `pinned_out`"
+        )),
+        ParamKind::PinnedMut(_) if !buf.role.is_host() => Some(format!(
+            "{what} writes mapped host memory, but buffer `{text}` has role `{role}` (device memory); give it role `pinned_out`"
+        )),
+        ParamKind::PinnedMut(_) if !buf.role.kernel_writable_pinned() => Some(format!(
+            "buffer `{text}` has role `{role}`, which the host writes and kernels only read, but {what} writes it; use role `pinned_out` for mapped host memory a kernel writes"
+        )),
+        ParamKind::Slice { mutable, .. } if buf.role.is_host() => {
+            let fix = match (mutable, buf.role.kernel_writable_pinned()) {
+                (false, _) => format!("declare the parameter `Pinned<{elem}>`"),
+                (true, true) => format!("declare the parameter `PinnedMut<{elem}>`"),
+                (true, false) => format!(
+                    "kernels only read it; a kernel writes mapped host memory through a `PinnedMut<{elem}>` parameter into a `pinned_out` buffer"
+                ),
+            };
+            Some(format!("{what} takes device memory, but buffer `{text}` is pinned host memory (role `{role}`); {fix}"))
+        }
+        ParamKind::Slice { mutable: true, .. } if !buf.role.kernel_writable() => Some(format!(
+            "buffer `{text}` has role `{role}`, which kernels may not write, but {what} writes it; use role `state`, `scratch` or `output` for a written buffer"
+        )),
+        _ => None,
+    }
+}
+
 /// Node order and usage checks on the bound nodes.
 pub(crate) fn check_usage(
     cx: &mut Ctx<'_>,
@@ -339,18 +359,14 @@ pub(crate) fn check_usage(
     let mut first_writer: Vec<Option<&str>> = vec![None; buffers.len()];
     for node in &bound.nodes {
         for a in &node.args {
-            if let Binding::Buffer { buffer, mutable: true } = a.binding {
+            if let Some((buffer, true)) = a.binding.buffer_access() {
                 first_writer[buffer].get_or_insert(node.name.as_str());
             }
         }
     }
     for (n, node) in bound.nodes.iter().enumerate() {
         for (i, a) in node.args.iter().enumerate() {
-            let (b, writes) = match a.binding {
-                Binding::Buffer { buffer, mutable } => (buffer, mutable),
-                Binding::Pinned { buffer } => (buffer, false),
-                _ => continue,
-            };
+            let Some((b, writes)) = a.binding.buffer_access() else { continue };
             used[b] = true;
             if !writes && !written[b] {
                 let later = match first_writer[b] {
@@ -370,7 +386,7 @@ pub(crate) fn check_usage(
             }
         }
         for a in &node.args {
-            if let Binding::Buffer { buffer, mutable: true } = a.binding {
+            if let Some((buffer, true)) = a.binding.buffer_access() {
                 written[buffer] = true;
             }
         }
@@ -379,9 +395,11 @@ pub(crate) fn check_usage(
         if !used[b] {
             cx.diags
                 .error(buffer_spans[b].clone(), format!("buffer `{}` is not used by any node; remove it", buf.name));
-        } else if buf.role == Role::Output && first_writer[b].is_none() {
-            cx.diags
-                .error(buffer_spans[b].clone(), format!("output buffer `{}` is never written by any node", buf.name));
+        } else if buf.role.must_be_written() && first_writer[b].is_none() {
+            cx.diags.error(
+                buffer_spans[b].clone(),
+                format!("{} buffer `{}` is never written by any node", buf.role.name(), buf.name),
+            );
         }
     }
     for (s, sc) in scalars.iter().enumerate() {

@@ -6,9 +6,9 @@ use proc_macro2::{Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::Ident;
 
-use super::codegen_run;
 use super::dataflow::{Edge, Schedule};
 use super::ir::{Binding, GraphIr, Role, Value};
+use super::{codegen_host, codegen_run};
 use crate::model::Elem;
 use crate::parse::{ident_text, kernel_handle_ident};
 
@@ -21,6 +21,7 @@ pub fn host_methods(role: Role) -> &'static [&'static str] {
         Role::State => &["load_{}", "download_{}", "download_{}_into"],
         Role::Scratch => &[],
         Role::Pinned | Role::Slot => &["write_{}"],
+        Role::PinnedOut => &["read_{}", "read_{}_into"],
     }
 }
 
@@ -65,7 +66,17 @@ pub(crate) fn buffer_field(ir: &GraphIr, b: usize) -> Ident {
     match buf.role {
         Role::Pinned => format_ident!("pinned_{}", buf.name),
         Role::Slot => format_ident!("slot_{}", buf.name),
+        Role::PinnedOut => format_ident!("mapped_out_{}", buf.name),
         _ => format_ident!("buf_{}", buf.name),
+    }
+}
+
+/// The Rust type that holds a buffer of `role` with elements `t`.
+pub(crate) fn storage_type(role: Role, t: &Ident) -> TokenStream {
+    match role {
+        Role::Pinned | Role::PinnedOut => quote!(::kgraph::MappedBuffer<#t>),
+        Role::Slot => quote!(::kgraph::PinnedSlot<#t>),
+        _ => quote!(::kgraph::CudaSlice<#t>),
     }
 }
 
@@ -166,18 +177,7 @@ pub fn generate(cg: &CodegenInput<'_>) -> TokenStream {
     let kernel_names: Vec<String> = ir.kernels.iter().map(|d| ident_text(&d.name)).collect();
 
     let buffer_fields: Vec<Ident> = (0..ir.buffers.len()).map(|b| buffer_field(ir, b)).collect();
-    let buffer_types: Vec<TokenStream> = ir
-        .buffers
-        .iter()
-        .map(|b| {
-            let t = elem_ty(b.elem);
-            match b.role {
-                Role::Pinned => quote!(::kgraph::MappedBuffer<#t>),
-                Role::Slot => quote!(::kgraph::PinnedSlot<#t>),
-                _ => quote!(::kgraph::CudaSlice<#t>),
-            }
-        })
-        .collect();
+    let buffer_types: Vec<TokenStream> = ir.buffers.iter().map(|b| storage_type(b.role, &elem_ty(b.elem))).collect();
     let buffer_inits: Vec<TokenStream> = ir
         .buffers
         .iter()
@@ -187,7 +187,7 @@ pub fn generate(cg: &CodegenInput<'_>) -> TokenStream {
             let op =
                 format!("{name_str}::new: allocate {} buffer `{}` ({} x {})", b.role.name(), b.name, b.len, b.elem);
             let alloc = match b.role {
-                Role::Pinned => quote!(::kgraph::MappedBuffer::<#t>::new(device, Self::#len_const)),
+                Role::Pinned | Role::PinnedOut => quote!(::kgraph::MappedBuffer::<#t>::new(device, Self::#len_const)),
                 Role::Slot => {
                     let zero = typed_literal(&Value::Int(0), b.elem);
                     quote!(::kgraph::PinnedSlot::<#t>::new(device, #zero))
@@ -225,8 +225,9 @@ pub fn generate(cg: &CodegenInput<'_>) -> TokenStream {
         quote!((#f, #t))
     });
 
+    let (in_flight_field, in_flight_init, _) = codegen_host::in_flight_parts(ir);
     let accessors = accessors(cg);
-    let host = host_methods_tokens(cg);
+    let host = codegen_host::host_methods_tokens(cg);
     let run = codegen_run::run_methods(cg);
     let tracked = cg.tracked;
     let struct_doc = doc_attr(cg.doc);
@@ -269,6 +270,7 @@ pub fn generate(cg: &CodegenInput<'_>) -> TokenStream {
             /// Each spec node's node in the captured graph (as an address, so the struct stays
             /// `Send`; a handle is only used together with `captured`).
             graph_nodes: ::std::vec::Vec<usize>,
+            #in_flight_field
         }
 
         impl #name {
@@ -309,6 +311,7 @@ pub fn generate(cg: &CodegenInput<'_>) -> TokenStream {
                     captured: ::core::option::Option::None,
                     pdl_enabled: true,
                     graph_nodes: ::std::vec::Vec::new(),
+                    #in_flight_init
                     device: ::core::clone::Clone::clone(device),
                 })
             }
@@ -331,12 +334,7 @@ fn accessors(cg: &CodegenInput<'_>) -> TokenStream {
     for (b, buf) in ir.buffers.iter().enumerate() {
         let f = buffer_field(ir, b);
         let m = ident(&buf.name);
-        let t = elem_ty(buf.elem);
-        let ty = match buf.role {
-            Role::Pinned => quote!(::kgraph::MappedBuffer<#t>),
-            Role::Slot => quote!(::kgraph::PinnedSlot<#t>),
-            _ => quote!(::kgraph::CudaSlice<#t>),
-        };
+        let ty = storage_type(buf.role, &elem_ty(buf.elem));
         let doc = format!(
             "Buffer `{}`: {} {} x {} (`{}`){}. Read-only access: the captured graph holds its address, so it cannot be replaced.",
             buf.name,
@@ -382,113 +380,6 @@ fn accessors(cg: &CodegenInput<'_>) -> TokenStream {
                 ::core::result::Result::Ok(())
             }
         });
-    }
-    out
-}
-
-fn length_check(what: &str, len_const: &Ident, actual: TokenStream) -> TokenStream {
-    quote! {
-        if #actual != Self::#len_const {
-            return ::core::result::Result::Err(::kgraph::Error::LengthMismatch {
-                what: ::std::string::String::from(#what),
-                expected: Self::#len_const,
-                actual: #actual,
-            });
-        }
-    }
-}
-
-fn host_methods_tokens(cg: &CodegenInput<'_>) -> TokenStream {
-    let ir = cg.ir;
-    let gname = cg.name.to_string();
-    let mut out = TokenStream::new();
-    for (b, buf) in ir.buffers.iter().enumerate() {
-        let f = buffer_field(ir, b);
-        let t = elem_ty(buf.elem);
-        let n = &buf.name;
-        let len_const = format_ident!("{}_LEN", n.to_uppercase());
-        let shape = format!("{} x {} (`{}`)", buf.elem, buf.len, buf.len_src);
-        for m in host_methods(buf.role) {
-            let method = format_ident!("{}", m.replace("{}", n));
-            let what = format!("{gname}::{method} ({} buffer `{n}`)", buf.role.name());
-            let (doc, body) = match (*m, buf.role) {
-                ("upload_{}" | "load_{}", _) => {
-                    let check = length_check(&what, &len_const, quote!(src.len()));
-                    let doc = match buf.role {
-                        Role::Input => format!("Copies `src` into input buffer `{n}` ({shape}), ordered before later work on the device stream. Length-checked."),
-                        Role::Parameter => format!("Loads parameter buffer `{n}` ({shape}) from `src` (weights: load once). Length-checked."),
-                        _ => format!("Overwrites state buffer `{n}` ({shape}) with `src` (e.g. to reset it). Length-checked."),
-                    };
-                    (
-                        doc,
-                        quote! {
-                            pub fn #method(&mut self, src: &[#t]) -> ::kgraph::Result<()> {
-                                #check
-                                self.device.upload_into(src, &mut self.#f)
-                            }
-                        },
-                    )
-                }
-                ("download_{}", _) => {
-                    let doc = format!(
-                        "Reads {} buffer `{n}` ({shape}) back to the host, after all work queued before it.",
-                        buf.role.name()
-                    );
-                    (
-                        doc,
-                        quote! {
-                            pub fn #method(&self) -> ::kgraph::Result<::std::vec::Vec<#t>> {
-                                self.device.download(&self.#f)
-                            }
-                        },
-                    )
-                }
-                ("download_{}_into", _) => {
-                    let check = length_check(&what, &len_const, quote!(dst.len()));
-                    let doc = format!(
-                        "Reads {} buffer `{n}` ({shape}) into `dst` without allocating. Length-checked.",
-                        buf.role.name()
-                    );
-                    (
-                        doc,
-                        quote! {
-                            pub fn #method(&self, dst: &mut [#t]) -> ::kgraph::Result<()> {
-                                #check
-                                self.device.download_into(&self.#f, dst)
-                            }
-                        },
-                    )
-                }
-                (_, Role::Slot) => {
-                    let doc = format!("Writes pinned slot `{n}` ({}): kernels read it zero-copy at their next launch (eager or replay), no transfer and no re-capture. Does not wait for launches in flight: one that has not read the slot yet sees the new value.", buf.elem);
-                    (
-                        doc,
-                        quote! {
-                            pub fn #method(&self, value: #t) {
-                                self.#f.write(value);
-                            }
-                        },
-                    )
-                }
-                _ => {
-                    let check = length_check(&what, &len_const, quote!(src.len()));
-                    let doc = format!("Copies `src` into pinned buffer `{n}` ({shape}), which kernels read zero-copy at their next launch (no transfer, no re-capture). Waits for the device stream first, so a launch in flight never sees a half-written buffer. Length-checked.");
-                    (
-                        doc,
-                        quote! {
-                            pub fn #method(&mut self, src: &[#t]) -> ::kgraph::Result<()> {
-                                #check
-                                self.device.synchronize()?;
-                                self.#f.as_mut_slice().copy_from_slice(src);
-                                ::core::result::Result::Ok(())
-                            }
-                        },
-                    )
-                }
-            };
-            let doc = doc_attr(&doc);
-            out.extend(quote!(#doc #body));
-        }
     }
     out
 }

@@ -9,7 +9,7 @@ use syn::Ident;
 
 use super::codegen::{buffer_field, doc_attr, elem_ty, kernel_field, scalar_field, typed_literal, CodegenInput};
 use super::dataflow::{Schedule, Step};
-use super::ir::{Binding, GraphIr};
+use super::ir::{Binding, GraphIr, Role};
 
 fn launch_args(ir: &GraphIr, n: usize) -> Vec<TokenStream> {
     ir.nodes[n]
@@ -27,6 +27,10 @@ fn launch_args(ir: &GraphIr, n: usize) -> Vec<TokenStream> {
             Binding::Pinned { buffer } => {
                 let f = buffer_field(ir, *buffer);
                 quote!(self.#f.device_ptr())
+            }
+            Binding::PinnedMut { buffer } => {
+                let f = buffer_field(ir, *buffer);
+                quote!(self.#f.device_ptr_mut())
             }
             Binding::Scalar { scalar } => {
                 let f = scalar_field(ir, *scalar);
@@ -75,7 +79,8 @@ fn update_fn(ir: &GraphIr, n: usize) -> Option<TokenStream> {
                 let bf = buffer_field(ir, *buffer);
                 quote!(::kgraph::cudarc::driver::sys::CUdeviceptr = ::kgraph::DeviceIn::<#t>::device_addr(&self.#bf))
             }
-            Binding::Pinned { buffer } => {
+            // The same address `device_ptr_mut` gives the launch, taken through `&self`.
+            Binding::Pinned { buffer } | Binding::PinnedMut { buffer } => {
                 let bf = buffer_field(ir, *buffer);
                 quote!(::kgraph::cudarc::driver::sys::CUdeviceptr = self.#bf.device_ptr().addr())
             }
@@ -199,10 +204,11 @@ pub fn run_methods(cg: &CodegenInput<'_>) -> TokenStream {
         &format_ident!("__capture_serialized"),
         "Issues every node on the capturing stream in file order, recording each node's graph node.",
     );
+    let (_, _, mark_in_flight) = super::codegen_host::in_flight_parts(ir);
     let replay_op = format!("{gname}::replay");
     let capture_op = format!("{gname}::capture");
     let set_params_op = format!("{gname}::set_<scalar>");
-    let pinned_note = if ir.buffers.iter().any(|b| b.role.is_host()) {
+    let pinned_note = if ir.buffers.iter().any(|b| matches!(b.role, Role::Pinned | Role::Slot)) {
         " Pinned and slot buffers are read zero-copy at every replay, so host writes to them need no re-capture either."
     } else {
         ""
@@ -221,6 +227,7 @@ pub fn run_methods(cg: &CodegenInput<'_>) -> TokenStream {
         /// graph), the `NODE_PDL` nodes with PDL while it is enabled. Gives the same results as
         /// a replay of the captured graph.
         pub fn run_eager(&mut self) -> ::kgraph::Result<()> {
+            #mark_in_flight
             let stream = ::std::sync::Arc::clone(self.device.stream());
             #( self.#eager_calls(&stream, #eager_opts)?; )*
             ::core::result::Result::Ok(())
@@ -274,6 +281,7 @@ pub fn run_methods(cg: &CodegenInput<'_>) -> TokenStream {
         /// last [`Self::capture`] or [`Self::capture_serialized`].
         /// [`kgraph::Error::Graph`] if neither has run.
         pub fn replay(&self) -> ::kgraph::Result<()> {
+            #mark_in_flight
             match &self.captured {
                 ::core::option::Option::Some(graph) => graph.replay(),
                 ::core::option::Option::None => ::core::result::Result::Err(::kgraph::Error::graph(

@@ -78,6 +78,7 @@ pub fn struct_doc(ir: &GraphIr, edges: &[Edge], programmatic: &[(usize, usize)])
                         format!("{}{}", if *mutable { "&mut " } else { "&" }, ir.buffers[*buffer].name)
                     }
                     Binding::Pinned { buffer } => format!("pinned {}", ir.buffers[*buffer].name),
+                    Binding::PinnedMut { buffer } => format!("pinned mut {}", ir.buffers[*buffer].name),
                     Binding::Scalar { scalar } => ir.scalars[*scalar].name.clone(),
                     Binding::Const { value, src } => {
                         let v = value_text(value);

@@ -22,11 +22,15 @@ pub enum Role {
     /// One mapped pinned value (`PinnedSlot`), written by the host (`write_<name>`), read
     /// zero-copy by kernels through `Pinned<T>` parameters.
     Slot,
+    /// Mapped pinned host memory (`MappedBuffer`) written by kernels through `PinnedMut<T>`
+    /// parameters (and readable by later nodes through `Pinned<T>`); the host reads it after
+    /// synchronizing (`read_<name>`): a result with no download copy.
+    PinnedOut,
 }
 
 impl Role {
     /// Every role with its spec spelling.
-    pub const ALL: [(Role, &'static str); 7] = [
+    pub const ALL: [(Role, &'static str); 8] = [
         (Role::Input, "input"),
         (Role::Output, "output"),
         (Role::Parameter, "parameter"),
@@ -34,6 +38,7 @@ impl Role {
         (Role::Scratch, "scratch"),
         (Role::Pinned, "pinned"),
         (Role::Slot, "slot"),
+        (Role::PinnedOut, "pinned_out"),
     ];
 
     /// The spec spelling.
@@ -41,9 +46,10 @@ impl Role {
         Role::ALL.iter().find(|(r, _)| *r == self).map_or("?", |(_, n)| n)
     }
 
-    /// Host memory read zero-copy through `Pinned<T>` (pinned, slot).
+    /// Mapped pinned host memory, which kernels reach through `Pinned<T>`/`PinnedMut<T>`
+    /// (pinned, slot, pinned_out).
     pub fn is_host(self) -> bool {
-        matches!(self, Role::Pinned | Role::Slot)
+        matches!(self, Role::Pinned | Role::Slot | Role::PinnedOut)
     }
 
     /// Kernels may write it through `&mut [T]`.
@@ -51,9 +57,19 @@ impl Role {
         matches!(self, Role::Output | Role::State | Role::Scratch)
     }
 
+    /// Kernels may write it through `PinnedMut<T>`.
+    pub fn kernel_writable_pinned(self) -> bool {
+        self == Role::PinnedOut
+    }
+
     /// Holds meaningful data before the first node runs (host-filled or kept).
     pub fn defined_at_start(self) -> bool {
-        !matches!(self, Role::Output | Role::Scratch)
+        !matches!(self, Role::Output | Role::Scratch | Role::PinnedOut)
+    }
+
+    /// A result the host reads back, which some node must write (output, pinned_out).
+    pub fn must_be_written(self) -> bool {
+        matches!(self, Role::Output | Role::PinnedOut)
     }
 }
 
@@ -115,8 +131,13 @@ pub enum Binding {
         /// The kernel writes it.
         mutable: bool,
     },
-    /// A pinned/slot buffer through a `Pinned<T>` parameter.
+    /// A pinned, slot or pinned_out buffer through a `Pinned<T>` parameter (read).
     Pinned {
+        /// Index into `GraphIr::buffers`.
+        buffer: usize,
+    },
+    /// A pinned_out buffer through a `PinnedMut<T>` parameter (written).
+    PinnedMut {
         /// Index into `GraphIr::buffers`.
         buffer: usize,
     },
@@ -199,17 +220,25 @@ pub struct GraphIr {
     pub nodes: Vec<Node>,
 }
 
+impl Binding {
+    /// The buffer this binding passes and whether the kernel writes it; `None` for values.
+    pub fn buffer_access(&self) -> Option<(usize, bool)> {
+        match *self {
+            Binding::Buffer { buffer, mutable } => Some((buffer, mutable)),
+            Binding::Pinned { buffer } => Some((buffer, false)),
+            Binding::PinnedMut { buffer } => Some((buffer, true)),
+            Binding::Scalar { .. } | Binding::Const { .. } => None,
+        }
+    }
+}
+
 impl GraphIr {
     /// Buffers node `n` reads and writes: `(buffer, writes)`, one entry per buffer (a buffer
     /// passed both ways counts as written).
     pub fn accesses(&self, n: usize) -> Vec<(usize, bool)> {
         let mut out: Vec<(usize, bool)> = Vec::new();
         for a in &self.nodes[n].args {
-            let (b, w) = match a.binding {
-                Binding::Buffer { buffer, mutable } => (buffer, mutable),
-                Binding::Pinned { buffer } => (buffer, false),
-                _ => continue,
-            };
+            let Some((b, w)) = a.binding.buffer_access() else { continue };
             match out.iter_mut().find(|(x, _)| *x == b) {
                 Some(e) => e.1 |= w,
                 None => out.push((b, w)),

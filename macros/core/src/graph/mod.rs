@@ -10,6 +10,7 @@
 
 mod bind;
 pub mod codegen;
+mod codegen_host;
 mod codegen_run;
 pub mod dataflow;
 pub mod diag;

@@ -72,7 +72,7 @@ fn the_generated_struct_launches_pdl_nodes_with_pdl_and_offers_a_serialized_capt
 
 #[test]
 fn pdl_must_be_a_boolean_and_errors_point_at_the_value() {
-    let e = run(&chain("pdl = \"yes\"", ["", "pdl = 1", ""])).err().expect("must not validate").join("\n");
+    let e = run(&chain("pdl = \"yes\"", ["", "pdl = 1", ""])).expect_err("must not validate").join("\n");
     assert!(e.contains("g.toml:1:7: `pdl` must be a boolean (`true` or `false`), found a string"), "{e}");
     assert!(e.contains("node `pdl` must be a boolean (`true` or `false`), found an integer"), "{e}");
 }
@@ -80,12 +80,12 @@ fn pdl_must_be_a_boolean_and_errors_point_at_the_value() {
 #[test]
 fn names_clashing_with_the_pdl_and_serialized_api_are_rejected() {
     let spec = chain("", ["", "", ""]).replace("[dims]\nn = 64\n", "[dims]\nn = 64\npdl_edges = 2\nnode_pdl = 3\n");
-    let e = run(&spec).err().expect("must not validate").join("\n");
+    let e = run(&spec).expect_err("must not validate").join("\n");
     assert!(e.contains("dim `pdl_edges` would generate the constant `PDL_EDGES`"), "{e}");
     assert!(e.contains("dim `node_pdl` would generate the constant `NODE_PDL`"), "{e}");
     let spec = chain("", ["", "", ""])
         .replace("[buffers.a]", "[buffers.capture_serialized]")
         .replace("\"a\"", "\"capture_serialized\"");
-    let e = run(&spec).err().expect("must not validate").join("\n");
+    let e = run(&spec).expect_err("must not validate").join("\n");
     assert!(e.contains("would generate the method `capture_serialized`"), "{e}");
 }

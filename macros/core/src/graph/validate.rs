@@ -258,7 +258,9 @@ pub fn validate(raw: &RawSpec, kernels: &Kernels, spec_path: &str, diags: &mut D
             None => {
                 cx.diags.error(
                     b.name.span.clone(),
-                    format!("{what} has no `role` (input, output, parameter, state, scratch, pinned or slot)"),
+                    format!(
+                        "{what} has no `role` (input, output, parameter, state, scratch, pinned, slot or pinned_out)"
+                    ),
                 );
                 None
             }
