@@ -2,10 +2,10 @@
 
 extern crate self as kgraph;
 
-pub use kgraph_runtime::*;
 /// `#[kernel]` binds one CUDA kernel; `#[kernels]` makes a registry module of them;
 /// `graph!` turns a TOML graph spec into a graph struct.
 pub use kgraph_macros::{graph, kernel, kernels};
+pub use kgraph_runtime::*;
 
 pub mod gradcheck;
 pub mod graphs;

@@ -9,7 +9,7 @@ use kgraph::graphs::{ModelWeights, Perception};
 use kgraph::model::SNAP_LEN;
 use kgraph::Device;
 
-use crate::report::{percentiles_us, Report};
+use crate::report::{median_us, percentiles_us, Report};
 
 pub fn run(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()> {
     let mut g = Perception::new(dev)?;
@@ -34,6 +34,13 @@ pub fn run(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()
         let tag = if pdl { "pdl" } else { "plain" };
         report.add(format!("kgraph_perception_roundtrip_{tag}_p50"), p[0], "us");
         report.add(format!("kgraph_perception_roundtrip_{tag}_p99"), p[1], "us");
+        // Attribution: the same replay with nothing written or read on the host, and a bare
+        // stream sync — what is left of the round trip is host-side writes and reads.
+        let t = median_us(iters, || {
+            g.replay()?;
+            Ok(dev.synchronize()?)
+        })?;
+        report.add(format!("kgraph_perception_replay_sync_{tag}"), t, "us");
     }
     Ok(())
 }
