@@ -17,9 +17,13 @@ pub fn run(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()
     let mut books = BookStream::new(2024);
     let mut snap = [0.0f32; SNAP_LEN];
     let mut probs = [0.0f32; Perception::PROBS_LEN];
-    for pdl in [false, true] {
+    for (pdl, serial) in [(false, false), (true, false), (true, true)] {
         g.set_pdl_enabled(pdl);
-        g.capture()?;
+        if serial {
+            g.capture_serialized()?;
+        } else {
+            g.capture()?;
+        }
         let mut finite = true;
         let p = percentiles_us(iters, &[50.0, 99.0], || {
             let tick = books.next_into(&mut snap);
@@ -31,7 +35,11 @@ pub fn run(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()
             Ok(())
         })?;
         anyhow::ensure!(finite, "Graph A produced non-finite probabilities");
-        let tag = if pdl { "pdl" } else { "plain" };
+        let tag = match (pdl, serial) {
+            (false, _) => "plain",
+            (true, false) => "pdl",
+            (true, true) => "pdl_serialized",
+        };
         report.add(format!("kgraph_perception_roundtrip_{tag}_p50"), p[0], "us");
         report.add(format!("kgraph_perception_roundtrip_{tag}_p99"), p[1], "us");
         // Attribution: the same replay with nothing written or read on the host, and a bare
@@ -41,6 +49,13 @@ pub fn run(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()
             Ok(dev.synchronize()?)
         })?;
         report.add(format!("kgraph_perception_replay_sync_{tag}"), t, "us");
+        let mut gpu = Vec::with_capacity(iters);
+        for _ in 0..iters {
+            let graph = g.graph().ok_or_else(|| anyhow::anyhow!("Graph A is captured"))?;
+            gpu.push(f64::from(graph.replay_timed()?) * 1e3);
+        }
+        gpu.sort_by(f64::total_cmp);
+        report.add(format!("kgraph_perception_graph_gpu_time_{tag}"), gpu[gpu.len() / 2], "us");
     }
     Ok(())
 }
