@@ -44,8 +44,8 @@ impl Report {
     }
 }
 
-/// Median (after dropping the first sixth as warm-up) of `iters` host-timed runs of `f`, in us.
-pub fn median_us(iters: usize, mut f: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<f64> {
+/// `iters` host-timed runs of `f` in us, sorted, after dropping the first sixth as warm-up.
+fn sorted_samples_us(iters: usize, mut f: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<Vec<f64>> {
     let mut t = Vec::with_capacity(iters);
     for _ in 0..iters {
         let t0 = Instant::now();
@@ -54,18 +54,17 @@ pub fn median_us(iters: usize, mut f: impl FnMut() -> anyhow::Result<()>) -> any
     }
     t.drain(..iters / 6);
     t.sort_by(f64::total_cmp);
+    Ok(t)
+}
+
+/// Median of `iters` host-timed runs of `f` (first sixth dropped as warm-up), in us.
+pub fn median_us(iters: usize, f: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<f64> {
+    let t = sorted_samples_us(iters, f)?;
     Ok(t[t.len() / 2])
 }
 
-/// p-th percentile (0..=100) of `iters` host-timed runs, after the same warm-up drop.
-pub fn percentiles_us(iters: usize, ps: &[f64], mut f: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<Vec<f64>> {
-    let mut t = Vec::with_capacity(iters);
-    for _ in 0..iters {
-        let t0 = Instant::now();
-        f()?;
-        t.push(t0.elapsed().as_secs_f64() * 1e6);
-    }
-    t.drain(..iters / 6);
-    t.sort_by(f64::total_cmp);
+/// Percentiles `ps` (0..=100) of `iters` host-timed runs, with the same warm-up drop, in us.
+pub fn percentiles_us(iters: usize, ps: &[f64], f: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<Vec<f64>> {
+    let t = sorted_samples_us(iters, f)?;
     Ok(ps.iter().map(|p| t[((p / 100.0) * (t.len() - 1) as f64).round() as usize]).collect())
 }

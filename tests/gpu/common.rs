@@ -7,3 +7,17 @@ use kgraph::Device;
 pub fn device() -> Device {
     Device::new(0).unwrap_or_else(|e| panic!("GPU test needs a CUDA device: {e}"))
 }
+
+/// Deterministic pseudo-random values in [-2, 2) (xorshift64*), different per seed.
+pub fn random(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s >> 12;
+            s ^= s << 25;
+            s ^= s >> 27;
+            let bits = (s.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as u32; // 24 random bits
+            bits as f32 / (1u32 << 22) as f32 - 2.0
+        })
+        .collect()
+}

@@ -10,26 +10,12 @@ use std::collections::BTreeSet;
 use kgraph::cudarc::driver::sys;
 use kgraph::{Device, Error};
 
-use super::common::device;
+use super::common::{device, random};
 
 kgraph::graph!("graphs/test_affine.toml");
 kgraph::graph!("graphs/test_branches.toml");
 kgraph::graph!("graphs/test_pinned.toml", name = PinnedGraph);
 kgraph::graph!("graphs/test_pinned_out.toml");
-
-/// Deterministic pseudo-random values in [-2, 2) (xorshift64*), different per seed.
-fn random(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s >> 12;
-            s ^= s << 25;
-            s ^= s >> 27;
-            let bits = (s.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as u32; // 24 random bits
-            bits as f32 / (1u32 << 22) as f32 - 2.0
-        })
-        .collect()
-}
 
 fn bits(v: &[f32]) -> Vec<u32> {
     v.iter().map(|x| x.to_bits()).collect()
