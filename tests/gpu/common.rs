@@ -1,6 +1,8 @@
 //! Helpers shared by the GPU test modules.
 #![allow(dead_code)]
 
+use std::collections::BTreeSet;
+
 use kgraph::Device;
 
 /// Device 0; GPU tests only run where one exists (they are `#[ignore]`d elsewhere).
@@ -20,4 +22,22 @@ pub fn random(n: usize, seed: u64) -> Vec<f32> {
             bits as f32 / (1u32 << 22) as f32 - 2.0
         })
         .collect()
+}
+
+/// Reachability over `edges` (node indices `0..n`): `reach[a][b]` when a path a → b exists.
+pub fn reachability(n: usize, edges: &BTreeSet<(usize, usize)>) -> Vec<Vec<bool>> {
+    let mut reach = vec![vec![false; n]; n];
+    for &(a, b) in edges {
+        reach[a][b] = true;
+    }
+    for k in 0..n {
+        for a in 0..n {
+            for b in 0..n {
+                if reach[a][k] && reach[k][b] {
+                    reach[a][b] = true;
+                }
+            }
+        }
+    }
+    reach
 }

@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use kgraph::cudarc::driver::sys;
 use kgraph::{Device, Error};
 
-use super::common::{device, random};
+use super::common::{device, random, reachability};
 
 kgraph::graph!("graphs/test_affine.toml");
 kgraph::graph!("graphs/test_branches.toml");
@@ -62,24 +62,6 @@ fn replay_matches_eager_bit_for_bit_on_random_inputs() {
     graph.capture().unwrap();
     graph.replay().unwrap();
     assert_same_bits("affine", &graph.download_y().unwrap(), &eager.download_y().unwrap());
-}
-
-/// Reachability over `edges` (node indices `0..n`): `reach[a][b]` when a path a → b exists.
-fn reachability(n: usize, edges: &BTreeSet<(usize, usize)>) -> Vec<Vec<bool>> {
-    let mut reach = vec![vec![false; n]; n];
-    for &(a, b) in edges {
-        reach[a][b] = true;
-    }
-    for k in 0..n {
-        for a in 0..n {
-            for b in 0..n {
-                if reach[a][k] && reach[k][b] {
-                    reach[a][b] = true;
-                }
-            }
-        }
-    }
-    reach
 }
 
 /// The captured graph's edges as spec node indices, read through the driver API.

@@ -12,7 +12,7 @@ use kgraph::graphs::{ModelWeights, Perception, TrainBatch, TrainStep};
 use kgraph::model::{launch, CopyF32, MultiHorizonHeads, Projection, ZeroF32, FEAT_VALID, N_LEVELS, SNAP_LEN};
 use kgraph::{CudaSlice, Graph, LaunchConfig};
 
-use super::common::device;
+use super::common::{device, reachability};
 use super::model_util::{assert_all_finite, assert_bitwise_eq, down, up, Lcg};
 
 /// The learning rate of the training tests and of `examples/train.rs` (Adam's usual default).
@@ -53,24 +53,6 @@ fn captured_edges(graph: &Graph, spec_nodes: &[sys::CUgraphNode]) -> BTreeSet<(u
     .result()
     .unwrap();
     from.iter().zip(&to).take(n_edges).map(|(&f, &t)| (index(f), index(t))).collect()
-}
-
-/// `reach[a][b]`: a path a → b exists.
-fn reachability(n: usize, edges: &BTreeSet<(usize, usize)>) -> Vec<Vec<bool>> {
-    let mut reach = vec![vec![false; n]; n];
-    for &(a, b) in edges {
-        reach[a][b] = true;
-    }
-    for k in 0..n {
-        for a in 0..n {
-            for b in 0..n {
-                if reach[a][k] && reach[k][b] {
-                    reach[a][b] = true;
-                }
-            }
-        }
-    }
-    reach
 }
 
 /// Grid and block of a captured kernel node.
