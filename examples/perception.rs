@@ -3,7 +3,7 @@
 //!
 //!     cargo run --release --example perception [-- --steps N]
 //!
-//! `graphs/perception.toml` becomes the struct `kgraph::graphs::Perception` (one `graph!` line
+//! `graphs/perception.toml` becomes the struct `kgraph_model::graphs::Perception` (one `graph!` line
 //! in `src/graphs.rs`). Each step writes a snapshot and its elapsed time into mapped pinned
 //! memory (no upload: the replay reads them over the bus), replays the captured CUDA graph
 //! (features → CfC step from the carried state → heads ∥ projection ∥ state carry) and reads
@@ -16,9 +16,9 @@
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use kgraph::graphs::synthetic::BookStream;
-use kgraph::graphs::{ModelWeights, Perception};
-use kgraph::model::{FEAT_VALID, SNAP_LEN};
+use kgraph_model::graphs::synthetic::BookStream;
+use kgraph_model::graphs::{ModelWeights, Perception};
+use kgraph_model::model::{FEAT_VALID, SNAP_LEN};
 
 /// Snapshots streamed by default.
 const DEFAULT_STEPS: usize = 10_000;

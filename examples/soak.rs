@@ -14,9 +14,9 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use kgraph::graphs::synthetic::BookStream;
-use kgraph::graphs::{ModelWeights, Perception};
-use kgraph::model::SNAP_LEN;
+use kgraph_model::graphs::synthetic::BookStream;
+use kgraph_model::graphs::{ModelWeights, Perception};
+use kgraph_model::model::SNAP_LEN;
 
 /// Replays by default.
 const DEFAULT_STEPS: u64 = 1_000_000;

@@ -2,12 +2,12 @@
 //!
 //!     cargo run --release --example train [-- --out DIR] [--steps N] [--lr LR]
 //!
-//! `graphs/train_step.toml` becomes `kgraph::graphs::TrainStep`: one replay runs the forward of
+//! `graphs/train_step.toml` becomes `kgraph_model::graphs::TrainStep`: one replay runs the forward of
 //! a batch of 256 snapshots, BCE-with-logits against the labels, the backward into gradient
 //! buffers it zeroes first, and AdamW on every trained tensor (the learning rate and bias
 //! corrections come from a small device buffer uploaded before each replay, so the graph is
 //! captured once). The data is the deterministic synthetic stream of
-//! `kgraph::graphs::synthetic`, whose labels follow a known logistic law of the order-flow
+//! `kgraph_model::graphs::synthetic`, whose labels follow a known logistic law of the order-flow
 //! pressure that the book's depth imbalance reveals: the loss can fall from ln 2 ≈ 0.69 towards
 //! the law's own noise (≈ 0.40).
 //!
@@ -19,8 +19,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use kgraph::graphs::synthetic::BookStream;
-use kgraph::graphs::{ModelWeights, TrainBatch, TrainStep};
+use kgraph_model::graphs::synthetic::BookStream;
+use kgraph_model::graphs::{ModelWeights, TrainBatch, TrainStep};
 
 /// The ratio of the mean loss of the last 50 steps to the first 50 this example must reach.
 const TARGET_RATIO: f64 = 0.9;

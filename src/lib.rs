@@ -1,12 +1,8 @@
-//! kgraph: typed Rust bindings and CUDA Graphs for your own CUDA kernels.
+//! kgraph's reference trading model, written with kgraph as any user crate would be: the
+//! kernels of `kernels/*.cu` declared in [`model`], the two graphs of `graphs/*.toml` in
+//! [`graphs`], and a synthetic order-book source in [`graphs::synthetic`]. The examples, the
+//! benches and the GPU suite of this workspace use it; no crate that depends on `kgraph`
+//! compiles any of it.
 
-extern crate self as kgraph;
-
-/// `#[kernel]` binds one CUDA kernel; `#[kernels]` makes a registry module of them;
-/// `graph!` turns a TOML graph spec into a graph struct.
-pub use kgraph_macros::{graph, kernel, kernels};
-pub use kgraph_runtime::*;
-
-pub mod gradcheck;
 pub mod graphs;
 pub mod model;

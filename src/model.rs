@@ -5,7 +5,7 @@
 //!
 //! The kernels live in `kernels/*.cu` (one header comment per file gives the math, the buffer
 //! layouts and the launch shapes); [`kernels`] declares them, and everything it generates is
-//! re-exported here: `kgraph::model::Kernels::load(&device)` loads them all, and each handle
+//! re-exported here: `kgraph_model::model::Kernels::load(&device)` loads them all, and each handle
 //! (e.g. [`CfcStep`]) launches one with typed arguments. [`launch`] has the launch
 //! configurations.
 //!
@@ -20,14 +20,14 @@
 //!   input.
 //! - Every reduction runs in a fixed order (no atomics): results are bitwise reproducible.
 //! - Every kernel begins with a programmatic-dependent-launch wait, so it may be launched with
-//!   [`crate::LaunchOptions::PDL`] after any other model kernel.
+//!   [`kgraph::LaunchOptions::PDL`] after any other model kernel.
 //! - Values that change on every replay of a captured graph (`dt`, AdamW's learning rate and
 //!   bias corrections) are read from device buffers, not scalar arguments, because a CUDA graph
 //!   freezes scalar arguments at capture.
 //!
 //! # Snapshots from pinned memory
 //! [`SnapFeatureAssemble`] reads a device buffer; [`SnapFeatureAssemblePinned`] is the same
-//! kernel reading mapped pinned host memory (a [`crate::MappedBuffer`] / [`crate::PinnedSlot`]
+//! kernel reading mapped pinned host memory (a [`kgraph::MappedBuffer`] / [`kgraph::PinnedSlot`]
 //! address) directly, so the latency graph needs no host-to-device copy node: the host writes
 //! the snapshot, the replay reads it over PCIe/C2C (4 coalesced requests per snapshot).
 //!
@@ -154,7 +154,7 @@ pub mod kernels {
     );
 
     /// [`MultiHorizonHeads`] writing `probs` straight into mapped pinned host memory (a
-    /// [`crate::MappedBuffer`] lent through `device_ptr_mut`): a zero-copy output the host reads
+    /// [`kgraph::MappedBuffer`] lent through `device_ptr_mut`): a zero-copy output the host reads
     /// after synchronizing the stream, with no download copy. `logits` stay in device memory.
     /// Launch: [`super::launch::multi_horizon_heads`].
     #[kernel("heads.cu", name = "multi_horizon_heads")]
@@ -275,7 +275,7 @@ pub use kernels::*;
 /// Launch configurations of the model kernels (grid/block formulas of the `.cu` headers).
 /// Sizes are element counts; every grid has at least one block.
 pub mod launch {
-    use crate::LaunchConfig;
+    use kgraph::LaunchConfig;
 
     /// Warps per block of the warp-per-output kernels (block = 128 threads).
     pub const WARPS_PER_BLOCK: usize = 4;

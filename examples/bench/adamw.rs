@@ -2,7 +2,7 @@
 //! next to a device-to-device copy of the same size (read + write) in the same run.
 
 use kgraph::cudarc::driver::sys;
-use kgraph::model::{launch, Adamw};
+use kgraph_model::model::{launch, Adamw};
 use kgraph::{Device, LaunchConfig};
 
 use crate::k::Kernels;

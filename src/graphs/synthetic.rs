@@ -17,7 +17,8 @@
 //! platform may differ in the last bits of a few values).
 
 use crate::model::{N_HORIZONS, N_LEVELS, SNAP_LEN};
-use crate::{Error, Result};
+use kgraph::rng::SplitMix64;
+use kgraph::{Error, Result};
 
 /// Per-horizon slopes of the label law `P(up within horizon k) = sigmoid(HORIZON_BETA[k] · p)`:
 /// longer horizons are noisier.
@@ -28,26 +29,22 @@ pub const TICK: f64 = 0.01;
 
 /// A small deterministic generator (SplitMix64), so the examples need no crates.
 #[derive(Debug, Clone)]
-pub struct Rng(u64);
+pub struct Rng(SplitMix64);
 
 impl Rng {
     /// A generator; different seeds give unrelated sequences.
     pub fn new(seed: u64) -> Self {
-        Rng(seed ^ 0x5DEE_CE66_D1A4_F87B)
+        Rng(SplitMix64::new(seed ^ 0x5DEE_CE66_D1A4_F87B))
     }
 
     /// 64 uniform random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// Uniform in `[0, 1)` (53 random bits).
     pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+        self.0.unit()
     }
 
     /// Uniform in `[lo, hi)`.

@@ -2,7 +2,7 @@
 //! scale invariance, the float4 and scalar paths (large n with a tail, misaligned views), and
 //! huge gradients never giving NaN.
 
-use kgraph::model::{launch, Kernels};
+use kgraph_model::model::{launch, Kernels};
 use kgraph::{CudaSlice, Device};
 
 use super::common::device;

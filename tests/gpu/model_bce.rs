@@ -3,7 +3,7 @@
 //! finite differences of the kernel's own loss.
 
 use kgraph::gradcheck::GradCheck;
-use kgraph::model::{launch, Kernels, N_HORIZONS};
+use kgraph_model::model::{launch, Kernels, N_HORIZONS};
 use kgraph::{CudaSlice, Device, Result};
 
 use super::common::device;

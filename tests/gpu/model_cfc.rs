@@ -2,7 +2,7 @@
 //! target, batch independence) and its two backward kernels against finite differences.
 
 use kgraph::gradcheck::{assert_all_passed, weighted_sum, GradCheck};
-use kgraph::model::{launch, Kernels, N_FEAT};
+use kgraph_model::model::{launch, Kernels, N_FEAT};
 use kgraph::{CudaSlice, Device, Result};
 
 use super::common::device;

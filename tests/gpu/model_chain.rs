@@ -3,7 +3,7 @@
 //! GPU forward, for every input and weight.
 
 use kgraph::gradcheck::{assert_all_passed, weighted_sum, GradCheck};
-use kgraph::model::{launch, Kernels, N_FEAT, N_HORIZONS, N_PROJ};
+use kgraph_model::model::{launch, Kernels, N_FEAT, N_HORIZONS, N_PROJ};
 use kgraph::{CudaSlice, Device, Result};
 
 use super::common::device;

@@ -1,4 +1,4 @@
-//! The reference model's graphs (`kgraph::graphs`): Graph A (`Perception`, B = 1, state carried
+//! The reference model's graphs (`kgraph_model::graphs`): Graph A (`Perception`, B = 1, state carried
 //! across replays) and the train step (`TrainStep`, B = 256). Expected values come from the same
 //! spec run eagerly (`run_eager`: one stream, file order, no graph) or from invariants of the
 //! kernels (dt = 0 is a fixed point of the CfC step, a copy reproduces its source bit for bit,
@@ -7,9 +7,9 @@
 use std::collections::BTreeSet;
 
 use kgraph::cudarc::driver::sys;
-use kgraph::graphs::synthetic::{BookStream, Tick};
-use kgraph::graphs::{ModelWeights, Perception, TrainBatch, TrainStep};
-use kgraph::model::{launch, CopyF32, MultiHorizonHeads, Projection, ZeroF32, FEAT_VALID, N_LEVELS, SNAP_LEN};
+use kgraph_model::graphs::synthetic::{BookStream, Tick};
+use kgraph_model::graphs::{ModelWeights, Perception, TrainBatch, TrainStep};
+use kgraph_model::model::{launch, CopyF32, MultiHorizonHeads, Projection, ZeroF32, FEAT_VALID, N_LEVELS, SNAP_LEN};
 use kgraph::{CudaSlice, Graph, LaunchConfig};
 
 use super::common::{device, reachability};

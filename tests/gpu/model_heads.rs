@@ -2,7 +2,7 @@
 //! linearity, fixed points) and their backward kernels against finite differences.
 
 use kgraph::gradcheck::{assert_all_passed, weighted_sum, GradCheck};
-use kgraph::model::{launch, Kernels, N_HORIZONS, N_PROJ};
+use kgraph_model::model::{launch, Kernels, N_HORIZONS, N_PROJ};
 use kgraph::{CudaSlice, Device, Result};
 
 use super::common::device;

@@ -1,7 +1,7 @@
 //! Shared helpers of the model-kernel GPU tests: a deterministic generator and transfers.
 #![allow(dead_code)]
 
-use kgraph::model::Kernels;
+use kgraph_model::model::Kernels;
 use kgraph::{CudaSlice, Device};
 
 /// A 64-bit LCG (Knuth's MMIX constants), high bits out: small, deterministic, no crates.

@@ -293,15 +293,9 @@ pub fn sample_coords(len: usize, count: usize, seed: u64) -> Vec<usize> {
     if count > 1 {
         picked.insert(len - 1);
     }
-    let mut state = seed;
+    let mut rng = crate::rng::SplitMix64::new(seed);
     while picked.len() < count {
-        // splitmix64: a full-period, well-mixed sequence from any seed.
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        picked.insert((z % len as u64) as usize);
+        picked.insert((rng.next_u64() % len as u64) as usize);
     }
     picked.into_iter().collect()
 }
