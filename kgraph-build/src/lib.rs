@@ -11,27 +11,45 @@
 //! beside each cubin as `<stem>.resources.txt`, and a spill or local-memory stack frame becomes a
 //! `cargo:warning`. The `#[kernel]` macro embeds those cubins.
 //!
+//! More folders compile into the same output folder with [`KernelBuild::add_kernel_dir`]; each
+//! folder's files include headers from their own folder (`-I<folder>`), and the folders are
+//! passed on to `#[kernel]` in `KGRAPH_KERNEL_DIRS` ([`KERNEL_DIRS_ENV`]).
+//!
 //! Without nvcc the build still succeeds, loudly: the cubins are left empty and kgraph compiles
 //! the embedded `.cu` source with NVRTC when the module is first loaded. `KGRAPH_REQUIRE_NVCC=1`
 //! turns that fallback into a build error (use it for release builds).
 
+mod error;
 mod nvcc;
 mod resources;
+mod sources;
 
+pub use error::{BuildError, IoOp};
 pub use nvcc::{find as find_nvcc, Nvcc, HOW_TO_GET_NVCC};
 pub use resources::{parse as parse_ptxas_report, KernelResources};
 
-use std::collections::BTreeSet;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+
+use sources::KernelFile;
 
 /// Default target when `KGRAPH_CUDA_ARCH` is unset: Hopper (H100/H200).
 pub const DEFAULT_ARCH: &str = "sm_90";
 
-/// Configures one kernel folder's build. [`compile_kernels`] is `KernelBuild::new().run_or_exit()`.
+/// The variable a successful build sets for the crate's compilation (`cargo:rustc-env`): every
+/// kernel folder of the build, absolute, joined by [`std::env::join_paths`], so `#[kernel]` finds
+/// the `.cu` files of each.
+pub const KERNEL_DIRS_ENV: &str = "KGRAPH_KERNEL_DIRS";
+
+/// Configures a build of one or more kernel folders into one output folder. [`compile_kernels`]
+/// is `KernelBuild::new().run_or_exit()`.
 #[derive(Debug, Clone)]
 pub struct KernelBuild {
+    /// `$CARGO_MANIFEST_DIR` (empty outside cargo): what relative extra folders are resolved against.
+    manifest_dir: PathBuf,
+    /// The primary folder, `kernels/` by default; it may be absent (then it has no kernels).
     kernel_dir: PathBuf,
+    /// Folders added with [`KernelBuild::add_kernel_dir`], which must exist.
+    extra_kernel_dirs: Vec<PathBuf>,
     out_dir: Option<PathBuf>,
     archs: Option<Vec<String>>,
     extra_nvcc_args: Vec<String>,
@@ -58,6 +76,9 @@ pub struct BuildReport {
     pub resources: Vec<KernelResources>,
     /// True when no nvcc was found and the NVRTC fallback is in use.
     pub nvrtc_fallback: bool,
+    /// Every kernel folder of the build, absolute (the primary one first, whether or not it
+    /// exists): what [`KERNEL_DIRS_ENV`] is set to.
+    pub kernel_dirs: Vec<PathBuf>,
 }
 
 /// Compiles `kernels/*.cu` of the crate being built; on error prints the compiler output and
@@ -75,9 +96,11 @@ impl Default for KernelBuild {
 impl KernelBuild {
     /// `$CARGO_MANIFEST_DIR/kernels`, output in `$OUT_DIR/kgraph`, arch from `KGRAPH_CUDA_ARCH`.
     pub fn new() -> Self {
-        let manifest = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from).unwrap_or_default();
+        let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from).unwrap_or_default();
         KernelBuild {
-            kernel_dir: manifest.join("kernels"),
+            kernel_dir: manifest_dir.join("kernels"),
+            manifest_dir,
+            extra_kernel_dirs: Vec::new(),
             out_dir: None,
             archs: None,
             extra_nvcc_args: Vec::new(),
@@ -87,9 +110,19 @@ impl KernelBuild {
         }
     }
 
-    /// Another kernel folder (absolute, or relative to the current directory).
+    /// Replaces the primary kernel folder (absolute, or relative to the current directory).
     pub fn kernel_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.kernel_dir = dir.into();
+        self
+    }
+
+    /// One more kernel folder, compiled into the same output folder (absolute, or relative to
+    /// `CARGO_MANIFEST_DIR`). Unlike the primary folder it must exist
+    /// ([`BuildError::MissingKernelDir`]); no two `.cu` files of the build may share a stem
+    /// ([`BuildError::DuplicateStem`]), since the cubin is named by it. Its files include headers
+    /// from their own folder. Adding a folder twice adds it once.
+    pub fn add_kernel_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.extra_kernel_dirs.push(self.manifest_dir.join(dir));
         self
     }
 
@@ -139,11 +172,36 @@ impl KernelBuild {
     pub fn run_or_exit(self) -> BuildReport {
         match self.run() {
             Ok(report) => report,
-            Err(message) => {
-                eprintln!("error: kgraph kernel build failed\n{message}");
+            Err(error) => {
+                eprintln!("error: kgraph kernel build failed\n{error}");
                 std::process::exit(1);
             }
         }
+    }
+
+    /// Compiles every stale kernel of every folder, in parallel, then sets [`KERNEL_DIRS_ENV`].
+    /// A failure of one file does not stop the others; all failures are returned.
+    pub fn run(self) -> Result<BuildReport, BuildError> {
+        let out_dir = self.create_out_dir()?;
+        for var in ["NVCC", "CUDA_HOME", "CUDA_PATH", "KGRAPH_CUDA_ARCH", "KGRAPH_REQUIRE_NVCC"] {
+            self.cargo(&format!("rerun-if-env-changed={var}"));
+        }
+        let dirs = self.kernel_dirs()?;
+        let sources = self.collect_sources(&dirs)?;
+        let archs = match &self.archs {
+            Some(a) => a.clone(),
+            None => parse_archs(&std::env::var("KGRAPH_CUDA_ARCH").unwrap_or_default())?,
+        };
+        let mut report = match self.find_nvcc() {
+            Some(nvcc) => self.compile_stale(&sources, &out_dir, &nvcc, &archs)?,
+            None => self.fall_back_to_nvrtc(&dirs, &sources, &out_dir)?,
+        };
+        report.kernel_dirs = dirs.iter().map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone())).collect();
+        let directive = kernel_dirs_directive(&report.kernel_dirs)?;
+        if self.emit_cargo {
+            println!("{directive}");
+        }
+        Ok(report)
     }
 
     fn cargo(&self, line: &str) {
@@ -152,122 +210,168 @@ impl KernelBuild {
         }
     }
 
-    /// Compiles every stale kernel, in parallel. Errors are the compiler's own text, per file.
-    pub fn run(self) -> Result<BuildReport, String> {
+    /// The configured output folder or `$OUT_DIR/kgraph`, created.
+    fn create_out_dir(&self) -> Result<PathBuf, BuildError> {
         let out_dir = match &self.out_dir {
             Some(d) => d.clone(),
-            None => PathBuf::from(
-                std::env::var_os("OUT_DIR").ok_or("OUT_DIR is not set: call kgraph_build from a build.rs")?,
-            )
-            .join("kgraph"),
+            None => PathBuf::from(std::env::var_os("OUT_DIR").ok_or(BuildError::NoOutDir)?).join("kgraph"),
         };
-        std::fs::create_dir_all(&out_dir).map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
-        for var in ["NVCC", "CUDA_HOME", "CUDA_PATH", "KGRAPH_CUDA_ARCH", "KGRAPH_REQUIRE_NVCC"] {
-            self.cargo(&format!("rerun-if-env-changed={var}"));
+        std::fs::create_dir_all(&out_dir).map_err(|e| BuildError::io(IoOp::Create, &out_dir, e))?;
+        Ok(out_dir)
+    }
+
+    /// The primary folder, then each extra one that is not already listed; an extra folder
+    /// that does not exist is an error.
+    fn kernel_dirs(&self) -> Result<Vec<PathBuf>, BuildError> {
+        let same = |a: &Path, b: &Path| a == b || std::path::absolute(a).ok() == std::path::absolute(b).ok();
+        let mut dirs = vec![self.kernel_dir.clone()];
+        for dir in &self.extra_kernel_dirs {
+            if !dir.is_dir() {
+                return Err(BuildError::MissingKernelDir { dir: dir.clone() });
+            }
+            if !dirs.iter().any(|d| same(d, dir)) {
+                dirs.push(dir.clone());
+            }
         }
-        self.cargo(&format!("rerun-if-changed={}", self.kernel_dir.display()));
-        let sources = list_sources(&self.kernel_dir)?;
-        for header in list_headers(&self.kernel_dir) {
+        Ok(dirs)
+    }
+
+    /// The `.cu` files of `dirs`, with a `rerun-if-changed` for each folder, header and file.
+    fn collect_sources(&self, dirs: &[PathBuf]) -> Result<Vec<KernelFile>, BuildError> {
+        for dir in dirs {
+            self.cargo(&format!("rerun-if-changed={}", dir.display()));
+        }
+        let sources = sources::collect(dirs)?;
+        for header in dirs.iter().flat_map(|dir| sources::headers(dir)) {
             self.cargo(&format!("rerun-if-changed={}", header.display()));
         }
         for src in &sources {
-            self.cargo(&format!("rerun-if-changed={}", src.display()));
+            self.cargo(&format!("rerun-if-changed={}", src.path.display()));
         }
-        let archs = match &self.archs {
-            Some(a) => a.clone(),
-            None => parse_archs(&std::env::var("KGRAPH_CUDA_ARCH").unwrap_or_default())?,
-        };
-        let mut report = BuildReport::default();
-        let found = match &self.nvcc {
+        Ok(sources)
+    }
+
+    /// The nvcc to use, if any.
+    fn find_nvcc(&self) -> Option<Nvcc> {
+        match &self.nvcc {
             NvccChoice::Search => nvcc::find(&self.kernel_dir),
             NvccChoice::Path(p) => Some(Nvcc { path: p.clone(), found_via: "KernelBuild::nvcc" }),
             NvccChoice::Absent => None,
-        };
-        let Some(nvcc) = found else {
-            let require =
-                self.require_nvcc.unwrap_or_else(|| std::env::var("KGRAPH_REQUIRE_NVCC").is_ok_and(|v| v == "1"));
-            if require {
-                return Err(format!("KGRAPH_REQUIRE_NVCC=1 but no nvcc was found (NVCC, CUDA_HOME, CUDA_PATH, PATH, .toolchain/): {HOW_TO_GET_NVCC}"));
-            }
-            self.cargo(&format!(
-                "warning=kgraph: NO NVCC FOUND, kernels in {} will be compiled with NVRTC at run time (slower first load, no resource report). To build cubins, {HOW_TO_GET_NVCC}. Set KGRAPH_REQUIRE_NVCC=1 to make this an error.",
-                self.kernel_dir.display()
-            ));
-            for src in &sources {
-                let image = out_dir.join(image_name(src));
-                std::fs::write(&image, b"").map_err(|e| format!("cannot write {}: {e}", image.display()))?;
-                let _ = std::fs::remove_file(out_dir.join(stamp_name(src)));
-            }
-            report.nvrtc_fallback = true;
-            return Ok(report);
-        };
-        let version = nvcc::version(&nvcc)?;
+        }
+    }
+
+    /// No nvcc: leaves an empty image per kernel (so `#[kernel]` compiles the source with NVRTC
+    /// at load), with a loud warning, unless nvcc is required.
+    fn fall_back_to_nvrtc(
+        &self,
+        dirs: &[PathBuf],
+        sources: &[KernelFile],
+        out_dir: &Path,
+    ) -> Result<BuildReport, BuildError> {
+        let require = self.require_nvcc.unwrap_or_else(|| std::env::var("KGRAPH_REQUIRE_NVCC").is_ok_and(|v| v == "1"));
+        if require {
+            return Err(BuildError::NvccRequired { how_to: HOW_TO_GET_NVCC });
+        }
+        let folders: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        self.cargo(&format!(
+            "warning=kgraph: NO NVCC FOUND, kernels in {} will be compiled with NVRTC at run time (slower first load, no resource report). To build cubins, {HOW_TO_GET_NVCC}. Set KGRAPH_REQUIRE_NVCC=1 to make this an error.",
+            folders.join(", ")
+        ));
+        for src in sources {
+            let image = out_dir.join(image_name(&src.path));
+            std::fs::write(&image, b"").map_err(|e| BuildError::io(IoOp::Write, &image, e))?;
+            let _ = std::fs::remove_file(out_dir.join(output_name(&src.path, "stamp")));
+        }
+        Ok(BuildReport { nvrtc_fallback: true, ..BuildReport::default() })
+    }
+
+    /// Compiles the kernels whose cubin is stale on `NUM_JOBS` threads, and reports on all.
+    fn compile_stale(
+        &self,
+        sources: &[KernelFile],
+        out_dir: &Path,
+        nvcc: &Nvcc,
+        archs: &[String],
+    ) -> Result<BuildReport, BuildError> {
+        let version = nvcc::version(nvcc)?;
         let jobs = std::env::var("NUM_JOBS")
             .ok()
             .and_then(|n| n.parse().ok())
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
             .max(1);
-        let results: Vec<(PathBuf, Result<Outcome, String>)> = {
-            let queue = std::sync::Mutex::new(sources.iter());
-            let done = std::sync::Mutex::new(Vec::new());
-            std::thread::scope(|s| {
-                for _ in 0..jobs.min(sources.len()) {
-                    s.spawn(|| loop {
-                        let next = queue.lock().unwrap().next();
-                        let Some(src) = next else { break };
-                        let r = self.build_one(src, &out_dir, &nvcc, &version, &archs);
-                        done.lock().unwrap().push((src.clone(), r));
-                    });
-                }
-            });
-            done.into_inner().unwrap()
-        };
-        let mut errors = String::new();
+        let queue = std::sync::Mutex::new(sources.iter().enumerate());
+        let done = std::sync::Mutex::new(Vec::new());
+        std::thread::scope(|s| {
+            for _ in 0..jobs.min(sources.len()) {
+                s.spawn(|| loop {
+                    let next = queue.lock().unwrap().next();
+                    let Some((index, src)) = next else { break };
+                    let result = self.build_one(src, out_dir, nvcc, &version, archs);
+                    done.lock().unwrap().push((index, result));
+                });
+            }
+        });
+        let mut results = done.into_inner().unwrap();
+        // Threads finish in any order; report in source order, so messages are reproducible.
+        results.sort_by_key(|(index, _)| *index);
+        self.report(results.into_iter().map(|(index, result)| (&sources[index], result)))
+    }
+
+    /// Gathers per-file outcomes into a report (warning about local memory use), or the errors
+    /// of the files that failed.
+    fn report<'a>(
+        &self,
+        results: impl Iterator<Item = (&'a KernelFile, Result<Outcome, BuildError>)>,
+    ) -> Result<BuildReport, BuildError> {
+        let mut report = BuildReport::default();
+        let mut errors = Vec::new();
         for (src, result) in results {
-            match result {
-                Ok(outcome) => {
-                    for k in &outcome.resources {
-                        if k.uses_local_memory() {
-                            self.cargo(&format!(
-                                "warning=kgraph: kernel `{}` ({}) uses local memory: {}",
-                                k.kernel,
-                                src.display(),
-                                k.line()
-                            ));
-                        }
-                    }
-                    report.resources.extend(outcome.resources);
-                    if outcome.compiled {
-                        report.compiled.push(src)
-                    } else {
-                        report.up_to_date.push(src)
-                    }
-                }
+            let outcome = match result {
+                Ok(outcome) => outcome,
                 Err(e) => {
-                    let _ = writeln!(errors, "--- {} ---\n{e}", src.display());
+                    errors.push(e);
+                    continue;
                 }
+            };
+            for k in outcome.resources.iter().filter(|k| k.uses_local_memory()) {
+                self.cargo(&format!(
+                    "warning=kgraph: kernel `{}` ({}) uses local memory: {}",
+                    k.kernel,
+                    src.path.display(),
+                    k.line()
+                ));
+            }
+            report.resources.extend(outcome.resources);
+            if outcome.compiled {
+                report.compiled.push(src.path.clone())
+            } else {
+                report.up_to_date.push(src.path.clone())
             }
         }
-        if errors.is_empty() {
-            Ok(report)
+        if errors.len() > 1 {
+            Err(BuildError::Several(errors))
+        } else if let Some(error) = errors.pop() {
+            Err(error)
         } else {
-            Err(errors)
+            Ok(report)
         }
     }
 
+    /// Compiles `src` unless its cubin's stamp matches the cache key.
     fn build_one(
         &self,
-        src: &Path,
+        src: &KernelFile,
         out_dir: &Path,
         nvcc: &Nvcc,
         version: &str,
         archs: &[String],
-    ) -> Result<Outcome, String> {
-        let image = out_dir.join(image_name(src));
-        let stamp = out_dir.join(stamp_name(src));
-        let report_path = out_dir.join(report_name(src));
-        let args = nvcc::args(src, &image, &self.kernel_dir, archs, &self.extra_nvcc_args);
-        let key = cache_key(src, &self.kernel_dir, version, &args)?;
+    ) -> Result<Outcome, BuildError> {
+        let in_kernel = |source| BuildError::Kernel { file: src.path.clone(), source: Box::new(source) };
+        let image = out_dir.join(image_name(&src.path));
+        let stamp = out_dir.join(output_name(&src.path, "stamp"));
+        let report_path = out_dir.join(output_name(&src.path, "resources.txt"));
+        let args = nvcc::args(&src.path, &image, &src.dir, archs, &self.extra_nvcc_args);
+        let key = sources::cache_key(&src.path, &src.dir, version, &args).map_err(in_kernel)?;
         let cached = std::fs::read_to_string(&stamp).ok().is_some_and(|s| s == key)
             && std::fs::metadata(&image).is_ok_and(|m| m.len() > 0);
         if cached {
@@ -275,7 +379,7 @@ impl KernelBuild {
             return Ok(Outcome { compiled: false, resources: resources::parse(&text) });
         }
         let _ = std::fs::remove_file(&stamp);
-        let stderr = nvcc::run(nvcc, &args).map_err(|e| format!("{} {}\n{e}", nvcc.path.display(), args.join(" ")))?;
+        let stderr = nvcc::run(nvcc, &src.path, &args)?;
         let resources = resources::parse(&stderr);
         let mut text = stderr.clone();
         text.push_str("\n# summary\n");
@@ -283,12 +387,13 @@ impl KernelBuild {
             text.push_str(&k.line());
             text.push('\n');
         }
-        std::fs::write(&report_path, text).map_err(|e| format!("cannot write {}: {e}", report_path.display()))?;
-        std::fs::write(&stamp, key).map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
+        std::fs::write(&report_path, text).map_err(|e| in_kernel(BuildError::io(IoOp::Write, &report_path, e)))?;
+        std::fs::write(&stamp, key).map_err(|e| in_kernel(BuildError::io(IoOp::Write, &stamp, e)))?;
         Ok(Outcome { compiled: true, resources })
     }
 }
 
+/// One kernel file's result: whether it was compiled (or cached), and ptxas' report.
 struct Outcome {
     compiled: bool,
     resources: Vec<KernelResources>,
@@ -296,19 +401,25 @@ struct Outcome {
 
 /// `$OUT_DIR/kgraph/<stem>.cubin`: the file name `#[kernel]` embeds for `src`.
 pub fn image_name(src: &Path) -> String {
-    format!("{}.cubin", src.file_stem().unwrap_or_default().to_string_lossy())
+    output_name(src, "cubin")
 }
 
-fn stamp_name(src: &Path) -> String {
-    format!("{}.stamp", src.file_stem().unwrap_or_default().to_string_lossy())
+/// `<stem>.<suffix>`: the name of one of `src`'s files in the output folder.
+fn output_name(src: &Path, suffix: &str) -> String {
+    format!("{}.{suffix}", src.file_stem().unwrap_or_default().to_string_lossy())
 }
 
-fn report_name(src: &Path) -> String {
-    format!("{}.resources.txt", src.file_stem().unwrap_or_default().to_string_lossy())
+/// The directive that sets [`KERNEL_DIRS_ENV`] for the crate's compilation:
+/// `cargo:rustc-env=KGRAPH_KERNEL_DIRS=<dirs joined by std::env::join_paths>`. `dirs` should be
+/// absolute ([`BuildReport::kernel_dirs`] is), since the macro runs in another directory.
+pub fn kernel_dirs_directive(dirs: &[PathBuf]) -> Result<String, BuildError> {
+    let joined = std::env::join_paths(dirs)
+        .map_err(|source| BuildError::UnjoinableKernelDirs { dirs: dirs.to_vec(), source })?;
+    Ok(format!("cargo:rustc-env={KERNEL_DIRS_ENV}={}", joined.to_string_lossy()))
 }
 
 /// `"sm_90"` by default; `"sm_80, sm_90"` or `"90"` accepted.
-pub fn parse_archs(spec: &str) -> Result<Vec<String>, String> {
+pub fn parse_archs(spec: &str) -> Result<Vec<String>, BuildError> {
     let mut archs = Vec::new();
     for part in spec.split([',', ' ', ';']).map(str::trim).filter(|s| !s.is_empty()) {
         let num = part.trim_start_matches("sm_").trim_start_matches("compute_");
@@ -316,7 +427,7 @@ pub fn parse_archs(spec: &str) -> Result<Vec<String>, String> {
             || !num.chars().all(|c| c.is_ascii_alphanumeric())
             || !num.starts_with(|c: char| c.is_ascii_digit())
         {
-            return Err(format!("KGRAPH_CUDA_ARCH: `{part}` is not an arch like sm_90"));
+            return Err(BuildError::BadArch { part: part.to_string() });
         }
         archs.push(format!("sm_{num}"));
     }
@@ -324,73 +435,6 @@ pub fn parse_archs(spec: &str) -> Result<Vec<String>, String> {
         archs.push(DEFAULT_ARCH.to_string());
     }
     Ok(archs)
-}
-
-fn list_sources(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Ok(Vec::new());
-    };
-    let mut v: Vec<PathBuf> =
-        entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|e| e == "cu")).collect();
-    v.sort();
-    Ok(v)
-}
-
-fn list_headers(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut v: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "cuh" || e == "h" || e == "hpp"))
-        .collect();
-    v.sort();
-    v
-}
-
-/// Local headers `src` includes (`#include "x.cuh"`), transitively, relative to `dir`.
-fn local_includes(src: &Path, dir: &Path) -> BTreeSet<PathBuf> {
-    let mut seen = BTreeSet::new();
-    let mut todo = vec![src.to_path_buf()];
-    while let Some(file) = todo.pop() {
-        let Ok(text) = std::fs::read_to_string(&file) else { continue };
-        for line in text.lines() {
-            let line = line.trim_start();
-            let Some(rest) = line.strip_prefix('#').map(str::trim_start).and_then(|l| l.strip_prefix("include")) else {
-                continue;
-            };
-            let Some(name) = rest.trim().strip_prefix('"').and_then(|r| r.split('"').next()) else { continue };
-            let base = file.parent().unwrap_or(dir);
-            let candidate = [base.join(name), dir.join(name)].into_iter().find(|p| p.is_file());
-            if let Some(p) = candidate {
-                if seen.insert(p.clone()) {
-                    todo.push(p);
-                }
-            }
-        }
-    }
-    seen
-}
-
-/// FNV-1a over the source, its local headers, nvcc's version and the arguments.
-fn cache_key(src: &Path, dir: &Path, version: &str, args: &[String]) -> Result<String, String> {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut feed = |bytes: &[u8]| {
-        for b in bytes {
-            h ^= u64::from(*b);
-            h = h.wrapping_mul(0x100_0000_01b3);
-        }
-    };
-    feed(&std::fs::read(src).map_err(|e| format!("cannot read {}: {e}", src.display()))?);
-    for header in local_includes(src, dir) {
-        feed(header.to_string_lossy().as_bytes());
-        feed(&std::fs::read(&header).unwrap_or_default());
-    }
-    feed(version.as_bytes());
-    for a in args {
-        feed(a.as_bytes());
-    }
-    Ok(format!("{h:016x}"))
 }
 
 #[cfg(test)]
@@ -401,22 +445,6 @@ mod tests {
     fn arch_lists() {
         assert_eq!(parse_archs("").unwrap(), vec!["sm_90"]);
         assert_eq!(parse_archs("sm_80, 90").unwrap(), vec!["sm_80", "sm_90"]);
-        assert!(parse_archs("sm_$").is_err());
-    }
-
-    #[test]
-    fn includes_are_followed_transitively_and_change_the_key() {
-        let dir = std::env::temp_dir().join(format!("kgraph-build-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("a.cu"), "#include \"b.cuh\"\nextern \"C\" __global__ void a() {}\n").unwrap();
-        std::fs::write(dir.join("b.cuh"), "#include \"c.cuh\"\n").unwrap();
-        std::fs::write(dir.join("c.cuh"), "// v1\n").unwrap();
-        let inc = local_includes(&dir.join("a.cu"), &dir);
-        assert_eq!(inc.len(), 2);
-        let k1 = cache_key(&dir.join("a.cu"), &dir, "v", &[]).unwrap();
-        std::fs::write(dir.join("c.cuh"), "// v2\n").unwrap();
-        let k2 = cache_key(&dir.join("a.cu"), &dir, "v", &[]).unwrap();
-        assert_ne!(k1, k2);
-        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(matches!(parse_archs("sm_$"), Err(BuildError::BadArch { part }) if part == "sm_$"));
     }
 }

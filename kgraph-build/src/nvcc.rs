@@ -3,6 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::error::BuildError;
+
 /// Where an nvcc was found, for the build log.
 #[derive(Debug, Clone)]
 pub struct Nvcc {
@@ -49,13 +51,15 @@ pub fn find(start: &Path) -> Option<Nvcc> {
 }
 
 /// nvcc's version line, part of every cubin's cache key.
-pub fn version(nvcc: &Nvcc) -> Result<String, String> {
-    let out = Command::new(&nvcc.path)
-        .arg("--version")
-        .output()
-        .map_err(|e| format!("cannot run {} (found via {}): {e}", nvcc.path.display(), nvcc.found_via))?;
+pub fn version(nvcc: &Nvcc) -> Result<String, BuildError> {
+    let out = Command::new(&nvcc.path).arg("--version").output().map_err(|source| BuildError::NvccUnrunnable {
+        nvcc: nvcc.path.clone(),
+        found_via: nvcc.found_via,
+        source,
+    })?;
     if !out.status.success() {
-        return Err(format!("{} --version failed: {}", nvcc.path.display(), String::from_utf8_lossy(&out.stderr)));
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        return Err(BuildError::NvccVersion { nvcc: nvcc.path.clone(), stderr });
     }
     let text = String::from_utf8_lossy(&out.stdout);
     Ok(text.lines().filter(|l| l.contains("release") || l.starts_with("Build")).collect::<Vec<_>>().join(" "))
@@ -81,14 +85,22 @@ pub fn args(src: &Path, out: &Path, include_dir: &Path, archs: &[String], extra:
     a
 }
 
-/// Runs nvcc; returns its stderr (ptxas' resource report) or the compiler's error text.
-pub fn run(nvcc: &Nvcc, args: &[String]) -> Result<String, String> {
-    let out =
-        Command::new(&nvcc.path).args(args).output().map_err(|e| format!("cannot run {}: {e}", nvcc.path.display()))?;
+/// Runs nvcc on `file` with `args`; returns its stderr (ptxas' resource report), or
+/// [`BuildError::Compile`] with the compiler's output.
+pub fn run(nvcc: &Nvcc, file: &Path, args: &[String]) -> Result<String, BuildError> {
+    let failed = |output: String| BuildError::Compile {
+        file: file.to_path_buf(),
+        command: format!("{} {}", nvcc.path.display(), args.join(" ")),
+        output,
+    };
+    let out = Command::new(&nvcc.path)
+        .args(args)
+        .output()
+        .map_err(|e| failed(format!("cannot run {}: {e}", nvcc.path.display())))?;
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     if out.status.success() {
         Ok(stderr)
     } else {
-        Err(format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr))
+        Err(failed(format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr)))
     }
 }

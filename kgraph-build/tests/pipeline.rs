@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kgraph_build::KernelBuild;
+use kgraph_build::{BuildError, KernelBuild};
 
 fn nvcc() -> PathBuf {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -80,7 +80,11 @@ fn compile_errors_name_the_file() {
     std::fs::write(src.join("broken.cu"), "extern \"C\" __global__ void broken( { }\n").unwrap();
     let err =
         KernelBuild::new().kernel_dir(&src).out_dir(&out).nvcc(nvcc()).emit_cargo_directives(false).run().unwrap_err();
-    assert!(err.contains("broken.cu") && err.contains("error"), "{err}");
+    let BuildError::Compile { file, output, .. } = &err else { panic!("expected BuildError::Compile, got {err:?}") };
+    assert_eq!(file, &src.join("broken.cu"));
+    assert!(output.contains("error"), "{output}");
+    let message = err.to_string();
+    assert!(message.starts_with(&format!("--- {} ---\n", file.display())), "{message}");
 }
 
 #[test]
@@ -94,5 +98,115 @@ fn without_nvcc_the_build_falls_back_to_nvrtc_unless_required() {
 
     let required = KernelBuild::new().kernel_dir(&src).out_dir(&out).without_nvcc().require_nvcc(true);
     let err = required.emit_cargo_directives(false).run().unwrap_err();
-    assert!(err.contains("KGRAPH_REQUIRE_NVCC") && err.contains("install-nvcc"), "{err}");
+    assert!(matches!(err, BuildError::NvccRequired { .. }), "{err:?}");
+    let message = err.to_string();
+    assert!(message.contains("KGRAPH_REQUIRE_NVCC") && message.contains("install-nvcc"), "{message}");
+}
+
+/// A second kernel folder beside `kernels/` in the scratch root of `src`.
+fn second_folder(src: &Path, name: &str) -> PathBuf {
+    let dir = src.parent().unwrap().join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn several_folders_compile_into_one_output_each_with_its_own_includes() {
+    let (src, out) = scratch("folders");
+    std::fs::write(src.join("common.cuh"), "#define SCALE 1.0f\n").unwrap();
+    std::fs::write(src.join("a.cu"), A).unwrap();
+    // `inc/helper.cuh` includes "common.cuh", which only `-I<its folder>` resolves (nvcc looks
+    // beside the includer first, in `inc/`), and only the second folder's defines TWO_SCALE.
+    let two = second_folder(&src, "more-kernels");
+    std::fs::create_dir_all(two.join("inc")).unwrap();
+    std::fs::write(two.join("common.cuh"), "#define TWO_SCALE 2.0f\n").unwrap();
+    std::fs::write(two.join("inc/helper.cuh"), "#include \"common.cuh\"\n").unwrap();
+    let c = "#include \"inc/helper.cuh\"\nextern \"C\" __global__ void c(float* y) { y[0] = TWO_SCALE; }\n";
+    std::fs::write(two.join("c.cu"), c).unwrap();
+    let build = || {
+        KernelBuild::new()
+            .kernel_dir(&src)
+            .add_kernel_dir(&two)
+            .add_kernel_dir(&two)
+            .out_dir(&out)
+            .archs(["sm_90"])
+            .nvcc(nvcc())
+            .emit_cargo_directives(false)
+            .run()
+            .unwrap()
+    };
+
+    let first = build();
+    assert_eq!(names(&first.compiled), ["a.cu", "c.cu"]);
+    assert!(std::fs::metadata(out.join("c.cubin")).unwrap().len() > 0);
+    assert_eq!(first.kernel_dirs, [src.clone(), two.clone()], "each folder once, absolute, primary first");
+
+    std::fs::write(two.join("common.cuh"), "#define TWO_SCALE 3.0f\n").unwrap();
+    assert_eq!(names(&build().compiled), ["c.cu"], "a header edit in one folder rebuilds that folder's includers");
+}
+
+#[test]
+fn the_same_stem_in_two_folders_is_rejected() {
+    let (src, out) = scratch("stems");
+    std::fs::write(src.join("b.cu"), B).unwrap();
+    let two = second_folder(&src, "more-kernels");
+    std::fs::write(two.join("b.cu"), B).unwrap();
+    let err = KernelBuild::new()
+        .kernel_dir(&src)
+        .add_kernel_dir(&two)
+        .out_dir(&out)
+        .without_nvcc()
+        .require_nvcc(false)
+        .emit_cargo_directives(false)
+        .run()
+        .unwrap_err();
+    match err {
+        BuildError::DuplicateStem { stem, first, second } => {
+            assert_eq!((stem.as_str(), first, second), ("b", src.join("b.cu"), two.join("b.cu")));
+        }
+        other => panic!("expected BuildError::DuplicateStem, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_missing_extra_folder_is_rejected_but_a_missing_primary_is_not() {
+    let (src, out) = scratch("missing");
+    let absent = src.parent().unwrap().join("no-such-kernels");
+    let build = || KernelBuild::new().out_dir(&out).without_nvcc().require_nvcc(false).emit_cargo_directives(false);
+    let err = build().kernel_dir(&src).add_kernel_dir(&absent).run().unwrap_err();
+    assert!(matches!(&err, BuildError::MissingKernelDir { dir } if dir == &absent), "{err:?}");
+
+    let report = build().kernel_dir(&absent).run().unwrap();
+    assert!(report.compiled.is_empty() && report.up_to_date.is_empty());
+    assert_eq!(report.kernel_dirs, [absent]);
+}
+
+#[test]
+fn the_kernel_dirs_directive_joins_the_folders() {
+    let dirs = [PathBuf::from("/crate/kernels"), PathBuf::from("/crate/examples/bench/kernels")];
+    let line = kgraph_build::kernel_dirs_directive(&dirs).unwrap();
+    let joined = std::env::join_paths(&dirs).unwrap();
+    assert_eq!(line, format!("cargo:rustc-env=KGRAPH_KERNEL_DIRS={}", joined.to_string_lossy()));
+    assert_eq!(std::env::split_paths(line.split_once("DIRS=").unwrap().1).collect::<Vec<_>>(), dirs);
+    #[cfg(unix)]
+    assert!(matches!(
+        kgraph_build::kernel_dirs_directive(&[PathBuf::from("/a:b")]),
+        Err(BuildError::UnjoinableKernelDirs { .. })
+    ));
+}
+
+#[test]
+fn relative_extra_folders_are_resolved_against_the_manifest_dir() {
+    // Cargo sets CARGO_MANIFEST_DIR for test binaries too: kgraph-build/ here.
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let report = KernelBuild::new()
+        .kernel_dir(manifest.join("no-kernels-here"))
+        .add_kernel_dir("tests")
+        .out_dir(scratch("relative").1)
+        .without_nvcc()
+        .require_nvcc(false)
+        .emit_cargo_directives(false)
+        .run()
+        .unwrap();
+    assert_eq!(report.kernel_dirs[1], manifest.join("tests"));
 }

@@ -1,10 +1,12 @@
-//! One GPU and the stream kgraph works on.
+//! One GPU and the stream kgraph works on: its context, allocation, and the host <-> device
+//! transfers (through the staging of [`crate::transfer`]).
 
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, DriverError};
 
 use crate::error::{driver_library_loads, Error, Result};
+use crate::kernel::{DeviceIn, DeviceOut};
 use crate::pod::Pod;
 use crate::transfer::Staging;
 
@@ -119,6 +121,84 @@ impl Device {
         self.stream
             .alloc_zeros(len)
             .map_err(|e| Error::driver(format!("alloc_zeros: allocate {bytes} bytes ({len} elements)"), e))
+    }
+
+    /// Copies `src` into new device memory: host -> mapped pinned staging -> async DtoD copy on
+    /// the main stream. Returns once `src` has been copied into staging (so `src` may be reused
+    /// at once); the device copy completes in stream order.
+    pub fn upload<T: Pod>(&self, src: &[T]) -> Result<CudaSlice<T>> {
+        // Checked before allocating too: an allocation on a capturing stream becomes a graph node.
+        self.ensure_not_capturing("upload")?;
+        let mut dst = self.alloc_unset::<T>("upload", src.len())?;
+        self.upload_into(src, &mut dst)?;
+        Ok(dst)
+    }
+
+    /// Copies `src` into `dst` (same length) like [`Device::upload`]. Ordered on the main stream:
+    /// if `dst` is used on another stream, order that stream after this one yourself.
+    pub fn upload_into<T: Pod>(&self, src: &[T], dst: &mut impl DeviceOut<T>) -> Result<()> {
+        Error::check_len("upload_into", dst.elem_len(), src.len())?;
+        let bytes = Error::byte_len::<T>("upload_into", src.len())?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.ensure_not_capturing("upload_into")?;
+        // SAFETY: `src` holds `bytes` readable bytes; `dst` is a live device allocation of this
+        // context holding `src.len()` `T`s = `bytes` bytes (`DeviceOut`'s contract, length
+        // checked above), mutably borrowed, so nothing else writes it meanwhile.
+        unsafe {
+            self.lock_staging().upload(&self.stream, "upload_into", src.as_ptr().cast(), dst.device_addr(), bytes)
+        }
+    }
+
+    /// Copies device memory into a new `Vec`: async DtoD copy into mapped pinned staging on the
+    /// main stream, wait for it (and so for all work queued before it), copy out.
+    pub fn download<T: Pod>(&self, src: &impl DeviceIn<T>) -> Result<Vec<T>> {
+        let len = src.elem_len();
+        let mut out = Vec::with_capacity(len);
+        // SAFETY: `out` has capacity for `len` `T`s.
+        unsafe { self.download_raw("download", src, out.as_mut_ptr(), len) }?;
+        // SAFETY: `download_raw` wrote all `len` elements (any bytes are a valid `T`, `T: Pod`),
+        // within the capacity reserved above.
+        unsafe { out.set_len(len) };
+        Ok(out)
+    }
+
+    /// Copies `src` into `dst` (same length) like [`Device::download`]. Ordered on the main
+    /// stream: if `src` is written on another stream, order this one after it yourself.
+    pub fn download_into<T: Pod>(&self, src: &impl DeviceIn<T>, dst: &mut [T]) -> Result<()> {
+        Error::check_len("download_into", src.elem_len(), dst.len())?;
+        // SAFETY: `dst` is a live `&mut [T]` of `dst.len()` elements.
+        unsafe { self.download_raw("download_into", src, dst.as_mut_ptr(), dst.len()) }
+    }
+
+    /// Frees the staging buffer (after waiting for its last copy); the next transfer allocates
+    /// a new one. Useful after a one-off huge transfer, since staging only grows.
+    pub fn release_staging(&self) -> Result<()> {
+        self.lock_staging().release("release_staging")
+    }
+
+    /// Downloads `len` elements of `src` to `dst`.
+    ///
+    /// # Safety
+    /// `dst` must be valid for `len` writes of `T`.
+    unsafe fn download_raw<T: Pod>(&self, op: &str, src: &impl DeviceIn<T>, dst: *mut T, len: usize) -> Result<()> {
+        Error::check_len(op, src.elem_len(), len)?;
+        let bytes = Error::byte_len::<T>(op, len)?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.ensure_not_capturing(op)?;
+        // SAFETY: `src` is a live device allocation of this context holding `len` `T`s = `bytes`
+        // bytes (`DeviceIn`'s contract, length checked above); `dst` is valid for `len` `T`s
+        // (caller's contract).
+        unsafe { self.lock_staging().download(&self.stream, op, src.device_addr(), dst.cast(), bytes) }
+    }
+
+    /// The staging, shared by clones; a poisoned lock is taken over rather than failing every
+    /// later transfer.
+    fn lock_staging(&self) -> std::sync::MutexGuard<'_, Staging> {
+        self.staging.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// `len` elements of device memory with unspecified contents (any bits are a valid `T`,

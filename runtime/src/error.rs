@@ -90,6 +90,16 @@ pub enum Error {
         /// Why.
         detail: String,
     },
+    /// A step of a generated graph struct failed (allocating a buffer, loading a kernel);
+    /// `source` is the underlying error, kept whole so callers can match on it.
+    InGraph {
+        /// The graph struct's name.
+        graph: &'static str,
+        /// What was being done, e.g. `"allocate state buffer `h` (64 x f32)"`.
+        op: String,
+        /// The error that stopped it.
+        source: Box<Error>,
+    },
 }
 
 /// `Result` with kgraph's [`Error`].
@@ -104,6 +114,20 @@ impl Error {
     /// A graph error: `op` is what was being done, `detail` why it failed.
     pub fn graph(op: impl Into<String>, detail: impl std::fmt::Display) -> Self {
         Error::Graph { op: op.into(), detail: detail.to_string() }
+    }
+
+    /// `source` as it stopped `op` of the graph struct `graph`.
+    pub fn in_graph(graph: &'static str, op: impl Into<String>, source: Error) -> Self {
+        Error::InGraph { graph, op: op.into(), source: Box::new(source) }
+    }
+
+    /// [`Error::LengthMismatch`] naming `what` unless `actual == expected`.
+    pub(crate) fn check_len(what: &str, expected: usize, actual: usize) -> Result<()> {
+        if expected == actual {
+            Ok(())
+        } else {
+            Err(Error::LengthMismatch { what: what.to_string(), expected, actual })
+        }
     }
 
     /// Bytes of `len` elements of `T`, or [`Error::SizeOverflow`] naming `what`.
@@ -150,6 +174,7 @@ impl std::fmt::Display for Error {
                 write!(f, "{what}: index {index} out of range (len {len})")
             }
             Error::Graph { op, detail } => write!(f, "graph {op}: {detail}"),
+            Error::InGraph { graph, op, source } => write!(f, "{graph}: {op}: {source}"),
         }
     }
 }
@@ -184,6 +209,7 @@ impl std::error::Error for Error {
             Error::Driver { source, .. } | Error::FunctionNotFound { source, .. } | Error::Launch { source, .. } => {
                 Some(source)
             }
+            Error::InGraph { source, .. } => Some(source.as_ref()),
             _ => None,
         }
     }

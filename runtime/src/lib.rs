@@ -15,12 +15,18 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+// Layered like cudarc's sys -> result -> safe; a module uses only those above it in this list
+// (tests/module_layers.rs checks there is no cycle):
+// error, pod; kernel, launch, graph (error); pinned (error); transfer (error, pinned);
+// device (error, kernel, pod, transfer); mapped (device, error, kernel, pinned, pod);
+// slot_bus (device, error, kernel, mapped).
 mod device;
 mod error;
 mod graph;
 mod kernel;
 mod launch;
 mod mapped;
+mod pinned;
 mod pod;
 mod slot_bus;
 mod transfer;

@@ -4,17 +4,14 @@ use std::cell::Cell;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::sync::atomic::{fence, Ordering};
-use std::sync::Arc;
 
-use cudarc::driver::{result, sys, CudaContext, DriverError};
+use cudarc::driver::sys;
 
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::kernel::{PinnedMutPtr, PinnedPtr};
+use crate::pinned::{PinnedAlloc, PAGE_ALIGN};
 use crate::pod::Pod;
-
-/// The alignment `cuMemHostAlloc` guarantees (it returns whole pages).
-const PAGE_ALIGN: usize = 4096;
 
 /// `len` elements of page-locked host memory mapped into the device's address space
 /// (`cuMemHostAlloc` with `DEVICEMAP | PORTABLE`): the host reads and writes it as a slice,
@@ -30,15 +27,15 @@ pub struct MappedBuffer<T: Pod> {
     host: NonNull<T>,
     device: sys::CUdeviceptr,
     len: usize,
-    /// Keeps the context alive and current for `cuMemFreeHost`; `None` for an empty buffer,
-    /// which owns no allocation.
-    ctx: Option<Arc<CudaContext>>,
+    /// The allocation `host` and `device` point into, freed on drop; `None` for an empty
+    /// buffer, which owns no allocation.
+    _alloc: Option<PinnedAlloc>,
 }
 
 // SAFETY: the buffer uniquely owns its allocation (no aliasing handle exists besides the device
 // address, which kernels only read while the owner says so). PORTABLE pinned memory is valid
-// in every context and on every thread, and `Drop` makes the context current on whichever
-// thread drops it, so moving the owner to another thread is sound. `T: Pod` is `Send`.
+// in every context and on every thread, and dropping the `PinnedAlloc` makes the context
+// current on whichever thread drops it, so moving the owner to another thread is sound. `T: Pod` is `Send`.
 unsafe impl<T: Pod> Send for MappedBuffer<T> {}
 // SAFETY: through `&MappedBuffer` the host can only read (`as_slice`, the volatile readers), and
 // `T: Pod` is `Sync`; host mutation needs `&mut`, so shared references on several threads never
@@ -53,32 +50,13 @@ impl<T: Pod> MappedBuffer<T> {
         const { assert!(std::mem::align_of::<T>() <= PAGE_ALIGN, "MappedBuffer: T is aligned beyond 4096 bytes") };
         let bytes = Error::byte_len::<T>("MappedBuffer::new", len)?;
         if bytes == 0 {
-            return Ok(MappedBuffer { host: NonNull::dangling(), device: 0, len, ctx: None });
+            return Ok(MappedBuffer { host: NonNull::dangling(), device: 0, len, _alloc: None });
         }
-        let ctx = device.context().clone();
-        ctx.bind_to_thread().map_err(|e| Error::driver("MappedBuffer::new: bind context", e))?;
-        let flags = sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE;
-        // SAFETY: the context is current; the memory is zeroed below before anything reads it.
-        let raw = unsafe { result::malloc_host(bytes, flags) }
-            .map_err(|e| Error::driver(format!("MappedBuffer::new: cuMemHostAlloc of {bytes} bytes"), e))?;
-        let Some(host) = NonNull::new(raw.cast::<T>()) else {
-            let oom = DriverError(sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY);
-            return Err(Error::driver(format!("MappedBuffer::new: cuMemHostAlloc of {bytes} bytes gave null"), oom));
-        };
-        // Owns the allocation from here on, so every early return below frees it.
-        let mut buffer = MappedBuffer { host, device: 0, len, ctx: Some(ctx) };
-        // SAFETY: `host` points to `bytes` writable bytes just allocated, page-aligned (so
-        // aligned for `T`, checked against `PAGE_ALIGN` above); all-zero bytes are a valid `T`
-        // (`T: Pod` implies `ValidAsZeroBits`).
-        unsafe { std::ptr::write_bytes(host.as_ptr().cast::<u8>(), 0, bytes) };
-        let mut device_addr: sys::CUdeviceptr = 0;
-        // SAFETY: `raw` came from cuMemHostAlloc with DEVICEMAP in the current context; the
-        // out-pointer is valid; flags must be 0.
-        unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device_addr, raw, 0) }
-            .result()
-            .map_err(|e| Error::driver("MappedBuffer::new: cuMemHostGetDevicePointer", e))?;
-        buffer.device = device_addr;
-        Ok(buffer)
+        let alloc = PinnedAlloc::new(device.context(), "MappedBuffer::new", bytes)?;
+        // Page-aligned (so aligned for `T`, checked against `PAGE_ALIGN` above) and zeroed, and
+        // all-zero bytes are a valid `T` (`T: Pod` implies `ValidAsZeroBits`).
+        let host = alloc.host_ptr().cast::<T>();
+        Ok(MappedBuffer { host, device: alloc.device_addr(), len, _alloc: Some(alloc) })
     }
 
     /// Number of elements.
@@ -138,13 +116,7 @@ impl<T: Pod> MappedBuffer<T> {
     ///
     /// `Error::LengthMismatch` when `dst.len() != self.len()`.
     pub fn read_volatile_into(&self, dst: &mut [T]) -> Result<()> {
-        if dst.len() != self.len {
-            return Err(Error::LengthMismatch {
-                what: "MappedBuffer::read_volatile_into".into(),
-                expected: self.len,
-                actual: dst.len(),
-            });
-        }
+        Error::check_len("MappedBuffer::read_volatile_into", self.len, dst.len())?;
         let host = self.host.as_ptr();
         for (i, slot) in dst.iter_mut().enumerate() {
             // SAFETY: `i < len`, so `host.add(i)` is in bounds of the allocation and aligned for
@@ -172,18 +144,6 @@ impl<T: Pod> MappedBuffer<T> {
     /// The host address of element 0 (for kgraph's volatile slot access and staging copies).
     pub(crate) fn host_ptr(&self) -> *mut T {
         self.host.as_ptr()
-    }
-}
-
-impl<T: Pod> Drop for MappedBuffer<T> {
-    fn drop(&mut self) {
-        if let Some(ctx) = self.ctx.take() {
-            ctx.record_err(ctx.bind_to_thread());
-            // SAFETY: `host` came from cuMemHostAlloc (a non-empty buffer always owns one) and is
-            // freed exactly once, here; kgraph's own copies from it were waited for by their
-            // owners before dropping it.
-            ctx.record_err(unsafe { result::free_host(self.host.as_ptr().cast()) });
-        }
     }
 }
 
