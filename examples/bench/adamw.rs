@@ -2,8 +2,8 @@
 //! next to a device-to-device copy of the same size (read + write) in the same run.
 
 use kgraph::cudarc::driver::sys;
-use kgraph_model::model::{launch, Adamw};
 use kgraph::{Device, LaunchConfig};
+use kgraph_model::model::{launch, Adamw};
 
 use crate::k::Kernels;
 use crate::report::Report;

@@ -12,7 +12,7 @@ mod fanout;
 mod report;
 mod roundtrip;
 
-/// The benchmark kernels (`kernels/bench.cu`), the same device code as the C++ anchors.
+/// The benchmark kernels (`examples/bench/kernels/bench.cu`), the same device code as the C++ anchors.
 #[kgraph::kernels]
 pub mod k {
     #[kernel("bench.cu")]

@@ -4,10 +4,10 @@
 //! the read is one stream sync and five loads: no download copy). p50 / p99 of the whole step,
 //! PDL on and off.
 
+use kgraph::Device;
 use kgraph_model::graphs::synthetic::BookStream;
 use kgraph_model::graphs::{ModelWeights, Perception};
 use kgraph_model::model::SNAP_LEN;
-use kgraph::Device;
 
 use crate::report::{median_us, percentiles_us, Report};
 

@@ -1,6 +1,6 @@
 //! `#[kernel]` argument passing on the GPU, one test per argument kind: read and write slices
 //! (whole and as views), every scalar type, pinned pointers read and written. The kernels in
-//! `kernels/test_args.cu` only move bits, so every expected value is exact and a wrong order,
+//! `tests/kernels/test_args.cu` only move bits, so every expected value is exact and a wrong order,
 //! width, signedness or pointer shows up as a different value.
 
 use std::fmt::Debug;

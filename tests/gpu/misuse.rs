@@ -11,7 +11,7 @@ use kgraph::{CudaStream, Device, Error, Graph, LaunchConfig, LaunchOptions, Slot
 use super::common::device;
 use super::graph::TestAffine;
 
-/// `out[i] = base + i` for `i < n` (kernels/test_runtime.cu), bound outside any registry.
+/// `out[i] = base + i` for `i < n` (tests/kernels/test_runtime.cu), bound outside any registry.
 #[kgraph::kernel("test_runtime.cu")]
 fn rt_iota_u32(out: &mut [u32], n: i32, base: u32);
 

@@ -2,8 +2,8 @@
 //! scale invariance, the float4 and scalar paths (large n with a tail, misaligned views), and
 //! huge gradients never giving NaN.
 
-use kgraph_model::model::{launch, Kernels};
 use kgraph::{CudaSlice, Device};
+use kgraph_model::model::{launch, Kernels};
 
 use super::common::device;
 use super::model_util::{assert_bitwise_eq, down, kernels, up, zeros, Lcg};

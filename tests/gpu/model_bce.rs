@@ -3,8 +3,8 @@
 //! finite differences of the kernel's own loss.
 
 use kgraph::gradcheck::GradCheck;
-use kgraph_model::model::{launch, Kernels, N_HORIZONS};
 use kgraph::{CudaSlice, Device, Result};
+use kgraph_model::model::{launch, Kernels, N_HORIZONS};
 
 use super::common::device;
 use super::model_util::{assert_all_finite, down, kernels, up, weights, zeros, Lcg};

@@ -2,8 +2,8 @@
 //! target, batch independence) and its two backward kernels against finite differences.
 
 use kgraph::gradcheck::{assert_all_passed, weighted_sum, GradCheck};
-use kgraph_model::model::{launch, Kernels, N_FEAT};
 use kgraph::{CudaSlice, Device, Result};
+use kgraph_model::model::{launch, Kernels, N_FEAT};
 
 use super::common::device;
 use super::model_util::{assert_all_finite, assert_bitwise_eq, down, kernels, up, weights, zeros, Lcg};

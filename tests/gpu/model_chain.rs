@@ -3,8 +3,8 @@
 //! GPU forward, for every input and weight.
 
 use kgraph::gradcheck::{assert_all_passed, weighted_sum, GradCheck};
-use kgraph_model::model::{launch, Kernels, N_FEAT, N_HORIZONS, N_PROJ};
 use kgraph::{CudaSlice, Device, Result};
+use kgraph_model::model::{launch, Kernels, N_FEAT, N_HORIZONS, N_PROJ};
 
 use super::common::device;
 use super::model_util::{assert_all_finite, down, kernels, up, weights, zeros, Lcg};

@@ -7,10 +7,10 @@
 use std::collections::BTreeSet;
 
 use kgraph::cudarc::driver::sys;
+use kgraph::{CudaSlice, Graph, LaunchConfig};
 use kgraph_model::graphs::synthetic::{BookStream, Tick};
 use kgraph_model::graphs::{ModelWeights, Perception, TrainBatch, TrainStep};
 use kgraph_model::model::{launch, CopyF32, MultiHorizonHeads, Projection, ZeroF32, FEAT_VALID, N_LEVELS, SNAP_LEN};
-use kgraph::{CudaSlice, Graph, LaunchConfig};
 
 use super::common::{device, reachability};
 use super::model_util::{assert_all_finite, assert_bitwise_eq, down, up, Lcg};

@@ -1,9 +1,9 @@
 //! `snap_feature_assemble`: invariants of the features (ranges, symmetry, scale invariance,
 //! monotonicity) and invalid books (never NaN/Inf, all-zero features, flag 0).
 
+use kgraph::{Device, MappedBuffer};
 use kgraph_model::model::{launch, Kernels, FEAT_ASK_LOGSZ, FEAT_ASK_OFFSET, FEAT_BID_LOGSZ, FEAT_BID_OFFSET};
 use kgraph_model::model::{FEAT_IMBALANCE, FEAT_REL_SPREAD, FEAT_VALID, N_FEAT, N_LEVELS, SNAP_LEN};
-use kgraph::{Device, MappedBuffer};
 
 use super::common::device;
 use super::model_util::{assert_all_finite, assert_bitwise_eq, down, kernels, up, zeros, Lcg};

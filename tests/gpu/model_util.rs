@@ -1,8 +1,8 @@
 //! Shared helpers of the model-kernel GPU tests: a deterministic generator and transfers.
 #![allow(dead_code)]
 
-use kgraph_model::model::Kernels;
 use kgraph::{CudaSlice, Device};
+use kgraph_model::model::Kernels;
 
 /// A 64-bit LCG (Knuth's MMIX constants), high bits out: small, deterministic, no crates.
 pub struct Lcg(u64);

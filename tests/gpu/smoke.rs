@@ -4,9 +4,9 @@ use kgraph::cudarc::driver::PushKernelArg;
 use kgraph::{KernelSource, LaunchConfig, ModuleCache};
 
 const SMOKE: KernelSource = KernelSource {
-    file: "kernels/smoke.cu",
+    file: "tests/kernels/smoke.cu",
     image: include_bytes!(concat!(env!("OUT_DIR"), "/kgraph/smoke.cubin")),
-    source: include_str!("../../kernels/smoke.cu"),
+    source: include_str!("../kernels/smoke.cu"),
     include_dir: concat!(env!("CARGO_MANIFEST_DIR"), "/kernels"),
 };
 

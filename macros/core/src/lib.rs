@@ -1,26 +1,31 @@
 //! kgraph's macro logic as an ordinary library, so it is unit- and snapshot-tested without a
 //! compiler in the loop. The proc-macro crate `kgraph-macros` is a thin shell over it.
 //!
-//! The `#[kernel]` pipeline, in the style of serde_derive:
-//! 1. `parse`: the declaration (a body-less `fn`) into the typed [`model`], with spans;
-//! 2. [`cu_sig`]: the kernel's signature from the `.cu` text (no preprocessor, no compiler);
-//! 3. `check`: one against the other, every mismatch a spanned error;
-//! 4. `codegen`: the handle struct over cudarc's `launch_builder`, with `quote!`.
+//! By stage, each folder using only the ones before it:
+//! - [`syntax`]: the front end both generators share: the typed [`syntax::model`] of
+//!   `#[kernel]` declarations (with spans), their parser, [`decls_from_source`] (the
+//!   declarations of a Rust file, for graph specs), and the naming and text rules;
+//! - [`cuda`]: the CUDA source reader: a kernel's signature from the `.cu` text (no
+//!   preprocessor, no compiler);
+//! - [`kernel`]: the `#[kernel]` binding in the style of serde_derive: parse → check the
+//!   declaration against the `.cu` (every mismatch a spanned error) → emit the handle struct
+//!   over cudarc's `launch_builder`; [`expand_kernel`] and [`expand_kernels`] run it;
+//! - [`graph`]: the `graph!` pipeline: read the TOML spec → check it against the declarations
+//!   → the validated IR → dataflow (dependencies, capture schedule) → emit the graph struct;
+//!   checking never depends on emitting.
 //!
-//! [`expand_kernel`] and [`expand_kernels`] run it for the two attribute macros.
-//! [`decls_from_source`] gives other generators (graph specs) the declarations of a Rust file
-//! without reading any `.cu`.
+//! `emit_util` holds the token helpers both emitters use (doc attributes).
 
-mod check;
-mod codegen;
-mod cu_lex;
-pub mod cu_sig;
-mod expand;
+pub mod cuda;
+mod emit_util;
 pub mod graph;
-pub mod model;
-mod parse;
-mod source;
+pub mod kernel;
+pub mod syntax;
 
-pub use expand::{expand_kernel, expand_kernels, Config};
-pub use parse::kernel_handle_ident;
-pub use source::decls_from_source;
+/// The `.cu` signature reader under its former path (`kgraph_codegen::cu_sig`), which the
+/// fuzz targets use.
+pub use cuda::signature as cu_sig;
+pub use kernel::config::Config;
+pub use kernel::expand::{expand_kernel, expand_kernels};
+pub use syntax::naming::kernel_handle_ident;
+pub use syntax::source::decls_from_source;

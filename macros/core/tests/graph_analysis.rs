@@ -4,7 +4,8 @@
 
 use kgraph_codegen::graph::dataflow::Hazard;
 use kgraph_codegen::graph::ir::{Binding, Role, Value};
-use kgraph_codegen::graph::{analyze, struct_name_for, Analysis, GraphRequest};
+use kgraph_codegen::graph::{analyze, Analysis, GraphRequest};
+use kgraph_codegen::syntax::naming::graph_struct_name;
 
 const DECLS: &str = r#"
 #[kernel("k.cu")] pub fn k_scale(x: &[f32], y: &mut [f32], s: f32, n: i32, m: u64);
@@ -169,9 +170,9 @@ fn scalars_cannot_appear_in_expressions_and_generated_names_must_not_clash() {
 
 #[test]
 fn struct_names_come_from_the_file_stem() {
-    assert_eq!(struct_name_for("graphs/perception.toml"), "Perception");
-    assert_eq!(struct_name_for("graphs/train_step.toml"), "TrainStep");
-    assert_eq!(struct_name_for("graphs/2d-blur.toml"), "Graph2dBlur");
+    assert_eq!(graph_struct_name("graphs/perception.toml"), "Perception");
+    assert_eq!(graph_struct_name("graphs/train_step.toml"), "TrainStep");
+    assert_eq!(graph_struct_name("graphs/2d-blur.toml"), "Graph2dBlur");
 }
 
 /// The first fenced block of `lang` (exactly ```` ```lang ````) in the markdown `text`.

@@ -1,9 +1,13 @@
-//! Declarations without a compiler: `decls_from_source`, handle names, error collection, and
-//! the guarantee that no input makes the macros panic.
+//! Declarations without a compiler: parsing, `decls_from_source`, handle names, the kernel
+//! folders searched, error collection, and the guarantee that no input makes the macros panic.
 
-use kgraph_codegen::model::{Elem, ParamKind};
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+
+use kgraph_codegen::syntax::model::{Elem, ParamKind};
+use kgraph_codegen::syntax::parse::parse_decl;
 use kgraph_codegen::{decls_from_source, expand_kernel, expand_kernels, kernel_handle_ident, Config};
-use proc_macro2::TokenStream;
+use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
 const MANIFEST: &str = env!("CARGO_MANIFEST_DIR");
@@ -238,6 +242,42 @@ fn kernel_dirs_are_searched_in_order() {
     assert!(errs[0].contains("tests/no_such_dir/nope.cu, tests/fixtures/nope.cu"), "{}", errs[0]);
 }
 
+/// `Config::from_env`'s folder list, from the variables' values: `$KGRAPH_KERNEL_DIR`, then
+/// every folder of `$KGRAPH_KERNEL_DIRS` (what kgraph-build compiled), then `kernels/`; relative
+/// folders under the crate root, each folder once.
+#[test]
+fn kernel_dirs_from_the_environment_values() {
+    let root = Path::new("/crate");
+    let dirs = |one: Option<&str>, many: Option<OsString>| {
+        Config::kernel_dirs_from(root, one.map(OsStr::new), many.as_deref())
+    };
+    let paths = |v: &[&str]| v.iter().map(PathBuf::from).collect::<Vec<_>>();
+
+    assert_eq!(dirs(None, None), paths(&["/crate/kernels"]));
+    assert_eq!(dirs(Some(""), Some(OsString::new())), paths(&["/crate/kernels"]), "empty values add nothing");
+    assert_eq!(dirs(Some("fixtures"), None), paths(&["/crate/fixtures", "/crate/kernels"]));
+
+    let built =
+        std::env::join_paths(["/crate/kernels", "/crate/tests/kernels", "/crate/examples/bench/kernels"]).unwrap();
+    assert_eq!(
+        dirs(None, Some(built.clone())),
+        paths(&["/crate/kernels", "/crate/tests/kernels", "/crate/examples/bench/kernels"]),
+        "the build script's folders in its order, `kernels/` not repeated"
+    );
+    assert_eq!(
+        dirs(Some("/elsewhere/k"), Some(built)),
+        paths(&["/elsewhere/k", "/crate/kernels", "/crate/tests/kernels", "/crate/examples/bench/kernels"]),
+        "$KGRAPH_KERNEL_DIR first"
+    );
+
+    let relative = std::env::join_paths(["tests/kernels", "/crate/tests/kernels", "kernels"]).unwrap();
+    assert_eq!(
+        dirs(Some("tests/kernels"), Some(relative)),
+        paths(&["/crate/tests/kernels", "/crate/kernels"]),
+        "relative folders are under the crate root, and each folder is searched once"
+    );
+}
+
 /// Every prefix of valid and invalid declarations, token by token: the macros must answer
 /// with code or errors, never panic.
 #[test]
@@ -262,5 +302,18 @@ fn no_input_makes_the_macros_panic() {
             let _ = expand_kernels(TokenStream::new(), quote!(mod m { #item }), &config());
             let _ = expand_kernels(quote!(x), item, &config());
         }
+    }
+}
+
+/// Found by `tests/prop_kernel_decl.rs`: a parameter named `opts` expanded without an error
+/// into a `launch_with(.., opts: LaunchOptions, opts: ..)` that rustc rejects.
+#[test]
+fn parameter_names_used_by_the_generated_launchers_are_refused() {
+    for (name, method) in [("stream", "`launch(&self"), ("cfg", "`launch(&self"), ("opts", "`launch_with(&self")] {
+        let param = Ident::new(name, Span::call_site());
+        let parsed = parse_decl(quote!(pub fn k(x: &[f32], #param: i32);), Some((quote!("k.cu"), Span::call_site())));
+        let messages: Vec<String> = parsed.errors.iter().map(ToString::to_string).collect();
+        assert_eq!(messages.len(), 1, "{name}: {messages:?}");
+        assert!(messages[0].contains(&format!("`{name}` is taken by the generated {method}")), "{messages:?}");
     }
 }

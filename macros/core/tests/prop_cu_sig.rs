@@ -1,4 +1,4 @@
-//! Properties of the `.cu` signature reader (`cu_sig::find_kernel`, `kernel_names`):
+//! Properties of the `.cu` signature reader (`cuda::signature::find_kernel`, `kernel_names`):
 //! 1. generated well-formed signatures (every element-type spelling, `const` before or after the
 //!    type, pointer depths, `__restrict__`, comments and line breaks between any tokens,
 //!    `__launch_bounds__`, `extern "C" {}` blocks, decoy functions, macros and strings) are
@@ -9,8 +9,8 @@
 
 mod prop_support;
 
-use kgraph_codegen::cu_sig::{find_kernel, kernel_names, CuBase, CuError, CuKernel};
-use kgraph_codegen::model::Elem;
+use kgraph_codegen::cuda::signature::{find_kernel, kernel_names, CuBase, CuError, CuKernel};
+use kgraph_codegen::syntax::model::Elem;
 use prop_support::{cases, check_text, files, mutate_text, seed, Rng};
 
 /// C spellings and what they read as (`None`: a C type kgraph has no element type for).

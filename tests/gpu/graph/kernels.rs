@@ -1,4 +1,4 @@
-//! `#[kernel]` declarations of `kernels/test_graph.cu`: the kernels of the test graph specs
+//! `#[kernel]` declarations of `tests/kernels/test_graph.cu`: the kernels of the test graph specs
 //! (`graphs/test_*.toml`, `[kernels] source = "tests/gpu/graph/kernels.rs"`, module
 //! `crate::graph::kernels`) and of the graph compile-fail cases (`tests/ui/graph/`).
 

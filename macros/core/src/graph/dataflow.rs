@@ -6,7 +6,7 @@
 //! edge set is then transitively reduced: an edge implied by a longer path is dropped, so the
 //! captured graph carries exactly the necessary ordering.
 
-use super::ir::GraphIr;
+use crate::graph::ir::GraphIr;
 
 /// Why one node must follow another, for one buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -255,91 +255,4 @@ pub fn schedule(n: usize, edges: &[Edge], pdl: &[bool]) -> Schedule {
 pub fn serial_schedule(n: usize, pdl: &[bool]) -> Schedule {
     let steps = (0..n).map(|v| Step::Launch { node: v, stream: 0, pdl: v > 0 && pdl[v] }).collect();
     Schedule { side_streams: 0, events: 0, stream_of: vec![0; n], steps }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn e(from: usize, to: usize) -> Edge {
-        Edge { from, to, causes: vec![] }
-    }
-
-    #[test]
-    fn reduction_drops_implied_edges_only() {
-        let edges = vec![e(0, 1), e(0, 2), e(1, 2), e(2, 3), e(0, 3)];
-        let r: Vec<(usize, usize)> = reduce(4, &edges).iter().map(|e| (e.from, e.to)).collect();
-        assert_eq!(r, vec![(0, 1), (1, 2), (2, 3)]);
-    }
-
-    /// The edges a capture records, after checking that every launch and record happens on a
-    /// stream that is part of the capture (the capturing stream, or one that waited on it).
-    fn captured_edges(n: usize, s: &Schedule) -> Vec<(usize, usize)> {
-        let mut joined = vec![false; s.side_streams + 1];
-        joined[0] = true;
-        for step in &s.steps {
-            match *step {
-                Step::Record { stream, .. } => assert!(joined[stream], "record on a stream outside the capture"),
-                Step::Wait { stream, .. } => joined[stream] = true,
-                Step::Launch { stream, .. } => assert!(joined[stream], "launch on a stream outside the capture"),
-            }
-        }
-        let edges: Vec<(usize, usize)> = s.captured_edges().into_iter().map(|(f, t, _)| (f, t)).collect();
-        assert!(n == 0 || edges.iter().all(|(a, b)| a < b));
-        edges
-    }
-
-    #[test]
-    fn schedule_captures_exactly_the_reduced_edges() {
-        let cases: Vec<(usize, Vec<Edge>)> = vec![
-            (6, vec![e(0, 1), e(0, 2), e(0, 3), e(0, 4), e(1, 5), e(2, 5), e(3, 5), e(4, 5)]),
-            (3, vec![]),
-            (4, vec![e(0, 1), e(1, 2), e(2, 3)]),
-            (5, vec![e(0, 2), e(1, 2), e(2, 3), e(1, 4)]),
-            (6, vec![e(0, 3), e(1, 3), e(2, 4), e(3, 5), e(4, 5)]),
-        ];
-        for (n, edges) in cases {
-            let s = schedule(n, &edges, &vec![false; n]);
-            let mut want: Vec<(usize, usize)> = edges.iter().map(|e| (e.from, e.to)).collect();
-            want.sort();
-            assert_eq!(captured_edges(n, &s), want, "{s:?}");
-        }
-        let chain = schedule(4, &[e(0, 1), e(1, 2), e(2, 3)], &[false; 4]);
-        assert_eq!((chain.side_streams, chain.events), (0, 0));
-        let fan = schedule(6, &[e(0, 1), e(0, 2), e(0, 3), e(0, 4), e(1, 5), e(2, 5), e(3, 5), e(4, 5)], &[false; 6]);
-        assert_eq!(fan.side_streams, 3);
-    }
-
-    #[test]
-    fn pdl_relaxes_only_a_sole_same_stream_predecessor() {
-        let fan = vec![e(0, 1), e(0, 2), e(0, 3), e(0, 4), e(1, 5), e(2, 5), e(3, 5), e(4, 5)];
-        let s = schedule(6, &fan, &[true; 6]);
-        // 1 continues 0's stream; 2..4 wait for 0 on side streams; 5 joins four streams.
-        assert_eq!(s.programmatic_edges(), vec![(0, 1)]);
-        let mut want: Vec<(usize, usize)> = fan.iter().map(|e| (e.from, e.to)).collect();
-        want.sort();
-        assert_eq!(captured_edges(6, &s), want, "PDL changes edge types, never the edge set");
-        for (_, to, programmatic) in s.captured_edges() {
-            let in_degree = s.captured_edges().iter().filter(|e| e.1 == to).count();
-            assert!(!programmatic || in_degree == 1, "a programmatic edge is its target's only dependency");
-        }
-
-        let chain = vec![e(0, 1), e(1, 2), e(2, 3)];
-        let s = schedule(4, &chain, &[true, true, false, true]);
-        assert_eq!(s.programmatic_edges(), vec![(0, 1), (2, 3)], "a node with pdl = false keeps a full edge");
-        let s = schedule(4, &chain, &[false; 4]);
-        assert!(s.programmatic_edges().is_empty());
-        // Two predecessors on one stream's tail and another stream: a full (plain) launch.
-        let s = schedule(3, &[e(0, 2), e(1, 2)], &[true; 3]);
-        assert!(s.programmatic_edges().is_empty(), "{s:?}");
-    }
-
-    #[test]
-    fn serial_schedule_is_a_path_in_file_order() {
-        let s = serial_schedule(5, &[true, true, false, true, true]);
-        assert_eq!((s.side_streams, s.events), (0, 0));
-        let edges = captured_edges(5, &s);
-        assert_eq!(edges, vec![(0, 1), (1, 2), (2, 3), (3, 4)]);
-        assert_eq!(s.programmatic_edges(), vec![(0, 1), (2, 3), (3, 4)]);
-    }
 }

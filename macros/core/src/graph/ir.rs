@@ -1,7 +1,10 @@
 //! The validated graph: every name resolved, every expression evaluated, every argument bound
-//! to a kernel parameter. Code generation, docs and diagrams read only this.
+//! to a kernel parameter. Code generation, docs and diagrams read only this. The names of what
+//! is generated for it ([`HostMethod`], [`Buffer::len_const`], ...) are defined here too, so
+//! the checks (which reject clashing names) and the emitters agree without depending on each
+//! other.
 
-use crate::model::{Elem, KernelDecl};
+use crate::syntax::model::{Elem, KernelDecl};
 
 /// What a buffer is for; decides its Rust type, its host methods and what kernels may do to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +73,54 @@ impl Role {
     /// A result the host reads back, which some node must write (output, pinned_out).
     pub fn must_be_written(self) -> bool {
         matches!(self, Role::Output | Role::PinnedOut)
+    }
+
+    /// The host methods a buffer of this role gets, in the order they are generated.
+    pub fn host_methods(self) -> &'static [HostMethod] {
+        match self {
+            Role::Input => &[HostMethod::Upload],
+            Role::Output => &[HostMethod::Download, HostMethod::DownloadInto],
+            Role::Parameter => &[HostMethod::Load],
+            Role::State => &[HostMethod::Load, HostMethod::Download, HostMethod::DownloadInto],
+            Role::Scratch => &[],
+            Role::Pinned | Role::Slot => &[HostMethod::Write],
+            Role::PinnedOut => &[HostMethod::Read, HostMethod::ReadInto],
+        }
+    }
+}
+
+/// A generated method that moves a buffer's data between host and device (see
+/// [`Role::host_methods`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostMethod {
+    /// `upload_<buffer>(src)`: fills an input buffer.
+    Upload,
+    /// `load_<buffer>(src)`: fills a parameter buffer, or overwrites a state buffer.
+    Load,
+    /// `download_<buffer>()`: reads an output or state buffer back.
+    Download,
+    /// `download_<buffer>_into(dst)`: the same, without allocating.
+    DownloadInto,
+    /// `write_<buffer>(...)`: writes mapped host memory (a slice for pinned, a value for slot).
+    Write,
+    /// `read_<buffer>()`: reads a pinned_out buffer kernels wrote into mapped host memory.
+    Read,
+    /// `read_<buffer>_into(dst)`: the same, without allocating.
+    ReadInto,
+}
+
+impl HostMethod {
+    /// The method's name for `buffer`: `upload_x`, `download_x_into`, ...
+    pub fn name(self, buffer: &str) -> String {
+        match self {
+            HostMethod::Upload => format!("upload_{buffer}"),
+            HostMethod::Load => format!("load_{buffer}"),
+            HostMethod::Download => format!("download_{buffer}"),
+            HostMethod::DownloadInto => format!("download_{buffer}_into"),
+            HostMethod::Write => format!("write_{buffer}"),
+            HostMethod::Read => format!("read_{buffer}"),
+            HostMethod::ReadInto => format!("read_{buffer}_into"),
+        }
     }
 }
 
@@ -218,6 +269,37 @@ pub struct GraphIr {
     pub kernels: Vec<KernelDecl>,
     /// Nodes, in file order (= eager order).
     pub nodes: Vec<Node>,
+}
+
+impl Dim {
+    /// The associated constant holding its value: `N_FEAT` for dim `n_feat`.
+    pub fn const_name(&self) -> String {
+        self.name.to_uppercase()
+    }
+}
+
+impl Buffer {
+    /// The associated constant holding its length: `X_LEN` for buffer `x`.
+    pub fn len_const(&self) -> String {
+        format!("{}_LEN", self.name.to_uppercase())
+    }
+}
+
+impl Scalar {
+    /// Its setter: `set_lr` for scalar `lr`.
+    pub fn setter(&self) -> String {
+        format!("set_{}", self.name)
+    }
+}
+
+impl Value {
+    /// The value as written in docs: the integer, or the float's TOML text.
+    pub fn text(&self) -> String {
+        match self {
+            Value::Int(i) => i.to_string(),
+            Value::Float(f) => f.clone(),
+        }
+    }
 }
 
 impl Binding {

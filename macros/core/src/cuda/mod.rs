@@ -1,0 +1,7 @@
+//! The CUDA source reader: a small tokenizer for `.cu` text ([`lex`]) and the kernel signature
+//! reader on top of it ([`signature`]). No preprocessor and no compiler: what cannot be read
+//! for certain is reported, never guessed.
+
+#[doc(hidden)]
+pub mod lex;
+pub mod signature;

@@ -1,0 +1,443 @@
+//! Reads kernel signatures from `.cu` text, without a preprocessor or a compiler.
+//!
+//! Finds `extern "C" __global__ void NAME(...)` across line breaks and comments, inside
+//! `extern "C" { ... }` blocks and namespaces, with `__launch_bounds__(...)` and similar
+//! between tokens, and parses each parameter into base type, pointer-ness and constness
+//! (`const float*` and `float const*` alike; `__restrict__` ignored). Anything it cannot
+//! read for certain, such as a macro in the parameter list, is reported rather than guessed.
+
+use super::lex::{lex, Tok, Token};
+use crate::syntax::model::Elem;
+use crate::syntax::text::signature;
+
+/// A kernel's signature as written in the `.cu`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CuKernel {
+    /// The `extern "C"` symbol.
+    pub name: String,
+    /// Line of the name (1-based).
+    pub line: usize,
+    /// Parameters in order.
+    pub params: Vec<CuParam>,
+}
+
+/// One kernel parameter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CuParam {
+    /// The parameter's name (`None` when unnamed, as in a prototype).
+    pub name: Option<String>,
+    /// Its type.
+    pub ty: CuType,
+    /// Line it is on (1-based).
+    pub line: usize,
+}
+
+/// A parameter type: base type, pointer depth, and whether the pointee is `const`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CuType {
+    /// The base type.
+    pub base: CuBase,
+    /// The base type as spelled (`unsigned int`, `uint32_t`, `float2`).
+    pub spelled: String,
+    /// Number of `*` (0 for a value).
+    pub pointers: u8,
+    /// `const T*` / `T const*` (for values: `const T`).
+    pub is_const: bool,
+}
+
+/// A base type: one of kgraph's element types, or a C type without a kgraph counterpart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CuBase {
+    /// `float`, `int`, `uint64_t`, ...
+    Elem(Elem),
+    /// `void`, `bool`, `char`, `half`, `float2`, ... (known to C, not passable by kgraph).
+    Other,
+}
+
+/// Why a kernel's signature could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CuError {
+    /// No `__global__` function of that name.
+    NotFound {
+        /// The kernel asked for.
+        name: String,
+        /// The `extern "C"` kernels the file does have.
+        kernels: Vec<String>,
+        /// A non-kernel function of that name (`__device__` or host), with its line.
+        non_kernel: Option<usize>,
+    },
+    /// A `__global__` function of that name exists but is not `extern "C"` (C++-mangled).
+    NotExternC {
+        /// The kernel.
+        name: String,
+        /// Line of its name.
+        line: usize,
+    },
+    /// A parameter uses something that cannot be read without the preprocessor.
+    Unverifiable {
+        /// The kernel.
+        name: String,
+        /// Line of the offending token.
+        line: usize,
+        /// 0-based parameter index.
+        param: usize,
+        /// The token that could not be understood.
+        token: String,
+    },
+}
+
+impl std::fmt::Display for CuType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.is_const {
+            f.write_str("const ")?;
+        }
+        f.write_str(&self.spelled)?;
+        for _ in 0..self.pointers {
+            f.write_str("*")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Display for CuParam {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.name {
+            Some(name) => write!(f, "{} {name}", self.ty),
+            None => write!(f, "{}", self.ty),
+        }
+    }
+}
+
+impl CuKernel {
+    /// `name(const float* x, int n)`, as a reminder in messages.
+    pub fn signature(&self) -> String {
+        signature(&self.name, &self.params)
+    }
+}
+
+/// A function declarator found at file or namespace scope.
+#[derive(Debug)]
+struct FnDecl<'t> {
+    name: &'t str,
+    line: usize,
+    global: bool,
+    extern_c: bool,
+    params: &'t [Token],
+}
+
+/// Finds kernel `name` in `.cu` text and reads its parameters.
+pub fn find_kernel(src: &str, name: &str) -> Result<CuKernel, CuError> {
+    let toks = lex(src);
+    let decls = scan(&toks);
+    let globals = || decls.iter().filter(|d| d.global && d.name == name);
+    let Some(decl) = globals().find(|d| d.extern_c).or_else(|| globals().next()) else {
+        let kernels = extern_c_kernels(&decls);
+        let non_kernel = decls.iter().find(|d| d.name == name).map(|d| d.line);
+        return Err(CuError::NotFound { name: name.to_string(), kernels, non_kernel });
+    };
+    if !decl.extern_c {
+        return Err(CuError::NotExternC { name: name.to_string(), line: decl.line });
+    }
+    let params = parse_params(decl.params).map_err(|(param, bad)| CuError::Unverifiable {
+        name: name.to_string(),
+        line: bad.map_or(decl.line, |t| t.line),
+        param,
+        token: bad.map_or_else(|| ",".to_string(), Token::text),
+    })?;
+    Ok(CuKernel { name: name.to_string(), line: decl.line, params })
+}
+
+/// Names of every `extern "C" __global__` kernel in `.cu` text, in order.
+pub fn kernel_names(src: &str) -> Vec<String> {
+    extern_c_kernels(&scan(&lex(src)))
+}
+
+/// The `extern "C" __global__` kernels among `decls`, each once, in order.
+fn extern_c_kernels(decls: &[FnDecl<'_>]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for d in decls.iter().filter(|d| d.global && d.extern_c) {
+        if !names.iter().any(|n| n == d.name) {
+            names.push(d.name.to_string());
+        }
+    }
+    names
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Block {
+    ExternC,
+    Namespace,
+}
+
+/// Walks file scope (descending into `extern "C" {}` and namespaces, skipping function bodies
+/// and other braces) and records every `name(...)` declarator with its specifiers.
+fn scan(toks: &[Token]) -> Vec<FnDecl<'_>> {
+    let mut decls = Vec::new();
+    let mut blocks: Vec<Block> = Vec::new();
+    let mut seg_start = 0;
+    let mut i = 0;
+    while i < toks.len() {
+        let t = &toks[i];
+        if t.is_punct(";") {
+            seg_start = i + 1;
+        } else if t.is_punct("}") {
+            blocks.pop();
+            seg_start = i + 1;
+        } else if t.is_punct("{") {
+            let seg = &toks[seg_start..i];
+            let block = if seg.len() == 2 && is_extern_c(seg, 0) {
+                Some(Block::ExternC)
+            } else if seg.iter().any(|t| t.ident() == Some("namespace")) {
+                Some(Block::Namespace)
+            } else {
+                None
+            };
+            match block {
+                Some(b) => blocks.push(b),
+                None => i = matching(toks, i, "{", "}"),
+            }
+            seg_start = i + 1;
+        } else if let (Some(name), true) = (t.ident(), toks.get(i + 1).is_some_and(|n| n.is_punct("("))) {
+            let close = matching(toks, i + 1, "(", ")");
+            if !is_attribute_like(name) {
+                let seg = &toks[seg_start..i];
+                decls.push(FnDecl {
+                    name,
+                    line: t.line,
+                    global: seg.iter().any(|t| t.ident() == Some("__global__")),
+                    extern_c: blocks.contains(&Block::ExternC) || (0..seg.len()).any(|k| is_extern_c(seg, k)),
+                    params: &toks[(i + 2).min(close)..close],
+                });
+            }
+            i = close;
+        }
+        i += 1;
+    }
+    decls
+}
+
+fn is_extern_c(seg: &[Token], k: usize) -> bool {
+    seg[k].ident() == Some("extern") && matches!(seg.get(k + 1).map(|t| &t.tok), Some(Tok::Str(s)) if s == "C")
+}
+
+/// `__launch_bounds__(...)`, `__attribute__((...))`, `alignas(...)`: skipped like whitespace.
+fn is_attribute_like(name: &str) -> bool {
+    (name.len() > 4 && name.starts_with("__") && name.ends_with("__"))
+        || matches!(name, "alignas" | "__declspec" | "decltype")
+}
+
+/// Index of the token closing the group opened at `open` (or the last index when unclosed).
+fn matching(toks: &[Token], open: usize, left: &str, right: &str) -> usize {
+    let mut depth = 0usize;
+    for (k, t) in toks.iter().enumerate().skip(open) {
+        if t.is_punct(left) {
+            depth += 1;
+        } else if t.is_punct(right) {
+            depth -= 1;
+            if depth == 0 {
+                return k;
+            }
+        }
+    }
+    toks.len().saturating_sub(1).max(open)
+}
+
+/// Splits a parameter list at top-level commas and parses each; on failure returns the
+/// parameter index and the token that could not be read.
+fn parse_params(toks: &[Token]) -> Result<Vec<CuParam>, (usize, Option<&Token>)> {
+    if toks.is_empty() || (toks.len() == 1 && toks[0].ident() == Some("void")) {
+        return Ok(Vec::new());
+    }
+    let mut params = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    for k in 0..=toks.len() {
+        let at_end = k == toks.len();
+        if !at_end {
+            let t = &toks[k];
+            if t.is_punct("(") || t.is_punct("[") || t.is_punct("<") {
+                depth += 1;
+            } else if t.is_punct(")") || t.is_punct("]") || t.is_punct(">") {
+                depth -= 1;
+            }
+        }
+        if at_end || (depth == 0 && toks[k].is_punct(",")) {
+            let index = params.len();
+            let part = &toks[start..k];
+            let param = parse_param(part).map_err(|bad| (index, bad.or(toks.get(k)).or(toks.last())))?;
+            params.push(param);
+            start = k + 1;
+        }
+    }
+    Ok(params)
+}
+
+const QUALIFIERS: [&str; 8] =
+    ["volatile", "__restrict__", "__restrict", "restrict", "__grid_constant__", "struct", "register", "class"];
+const TYPE_WORDS: [&str; 10] =
+    ["signed", "unsigned", "short", "long", "int", "char", "float", "double", "void", "bool"];
+
+/// Parses one parameter; `Err(Some(token))` names the token that cannot be read,
+/// `Err(None)` means an empty parameter.
+fn parse_param(toks: &[Token]) -> Result<CuParam, Option<&Token>> {
+    let first = toks.first().ok_or(None)?;
+    let mut words: Vec<&str> = Vec::new();
+    let mut typename: Option<&Token> = None;
+    let mut name: Option<&Token> = None;
+    let mut pointers = 0u8;
+    let mut is_const = false;
+    let mut k = 0;
+    while k < toks.len() {
+        let t = &toks[k];
+        match &t.tok {
+            Tok::Ident(w) if w == "const" => is_const |= pointers == 0,
+            Tok::Ident(w) if QUALIFIERS.contains(&w.as_str()) => {}
+            Tok::Ident(w) if w == "std" && toks.get(k + 1).is_some_and(|n| n.is_punct("::")) => k += 1,
+            Tok::Ident(w) if is_attribute_like(w) && toks.get(k + 1).is_some_and(|n| n.is_punct("(")) => {
+                k = matching(toks, k + 1, "(", ")");
+            }
+            // A function-like macro (`ARGS(float)`).
+            Tok::Ident(_) if toks.get(k + 1).is_some_and(|n| n.is_punct("(")) => return Err(Some(t)),
+            Tok::Ident(w)
+                if TYPE_WORDS.contains(&w.as_str()) && typename.is_none() && pointers == 0 && name.is_none() =>
+            {
+                words.push(w)
+            }
+            Tok::Ident(_) if typename.is_none() && words.is_empty() && pointers == 0 && name.is_none() => {
+                typename = Some(t)
+            }
+            Tok::Ident(_) if name.is_none() && (typename.is_some() || !words.is_empty()) => name = Some(t),
+            // Two names in a row: the first is most likely a macro (`float* RESTRICT x`).
+            Tok::Ident(_) => return Err(Some(name.unwrap_or(t))),
+            Tok::Punct(p) if p == "::" && k == 0 => {}
+            Tok::Punct(p) if p == "*" && name.is_none() => pointers = pointers.saturating_add(1),
+            // `float x[]` is `float* x`.
+            Tok::Punct(p) if p == "[" && name.is_some() => {
+                pointers = pointers.saturating_add(1);
+                k = matching(toks, k, "[", "]");
+            }
+            // `[[attribute]]` before the type.
+            Tok::Punct(p) if p == "[" && toks.get(k + 1).is_some_and(|n| n.is_punct("[")) => {
+                k = matching(toks, k, "[", "]");
+            }
+            _ => return Err(Some(t)),
+        }
+        k += 1;
+    }
+    let (base, spelled) = match typename {
+        Some(t) => {
+            let spelled = t.text();
+            (named_type(&spelled).ok_or(Some(t))?, spelled)
+        }
+        None if !words.is_empty() => (word_type(&words).ok_or(Some(first))?, words.join(" ")),
+        None => return Err(Some(first)),
+    };
+    Ok(CuParam {
+        name: name.and_then(|t| t.ident()).map(str::to_string),
+        ty: CuType { base, spelled, pointers, is_const },
+        line: name.unwrap_or(first).line,
+    })
+}
+
+/// Base type from C keywords (`unsigned long long int`); `None` for an invalid combination.
+fn word_type(words: &[&str]) -> Option<CuBase> {
+    let count = |w: &str| words.iter().filter(|x| **x == w).count();
+    let (signed, unsigned, short, long, int, char) =
+        (count("signed"), count("unsigned"), count("short"), count("long"), count("int"), count("char"));
+    let (float, double, void, boolean) = (count("float"), count("double"), count("void"), count("bool"));
+    if signed + unsigned > 1 || int > 1 || char > 1 || short > 1 || long > 2 || (short > 0 && long > 0) {
+        return None;
+    }
+    let sign_or_size = signed + unsigned + short + long + int + char;
+    if float + double + void + boolean > 0 {
+        let one = float + double + void + boolean == 1;
+        return match () {
+            _ if one && double == 1 && long == 1 && sign_or_size == 1 => Some(CuBase::Other),
+            _ if one && sign_or_size == 0 && float == 1 => Some(CuBase::Elem(Elem::F32)),
+            _ if one && sign_or_size == 0 && double == 1 => Some(CuBase::Elem(Elem::F64)),
+            _ if one && sign_or_size == 0 => Some(CuBase::Other),
+            _ => None,
+        };
+    }
+    let u = unsigned == 1;
+    let elem = if char == 1 {
+        if short + long + int > 0 {
+            return None;
+        }
+        match (signed, unsigned) {
+            (1, _) => Elem::I8,
+            (_, 1) => Elem::U8,
+            _ => return Some(CuBase::Other),
+        }
+    } else if short == 1 {
+        if u {
+            Elem::U16
+        } else {
+            Elem::I16
+        }
+    } else if long >= 1 {
+        if u {
+            Elem::U64
+        } else {
+            Elem::I64
+        }
+    } else if u {
+        Elem::U32
+    } else {
+        Elem::I32
+    };
+    Some(CuBase::Elem(elem))
+}
+
+/// Base type from a typedef or CUDA type name; `None` when it is not a type kgraph knows.
+fn named_type(name: &str) -> Option<CuBase> {
+    let elem = match name {
+        "int8_t" => Elem::I8,
+        "uint8_t" => Elem::U8,
+        "int16_t" => Elem::I16,
+        "uint16_t" => Elem::U16,
+        "int32_t" => Elem::I32,
+        "uint32_t" => Elem::U32,
+        "int64_t" | "ptrdiff_t" | "longlong" => Elem::I64,
+        "uint64_t" | "size_t" | "ulonglong" => Elem::U64,
+        "uint" => Elem::U32,
+        "ushort" => Elem::U16,
+        "uchar" => Elem::U8,
+        _ if is_cuda_only_type(name) => return Some(CuBase::Other),
+        _ => return None,
+    };
+    Some(CuBase::Elem(elem))
+}
+
+/// CUDA types with no kgraph element type: halves, vectors, handles.
+fn is_cuda_only_type(name: &str) -> bool {
+    const NAMED: [&str; 12] = [
+        "half",
+        "__half",
+        "half2",
+        "__half2",
+        "__nv_bfloat16",
+        "__nv_bfloat162",
+        "nv_bfloat16",
+        "dim3",
+        "wchar_t",
+        "cudaTextureObject_t",
+        "cudaSurfaceObject_t",
+        "CUtensorMap",
+    ];
+    const VECTOR_BASES: [&str; 12] = [
+        "char",
+        "uchar",
+        "short",
+        "ushort",
+        "int",
+        "uint",
+        "long",
+        "ulong",
+        "longlong",
+        "ulonglong",
+        "float",
+        "double",
+    ];
+    NAMED.contains(&name) || name.strip_suffix(['1', '2', '3', '4']).is_some_and(|base| VECTOR_BASES.contains(&base))
+}

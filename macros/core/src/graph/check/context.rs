@@ -1,0 +1,104 @@
+//! The shared state of one validation run: the diagnostics, the spec's one namespace of dims,
+//! buffers and scalars, and the evaluation of `Num`s (integers or expressions over dims).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
+
+use crate::graph::spec::diag::{suggest, Diagnostics};
+use crate::graph::spec::expr;
+use crate::graph::spec::{Num, Span, S};
+
+/// What a spec name declares: dims, buffers and scalars share one namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NameKind {
+    /// A `[dims]` entry.
+    Dim,
+    /// A `[buffers.<name>]` table.
+    Buffer,
+    /// A `[scalars.<name>]` table.
+    Scalar,
+}
+
+impl std::fmt::Display for NameKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NameKind::Dim => "dim",
+            NameKind::Buffer => "buffer",
+            NameKind::Scalar => "scalar",
+        })
+    }
+}
+
+/// Shared state of one validation run.
+pub(crate) struct Ctx<'a> {
+    pub diags: &'a mut Diagnostics,
+    /// Name → (kind, span of its declaration), for dims, buffers and scalars.
+    pub names: BTreeMap<String, (NameKind, Span)>,
+    pub dims: BTreeMap<String, i128>,
+    /// Names declared more than once: references to them are not reported again.
+    pub poisoned: BTreeSet<String>,
+}
+
+impl<'a> Ctx<'a> {
+    /// A run reporting to `diags`, with nothing declared yet.
+    pub fn new(diags: &'a mut Diagnostics) -> Self {
+        Ctx { diags, names: BTreeMap::new(), dims: BTreeMap::new(), poisoned: BTreeSet::new() }
+    }
+}
+
+impl Ctx<'_> {
+    /// Evaluates a `Num` to a whole number; errors point inside the expression when possible.
+    pub fn whole(&mut self, n: &S<Num>, what: &str) -> Option<i128> {
+        let (src, start) = match &n.v {
+            Num::Int(v) => return Some(*v),
+            Num::Expr(src, start) => (src, *start),
+        };
+        // A range inside the expression text, as a range of the spec file when known.
+        let at = |r: Range<usize>| match start {
+            Some(s) => s + r.start..s + r.end.max(r.start + 1).min(src.len().max(1)),
+            None => n.span.clone(),
+        };
+        let e = match expr::parse(src) {
+            Ok(e) => e,
+            Err(err) => {
+                self.diags.error(at(err.span), format!("{what}: cannot parse `{src}`: {}", err.message));
+                return None;
+            }
+        };
+        if !self.names_are_dims(&e, src, what, at) {
+            return None;
+        }
+        match e.eval(&self.dims) {
+            Ok(r) => match r.whole() {
+                Some(v) => Some(v),
+                None => {
+                    self.diags.error(
+                        n.span.clone(),
+                        format!("{what}: `{src}` = {r} is not a whole number; round it with ceil() or floor()"),
+                    );
+                    None
+                }
+            },
+            Err(msg) => {
+                self.diags.error(n.span.clone(), format!("{what}: `{src}`: {msg}"));
+                None
+            }
+        }
+    }
+
+    /// True when every name in `e` is a dim; reports each one that is not.
+    fn names_are_dims(&mut self, e: &expr::Expr, src: &str, what: &str, at: impl Fn(Range<usize>) -> Span) -> bool {
+        let mut ok = true;
+        for (name, span) in e.names() {
+            if !self.dims.contains_key(name) {
+                ok = false;
+                let kind = match self.names.get(name) {
+                    Some((kind, _)) => format!("; `{name}` is a {kind}, only dims can appear in expressions"),
+                    None => suggest(name, self.dims.keys().map(String::as_str)),
+                };
+                self.diags.error(at(span), format!("{what}: unknown dim `{name}` in `{src}`{kind}"));
+            }
+        }
+        ok
+    }
+}

@@ -1,0 +1,67 @@
+//! A node's launch configuration: `grid` and `block` (1 to 3 dimensions within the CUDA
+//! limits) and `shared` (dynamic shared memory).
+
+use super::context::Ctx;
+use super::values::num_src;
+use crate::graph::ir::Dim3;
+use crate::graph::spec::{Num, RawNode, S};
+
+const MAX_BLOCK: [u32; 3] = [1024, 1024, 64];
+const MAX_GRID: [u32; 3] = [i32::MAX as u32, 65535, 65535];
+/// The largest dynamic shared memory any current GPU grants a block (227 KiB, Hopper, opt-in).
+const MAX_SHARED: i128 = 227 * 1024;
+
+/// A node's `grid`, `block` and `shared`, each `None` when wrong (reported).
+pub(crate) struct Launch {
+    pub grid: Option<Dim3>,
+    pub block: Option<Dim3>,
+    pub shared: Option<u32>,
+}
+
+/// Checks the node's launch configuration.
+pub(crate) fn launch(cx: &mut Ctx<'_>, node: &RawNode) -> Launch {
+    let grid = launch_dims(cx, &node.grid, node, "grid", MAX_GRID);
+    let block = launch_dims(cx, &node.block, node, "block", MAX_BLOCK);
+    let shared = shared_mem(cx, node);
+    Launch { grid, block, shared }
+}
+
+fn launch_dims(cx: &mut Ctx<'_>, v: &Option<S<Vec<S<Num>>>>, node: &RawNode, key: &str, max: [u32; 3]) -> Option<Dim3> {
+    let Some(v) = v else {
+        let at = node.kernel.as_ref().map_or(node.span.clone(), |k| k.span.clone());
+        cx.diags.error(at, format!("node has no `{key}` (an integer, an expression over dims, or [x, y, z])"));
+        return None;
+    };
+    let mut value = [1u32; 3];
+    let mut ok = true;
+    for (i, part) in v.v.iter().enumerate() {
+        let axis = ["x", "y", "z"][i];
+        match cx.whole(part, &format!("`{key}`")) {
+            Some(x) if x >= 1 && x <= i128::from(max[i]) => value[i] = x as u32,
+            Some(x) => {
+                cx.diags.error(part.span.clone(), format!("`{key}`.{axis} = {x}, must be between 1 and {}", max[i]));
+                ok = false;
+            }
+            None => ok = false,
+        }
+    }
+    if ok && key == "block" && value.iter().map(|&x| u64::from(x)).product::<u64>() > 1024 {
+        cx.diags.error(v.span.clone(), format!("`block` = {value:?} has more than 1024 threads"));
+        ok = false;
+    }
+    let src: Vec<String> = v.v.iter().map(|p| num_src(&p.v)).collect();
+    let src = if src.len() == 1 { src[0].clone() } else { format!("[{}]", src.join(", ")) };
+    ok.then_some(Dim3 { value, src })
+}
+
+/// `shared` in bytes (0 when not given).
+fn shared_mem(cx: &mut Ctx<'_>, node: &RawNode) -> Option<u32> {
+    let Some(s) = &node.shared else { return Some(0) };
+    let v = cx.whole(s, "`shared`")?;
+    if (0..=MAX_SHARED).contains(&v) {
+        Some(v as u32)
+    } else {
+        cx.diags.error(s.span.clone(), format!("`shared` = {v} bytes, must be between 0 and {MAX_SHARED}"));
+        None
+    }
+}

@@ -1,0 +1,70 @@
+//! Checks a raw spec against itself and the kernels' `#[kernel]` declarations and builds the
+//! validated [`GraphIr`]. Every problem is recorded (nothing stops at the first error); what
+//! cannot be resolved is skipped so one mistake yields one message, not a cascade.
+//!
+//! One module per group of rules, in the order they run: `declare` (the `[kernels]` table,
+//! dims, buffers, scalars), [`names`] (what they generate must not clash), `bind` (each node
+//! against its kernel's signature, with `launch` for its launch configuration), `usage` (node
+//! order, everything used). `context` is the state they share, `values` the typed constants.
+//! Nothing here depends on code generation.
+
+mod bind;
+mod context;
+mod declare;
+mod launch;
+pub mod names;
+mod usage;
+mod values;
+
+use context::Ctx;
+
+use crate::graph::ir::GraphIr;
+use crate::graph::spec::diag::Diagnostics;
+use crate::graph::spec::RawSpec;
+use crate::syntax::model::KernelDecl;
+
+/// What is known of the kernel declarations when validating.
+#[derive(Debug, Clone)]
+pub enum Kernels {
+    /// Declarations read from the spec's `[kernels] source`.
+    Loaded(Vec<KernelDecl>),
+    /// They could not be read (already reported): kernel-dependent checks are skipped.
+    Unavailable,
+}
+
+/// Validates `raw` against `kernels`; `None` when anything is wrong (all reported in `diags`).
+pub fn validate(raw: &RawSpec, kernels: &Kernels, spec_path: &str, diags: &mut Diagnostics) -> Option<GraphIr> {
+    let errors_before = diags.len();
+    let mut cx = Ctx::new(diags);
+    let (kernel_source, module) = declare::kernels_table(&mut cx, raw);
+    let dims = declare::dims(&mut cx, raw);
+    let buffers = declare::buffers(&mut cx, raw);
+    let scalars = declare::scalars(&mut cx, raw);
+    names::check_generated_names(&mut cx, &dims, &buffers.items, &scalars.items);
+
+    let decls = match kernels {
+        Kernels::Loaded(d) => d.as_slice(),
+        Kernels::Unavailable => return None,
+    };
+    let env = bind::Env { decls, buffers: &buffers.items, scalars: &scalars.items };
+    let bound = bind::bind_nodes(&mut cx, raw, &env);
+    // Order and usage are whole-graph properties: judged only when every node bound (else a
+    // node that failed would make its buffers look unused or unwritten).
+    if bound.nodes.len() == raw.nodes.len() {
+        usage::check_usage(&mut cx, &bound, &buffers.items, &buffers.spans, &scalars.items, &scalars.spans);
+    }
+    if cx.diags.len() > errors_before {
+        return None;
+    }
+    Some(GraphIr {
+        spec_path: spec_path.to_string(),
+        doc: raw.doc.clone(),
+        kernel_source,
+        module: module?,
+        dims,
+        buffers: buffers.items,
+        scalars: scalars.items,
+        kernels: bound.kernels,
+        nodes: bound.nodes,
+    })
+}

@@ -1,0 +1,105 @@
+//! Whole-graph rules on the bound nodes, one function each: nothing is read before it is
+//! written (nodes run in file order), every buffer and scalar is used, and every result buffer
+//! is written by some node.
+
+use super::bind::Bound;
+use super::context::Ctx;
+use crate::graph::ir::{Binding, Buffer, Scalar};
+use crate::graph::spec::Span;
+
+/// Node order and usage checks on the bound nodes.
+pub(crate) fn check_usage(
+    cx: &mut Ctx<'_>,
+    bound: &Bound,
+    buffers: &[Buffer],
+    buffer_spans: &[Span],
+    scalars: &[Scalar],
+    scalar_spans: &[Span],
+) {
+    let first_writer = first_writers(bound, buffers.len());
+    no_read_before_write(cx, bound, buffers, &first_writer);
+    buffers_used_and_results_written(cx, bound, buffers, buffer_spans, &first_writer);
+    scalars_used(cx, bound, scalars, scalar_spans);
+}
+
+/// Per buffer: the first node (in file order) that writes it.
+fn first_writers(bound: &Bound, n_buffers: usize) -> Vec<Option<&str>> {
+    let mut first_writer: Vec<Option<&str>> = vec![None; n_buffers];
+    for node in &bound.nodes {
+        for a in &node.args {
+            if let Some((buffer, true)) = a.binding.buffer_access() {
+                first_writer[buffer].get_or_insert(node.name.as_str());
+            }
+        }
+    }
+    first_writer
+}
+
+/// No node reads a buffer that holds nothing yet (an output, scratch or pinned_out buffer no
+/// earlier node wrote); reported once per buffer.
+fn no_read_before_write(cx: &mut Ctx<'_>, bound: &Bound, buffers: &[Buffer], first_writer: &[Option<&str>]) {
+    let mut written: Vec<bool> = buffers.iter().map(|b| b.role.defined_at_start()).collect();
+    for (n, node) in bound.nodes.iter().enumerate() {
+        for (i, a) in node.args.iter().enumerate() {
+            let Some((b, writes)) = a.binding.buffer_access() else { continue };
+            if !writes && !written[b] {
+                let later = match first_writer[b] {
+                    Some(w) => format!("the first node that writes it is `{w}`, later in the file"),
+                    None => "no node writes it".to_string(),
+                };
+                cx.diags.error(
+                    bound.arg_spans[n][i].clone(),
+                    format!(
+                        "node `{}` reads {} buffer `{}` before anything writes it: nodes run in file order and {later}",
+                        node.name,
+                        buffers[b].role.name(),
+                        buffers[b].name
+                    ),
+                );
+                written[b] = true; // report once per buffer
+            }
+        }
+        for a in &node.args {
+            if let Some((buffer, true)) = a.binding.buffer_access() {
+                written[buffer] = true;
+            }
+        }
+    }
+}
+
+/// Every buffer is passed to some node, and every output and pinned_out buffer is written.
+fn buffers_used_and_results_written(
+    cx: &mut Ctx<'_>,
+    bound: &Bound,
+    buffers: &[Buffer],
+    buffer_spans: &[Span],
+    first_writer: &[Option<&str>],
+) {
+    let mut used = vec![false; buffers.len()];
+    for a in bound.nodes.iter().flat_map(|n| &n.args) {
+        if let Some((b, _)) = a.binding.buffer_access() {
+            used[b] = true;
+        }
+    }
+    for (b, buf) in buffers.iter().enumerate() {
+        if !used[b] {
+            cx.diags
+                .error(buffer_spans[b].clone(), format!("buffer `{}` is not used by any node; remove it", buf.name));
+        } else if buf.role.must_be_written() && first_writer[b].is_none() {
+            cx.diags.error(
+                buffer_spans[b].clone(),
+                format!("{} buffer `{}` is never written by any node", buf.role.name(), buf.name),
+            );
+        }
+    }
+}
+
+/// Every scalar is passed to some node.
+fn scalars_used(cx: &mut Ctx<'_>, bound: &Bound, scalars: &[Scalar], scalar_spans: &[Span]) {
+    for (s, sc) in scalars.iter().enumerate() {
+        let is_used = bound.nodes.iter().any(|n| n.args.iter().any(|a| a.binding == Binding::Scalar { scalar: s }));
+        if !is_used {
+            cx.diags.error(scalar_spans[s].clone(), format!("scalar `{}` is not used by any node; remove it", sc.name));
+        }
+    }
+}

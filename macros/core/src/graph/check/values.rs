@@ -1,0 +1,64 @@
+//! Typed values in a spec: dtypes, literals checked against the element type they are for, and
+//! the source text of lengths and launch dimensions.
+
+use crate::graph::ir::Value;
+use crate::graph::spec::diag::{list, suggest, Diagnostics};
+use crate::graph::spec::{Lit, Num, Span, S};
+use crate::syntax::model::Elem;
+
+/// The source text of a `Num`, for docs.
+pub(crate) fn num_src(n: &Num) -> String {
+    match n {
+        Num::Int(v) => v.to_string(),
+        Num::Expr(s, _) => s.clone(),
+    }
+}
+
+/// The element type a `dtype` names, or an error naming the known ones.
+pub(crate) fn dtype(diags: &mut Diagnostics, s: &S<String>, what: &str) -> Option<Elem> {
+    let e = Elem::from_rust(&s.v);
+    if e.is_none() {
+        let names = Elem::ALL.map(Elem::rust_name);
+        diags.error(
+            s.span.clone(),
+            format!("{what}: unknown dtype `{}` (expected one of {}){}", s.v, list(names), suggest(&s.v, names)),
+        );
+    }
+    e
+}
+
+/// Checks that `value` fits `elem`; returns the typed constant or records an error.
+pub(crate) fn typed_value(diags: &mut Diagnostics, lit: &S<Lit>, elem: Elem, what: &str) -> Option<Value> {
+    match &lit.v {
+        Lit::Int(v) => int_value(diags, *v, &lit.span, elem, what),
+        Lit::Float(text) => {
+            if !matches!(elem, Elem::F32 | Elem::F64) {
+                diags.error(lit.span.clone(), format!("dtype mismatch: {what} is {elem}, found the float `{text}`"));
+                return None;
+            }
+            Some(Value::Float(text.clone()))
+        }
+    }
+}
+
+/// An integer constant for `elem` (range-checked; exactly representable for floats).
+pub(crate) fn int_value(diags: &mut Diagnostics, v: i128, span: &Span, elem: Elem, what: &str) -> Option<Value> {
+    let range: (i128, i128) = match elem {
+        Elem::I8 => (i8::MIN.into(), i8::MAX.into()),
+        Elem::U8 => (0, u8::MAX.into()),
+        Elem::I16 => (i16::MIN.into(), i16::MAX.into()),
+        Elem::U16 => (0, u16::MAX.into()),
+        Elem::I32 => (i32::MIN.into(), i32::MAX.into()),
+        Elem::U32 => (0, u32::MAX.into()),
+        Elem::I64 => (i64::MIN.into(), i64::MAX.into()),
+        Elem::U64 => (0, u64::MAX.into()),
+        Elem::F32 => (-(1 << 24), 1 << 24),
+        Elem::F64 => (-(1 << 53), 1 << 53),
+    };
+    if v < range.0 || v > range.1 {
+        let why = if matches!(elem, Elem::F32 | Elem::F64) { " exactly" } else { "" };
+        diags.error(span.clone(), format!("{what} is {elem}: the value {v} does not fit{why}"));
+        return None;
+    }
+    Some(Value::Int(v))
+}

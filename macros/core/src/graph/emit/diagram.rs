@@ -1,0 +1,106 @@
+//! The spec's dataflow as diagrams: Graphviz DOT and Mermaid. Kernel nodes are boxes joined by
+//! the reduced dependency edges (labelled with the buffers and hazards behind them); host-side
+//! buffers (everything but scratch) are drawn with dashed data edges to the nodes that read them
+//! and from the nodes that write them. Programmatic (PDL) edges of the captured graph are bold
+//! (DOT) or thick (Mermaid) and labelled `PDL`.
+
+use crate::graph::dataflow::Edge;
+use crate::graph::ir::{GraphIr, Role};
+use crate::syntax::naming::ident_text;
+
+fn edge_label(ir: &GraphIr, e: &Edge) -> String {
+    let parts: Vec<String> = e.causes.iter().map(|(b, h)| format!("{} {}", ir.buffers[*b].name, h.name())).collect();
+    parts.join(", ")
+}
+
+fn buffer_label(ir: &GraphIr, b: usize) -> String {
+    let buf = &ir.buffers[b];
+    format!("{}: {} {}[{}]", buf.name, buf.role.name(), buf.elem, buf.len)
+}
+
+/// Data edges between host-visible buffers and nodes: `(buffer, node, buffer_to_node)`.
+fn data_edges(ir: &GraphIr) -> Vec<(usize, usize, bool)> {
+    let mut out = Vec::new();
+    for (b, buf) in ir.buffers.iter().enumerate() {
+        if buf.role == Role::Scratch {
+            continue;
+        }
+        for n in 0..ir.nodes.len() {
+            if let Some(&(_, writes)) = ir.accesses(n).iter().find(|(x, _)| *x == b) {
+                if !writes || buf.role == Role::State {
+                    out.push((b, n, true));
+                }
+                if writes {
+                    out.push((b, n, false));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The label of edge `e`, marked when the captured graph makes it programmatic.
+fn labelled(ir: &GraphIr, e: &Edge, programmatic: &[(usize, usize)]) -> (String, bool) {
+    let pdl = programmatic.contains(&(e.from, e.to));
+    let label = edge_label(ir, e);
+    if pdl {
+        (format!("{label} (PDL)"), true)
+    } else {
+        (label, false)
+    }
+}
+
+/// Graphviz DOT source.
+pub fn dot(ir: &GraphIr, graph_name: &str, edges: &[Edge], programmatic: &[(usize, usize)]) -> String {
+    let mut s = format!("digraph {graph_name} {{\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n");
+    for (i, n) in ir.nodes.iter().enumerate() {
+        s += &format!("  n{i} [label=\"{}\\n{}\"];\n", n.name, ident_text(&ir.kernels[n.kernel].name));
+    }
+    for (b, buf) in ir.buffers.iter().enumerate() {
+        if buf.role != Role::Scratch {
+            s += &format!("  b_{} [label=\"{}\", shape=ellipse, style=dashed];\n", buf.name, buffer_label(ir, b));
+        }
+    }
+    for e in edges {
+        let (label, pdl) = labelled(ir, e, programmatic);
+        let style = if pdl { ", style=bold" } else { "" };
+        s += &format!("  n{} -> n{} [label=\"{label}\"{style}];\n", e.from, e.to);
+    }
+    for (b, n, into) in data_edges(ir) {
+        let name = &ir.buffers[b].name;
+        if into {
+            s += &format!("  b_{name} -> n{n} [style=dashed];\n");
+        } else {
+            s += &format!("  n{n} -> b_{name} [style=dashed];\n");
+        }
+    }
+    s += "}\n";
+    s
+}
+
+/// Mermaid flowchart source.
+pub fn mermaid(ir: &GraphIr, edges: &[Edge], programmatic: &[(usize, usize)]) -> String {
+    let mut s = String::from("flowchart TD\n");
+    for (i, n) in ir.nodes.iter().enumerate() {
+        s += &format!("  n{i}[\"{}<br/>{}\"]\n", n.name, ident_text(&ir.kernels[n.kernel].name));
+    }
+    for (b, buf) in ir.buffers.iter().enumerate() {
+        if buf.role != Role::Scratch {
+            s += &format!("  b_{}([\"{}\"])\n", buf.name, buffer_label(ir, b));
+        }
+    }
+    for e in edges {
+        let (label, pdl) = labelled(ir, e, programmatic);
+        let arrow = if pdl { "==>" } else { "-->" };
+        s += &format!("  n{} {arrow}|\"{label}\"| n{}\n", e.from, e.to);
+    }
+    for (b, n, into) in data_edges(ir) {
+        let name = &ir.buffers[b].name;
+        if into {
+            s += &format!("  b_{name} -.-> n{n}\n");
+        } else {
+            s += &format!("  n{n} -.-> b_{name}\n");
+        }
+    }
+    s
+}

@@ -1,0 +1,30 @@
+//! What the graph emitters read: the validated graph and what was derived from it.
+
+use syn::Ident;
+
+use crate::graph::dataflow::{Edge, Schedule};
+use crate::graph::ir::GraphIr;
+
+/// Everything codegen needs besides the IR.
+pub struct CodegenInput<'a> {
+    /// The validated graph.
+    pub ir: &'a GraphIr,
+    /// The struct's name.
+    pub name: &'a Ident,
+    /// Reduced dependency edges.
+    pub edges: &'a [Edge],
+    /// Capture schedule of `capture()` (dataflow branches).
+    pub schedule: &'a Schedule,
+    /// Capture schedule of `capture_serialized()` (file order, one stream).
+    pub serial: &'a Schedule,
+    /// The edges `capture()` makes programmatic (PDL).
+    pub programmatic: &'a [(usize, usize)],
+    /// Files to track with `include_bytes!` (absolute paths), so edits re-run the macro.
+    pub tracked: &'a [String],
+    /// Struct rustdoc.
+    pub doc: &'a str,
+    /// DOT source.
+    pub dot: &'a str,
+    /// Mermaid source.
+    pub mermaid: &'a str,
+}

@@ -1,0 +1,93 @@
+//! Code generation for a validated graph, reading only the IR and what was derived from it:
+//! the struct and its fields (`fields`), the associated constants (`consts`), `new`
+//! (`construct`), buffer and scalar accessors (`accessors`), host transfer methods (`host`),
+//! and the running API (`run`: eager run, `capture`, `replay`, with `launch`, `capture` and
+//! `update`). The struct's rustdoc and diagrams are text, built by [`docs`] and [`diagram`].
+
+mod accessors;
+mod capture;
+mod construct;
+mod consts;
+pub mod diagram;
+pub mod docs;
+mod fields;
+mod host;
+mod input;
+mod launch;
+mod literal;
+mod run;
+mod update;
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+pub use input::CodegenInput;
+
+use crate::emit_util::doc_attr;
+
+/// The struct definition: the device, each kernel's handle, buffer and scalar, and the
+/// capture state.
+fn struct_def(cg: &CodegenInput<'_>) -> TokenStream {
+    let ir = cg.ir;
+    let name = cg.name;
+    let struct_doc = doc_attr(cg.doc);
+    let kernel_fields = (0..ir.kernels.len()).map(|k| fields::kernel_field(ir, k));
+    let kernel_types = fields::kernel_types(cg);
+    let buffer_fields = (0..ir.buffers.len()).map(|b| fields::buffer_field(ir, b));
+    let buffer_types = ir.buffers.iter().map(|b| fields::storage_type(b.role, &b.elem.rust_ident()));
+    let scalar_fields = (0..ir.scalars.len()).map(|s| fields::scalar_field(ir, s));
+    let scalar_types = ir.scalars.iter().map(|s| s.elem.rust_ident());
+    let in_flight_field = fields::InFlight::of(ir).field;
+    quote! {
+        #struct_doc
+        pub struct #name {
+            device: ::kgraph::Device,
+            #( #kernel_fields: #kernel_types, )*
+            #( #buffer_fields: #buffer_types, )*
+            #( #scalar_fields: #scalar_types, )*
+            /// Side streams for parallel branches during capture (see `EDGES`).
+            side_streams: ::std::vec::Vec<::std::sync::Arc<::kgraph::CudaStream>>,
+            /// Fork/join events for capture, pre-created so capture creates nothing.
+            events: ::std::vec::Vec<::kgraph::cudarc::driver::CudaEvent>,
+            /// The captured graph, once `capture` or `capture_serialized` ran.
+            captured: ::core::option::Option<::kgraph::Graph>,
+            /// Launch the `NODE_PDL` nodes with PDL (eager runs and later captures).
+            pdl_enabled: bool,
+            /// Each spec node's node in the captured graph (as an address, so the struct stays
+            /// `Send`; a handle is only used together with `captured`).
+            graph_nodes: ::std::vec::Vec<usize>,
+            #in_flight_field
+        }
+    }
+}
+
+/// The whole expansion for one graph.
+pub fn generate(cg: &CodegenInput<'_>) -> TokenStream {
+    let name = cg.name;
+    let tracked = cg.tracked;
+    let struct_def = struct_def(cg);
+    let consts = consts::assoc_consts(cg);
+    let new = construct::new_fn(cg);
+    let accessors = accessors::accessors(cg);
+    let host = host::host_methods_tokens(cg);
+    let run = run::run_methods(cg);
+    quote! {
+        #( const _: &[u8] = include_bytes!(#tracked); )*
+
+        #struct_def
+
+        impl #name {
+            #consts
+            #new
+
+            /// The device this graph runs on.
+            pub fn device(&self) -> &::kgraph::Device {
+                &self.device
+            }
+
+            #accessors
+            #host
+            #run
+        }
+    }
+}

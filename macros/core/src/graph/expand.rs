@@ -1,0 +1,107 @@
+//! The `graph!` proc-macro against the compiler's environment: its arguments, the spec and
+//! kernel declarations read relative to the crate root, and a stub struct when the spec has
+//! errors.
+
+use std::path::PathBuf;
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::parse::{Parse, ParseStream};
+use syn::{Ident, LitStr, Token};
+
+use super::pipeline::{generate, GraphRequest};
+use crate::syntax::naming::graph_struct_ident;
+
+/// Environment variable naming the directory `graph!` paths are relative to; defaults to
+/// `CARGO_MANIFEST_DIR`. (kgraph's compile-fail tests set it: trybuild builds the cases in a
+/// crate of its own.)
+pub const MANIFEST_DIR_VAR: &str = "KGRAPH_MANIFEST_DIR";
+
+/// The macro's arguments: `"path.toml"` and optionally `, name = StructName`.
+struct MacroArgs {
+    path: LitStr,
+    name: Option<Ident>,
+}
+
+impl Parse for MacroArgs {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let path: LitStr = input.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                "expected the spec file: `graph!(\"graphs/x.toml\")` or `graph!(\"graphs/x.toml\", name = MyGraph)`",
+            )
+        })?;
+        let mut name = None;
+        while input.parse::<Token![,]>().is_ok() {
+            if input.is_empty() {
+                break;
+            }
+            let key: Ident = input.parse()?;
+            if key != "name" {
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!("unknown option `{key}`: the only option is `name = StructName`"),
+                ));
+            }
+            input.parse::<Token![=]>()?;
+            name = Some(input.parse()?);
+        }
+        if !input.is_empty() {
+            return Err(input.error("unexpected tokens after the spec file"));
+        }
+        Ok(MacroArgs { path, name })
+    }
+}
+
+fn manifest_dir() -> PathBuf {
+    std::env::var_os(MANIFEST_DIR_VAR)
+        .or_else(|| std::env::var_os("CARGO_MANIFEST_DIR"))
+        .map(PathBuf::from)
+        .unwrap_or_default()
+}
+
+/// The `graph!` proc-macro: reads the spec and kernel declarations relative to the crate root,
+/// and expands to the graph struct, or to every spec error (spanned on the path literal) plus a
+/// stub struct so the rest of the crate does not cascade into further errors.
+pub fn expand(input: TokenStream) -> TokenStream {
+    let args: MacroArgs = match syn::parse2(input) {
+        Ok(a) => a,
+        Err(e) => return e.to_compile_error(),
+    };
+    let spec_path = args.path.value();
+    let root = manifest_dir();
+    let name = args.name.clone().unwrap_or_else(|| graph_struct_ident(&spec_path, args.path.span()));
+    let stub = |errors: TokenStream| {
+        quote! {
+            #errors
+            /// Stub: the graph spec has errors (see the compile errors).
+            pub struct #name {
+                _spec_has_errors: (),
+            }
+        }
+    };
+    let spec_file = root.join(&spec_path);
+    let text = match std::fs::read_to_string(&spec_file) {
+        Ok(t) => t,
+        Err(e) => {
+            let msg = format!("cannot read graph spec `{spec_path}` ({}): {e}", spec_file.display());
+            return stub(syn::Error::new(args.path.span(), msg).to_compile_error());
+        }
+    };
+    let read_file = |rel: &str| std::fs::read_to_string(root.join(rel));
+    let root_str = root.to_string_lossy();
+    let req = GraphRequest {
+        spec_path: &spec_path,
+        spec_text: &text,
+        struct_name: Some(name.clone()),
+        root: &root_str,
+        read_file: &read_file,
+    };
+    match generate(&req) {
+        Ok(tokens) => tokens,
+        Err(messages) => {
+            let errors = messages.iter().map(|m| syn::Error::new(args.path.span(), m).to_compile_error());
+            stub(quote!(#(#errors)*))
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! One `graph!` request through every stage, independent of the compiler (so it is testable):
+//! read the spec → load the kernel declarations → check → dataflow → emit.
+
+use std::path::Path;
+
+use proc_macro2::{Span, TokenStream};
+use syn::Ident;
+
+use super::check::{self, Kernels};
+use super::dataflow;
+use super::emit::{self, diagram, docs, CodegenInput};
+use super::ir::GraphIr;
+use super::spec::diag::{Diagnostics, SourceMap};
+use super::spec::{self, RawSpec};
+use crate::syntax::naming::graph_struct_ident;
+use crate::syntax::source::decls_from_source;
+
+/// One `graph!` request, independent of the compiler (so it is testable).
+pub struct GraphRequest<'a> {
+    /// The spec path as written in the macro call (messages, docs, `SPEC`).
+    pub spec_path: &'a str,
+    /// The spec's text.
+    pub spec_text: &'a str,
+    /// Struct name override (`graph!("x.toml", name = Foo)`).
+    pub struct_name: Option<Ident>,
+    /// The directory relative paths are resolved against, as written into `include_bytes!`.
+    pub root: &'a str,
+    /// Reads a file relative to `root` (the kernels' Rust source).
+    pub read_file: &'a dyn Fn(&str) -> std::io::Result<String>,
+}
+
+/// The analysis of a valid spec.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    /// The validated graph.
+    pub ir: GraphIr,
+    /// The reduced dependency edges.
+    pub edges: Vec<dataflow::Edge>,
+    /// The capture schedule of `capture()` (dataflow branches).
+    pub schedule: dataflow::Schedule,
+    /// The capture schedule of `capture_serialized()` (file order on one stream).
+    pub serial: dataflow::Schedule,
+}
+
+/// Parses and validates; `Err` holds every rendered error message.
+pub fn analyze(req: &GraphRequest<'_>) -> Result<Analysis, Vec<String>> {
+    let map = SourceMap::new(req.spec_path, req.spec_text);
+    let mut diags = Diagnostics::new();
+    let raw = spec::read(req.spec_text, &mut diags);
+    if !diags.is_empty() {
+        return Err(diags.render(&map));
+    }
+    let kernels = load_kernels(&raw, req, &mut diags);
+    let ir = check::validate(&raw, &kernels, req.spec_path, &mut diags);
+    match ir {
+        Some(ir) if diags.is_empty() => {
+            let edges = dataflow::dependencies(&ir);
+            let pdl: Vec<bool> = ir.nodes.iter().map(|n| n.pdl).collect();
+            let schedule = dataflow::schedule(ir.nodes.len(), &edges, &pdl);
+            let serial = dataflow::serial_schedule(ir.nodes.len(), &pdl);
+            Ok(Analysis { ir, edges, schedule, serial })
+        }
+        _ => Err(diags.render(&map)),
+    }
+}
+
+/// The `#[kernel]` declarations of the spec's `[kernels] source`, read through `req`.
+fn load_kernels(raw: &RawSpec, req: &GraphRequest<'_>, diags: &mut Diagnostics) -> Kernels {
+    let Some(source) = raw.kernels.as_ref().and_then(|k| k.source.as_ref()) else {
+        return Kernels::Unavailable;
+    };
+    let text = match (req.read_file)(&source.v) {
+        Ok(t) => t,
+        Err(e) => {
+            diags.error(
+                source.span.clone(),
+                format!("cannot read kernel declarations `{}` (relative to the crate root): {e}", source.v),
+            );
+            return Kernels::Unavailable;
+        }
+    };
+    match decls_from_source(&text) {
+        Ok(decls) if decls.is_empty() => {
+            diags.error(source.span.clone(), format!("`{}` has no `#[kernel]` declarations", source.v));
+            Kernels::Unavailable
+        }
+        Ok(decls) => Kernels::Loaded(decls),
+        Err(errors) => {
+            for e in errors {
+                diags.error(
+                    source.span.clone(),
+                    format!("`{}`: a `#[kernel]` declaration does not parse: {e}", source.v),
+                );
+            }
+            Kernels::Unavailable
+        }
+    }
+}
+
+/// The full expansion of a valid spec; `Err` holds every rendered error message.
+pub fn generate(req: &GraphRequest<'_>) -> Result<TokenStream, Vec<String>> {
+    let a = analyze(req)?;
+    let name = req.struct_name.clone().unwrap_or_else(|| graph_struct_ident(req.spec_path, Span::call_site()));
+    let programmatic = a.schedule.programmatic_edges();
+    let doc = docs::struct_doc(&a.ir, &a.edges, &programmatic);
+    let dot = diagram::dot(&a.ir, &name.to_string(), &a.edges, &programmatic);
+    let mermaid = diagram::mermaid(&a.ir, &a.edges, &programmatic);
+    let tracked = vec![join(req.root, req.spec_path), join(req.root, &a.ir.kernel_source)];
+    Ok(emit::generate(&CodegenInput {
+        ir: &a.ir,
+        name: &name,
+        edges: &a.edges,
+        schedule: &a.schedule,
+        serial: &a.serial,
+        programmatic: &programmatic,
+        tracked: &tracked,
+        doc: &doc,
+        dot: &dot,
+        mermaid: &mermaid,
+    }))
+}
+
+fn join(root: &str, rel: &str) -> String {
+    if Path::new(rel).is_absolute() {
+        rel.to_string()
+    } else {
+        format!("{}/{}", root.trim_end_matches('/'), rel)
+    }
+}

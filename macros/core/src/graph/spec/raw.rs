@@ -1,0 +1,139 @@
+//! The raw, spanned model of a spec as written: which keys exist, with their TOML types and
+//! byte ranges; nothing judged yet.
+
+use std::ops::Range;
+
+/// A byte range in the spec file.
+pub type Span = Range<usize>;
+
+/// A value with its span in the spec file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct S<T> {
+    /// The value.
+    pub v: T,
+    /// Where it is written.
+    pub span: Span,
+}
+
+/// An integer or an expression string over dims.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Num {
+    /// `128`
+    Int(i128),
+    /// `"ceil(n / 128)"`, with the byte offset of the text's first character in the file, when
+    /// the string has no escapes (so expression positions map back exactly).
+    Expr(String, Option<usize>),
+}
+
+/// A literal scalar value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Lit {
+    /// An integer.
+    Int(i128),
+    /// A float, with its TOML text (e.g. `1e-3`, `inf`).
+    Float(String),
+}
+
+/// The right-hand side of `param = ...` in a node's `args`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ArgValue {
+    /// A name (buffer, scalar, dim) or an expression over dims.
+    Str(String, Option<usize>),
+    /// A literal.
+    Lit(Lit),
+    /// Some other TOML value (its type name), which is always an error.
+    Other(&'static str),
+}
+
+/// `[kernels]`.
+#[derive(Debug, Clone, Default)]
+pub struct RawKernels {
+    /// The `[kernels]` key.
+    pub key: Span,
+    /// `source = "src/model.rs"`: the Rust file with the `#[kernel]` declarations.
+    pub source: Option<S<String>>,
+    /// `module = "crate::model"`: where the generated handle types live.
+    pub module: Option<S<String>>,
+}
+
+/// One `[dims]` entry.
+#[derive(Debug, Clone)]
+pub struct RawDim {
+    /// Name.
+    pub name: S<String>,
+    /// Value.
+    pub value: S<i128>,
+}
+
+/// One `[buffers.<name>]` table.
+#[derive(Debug, Clone)]
+pub struct RawBuffer {
+    /// Name (the table key).
+    pub name: S<String>,
+    /// `dtype = "f32"`.
+    pub dtype: Option<S<String>>,
+    /// `len = 40` or `len = "n_hid * n_in"`.
+    pub len: Option<S<Num>>,
+    /// `role = "input"`.
+    pub role: Option<S<String>>,
+    /// `doc = "..."`.
+    pub doc: Option<String>,
+}
+
+/// One `[scalars.<name>]` table.
+#[derive(Debug, Clone)]
+pub struct RawScalar {
+    /// Name (the table key).
+    pub name: S<String>,
+    /// `dtype = "f32"`.
+    pub dtype: Option<S<String>>,
+    /// `default = 0.01`.
+    pub default: Option<S<Lit>>,
+    /// `doc = "..."`.
+    pub doc: Option<String>,
+}
+
+/// A node's `args`: `(parameter name, value)` pairs in file order.
+pub type RawArgs = Vec<(S<String>, S<ArgValue>)>;
+
+/// One `[[node]]` table.
+#[derive(Debug, Clone)]
+pub struct RawNode {
+    /// The table's span (its `[[node]]` header or inline table).
+    pub span: Span,
+    /// `name = "..."` (defaults to the kernel name).
+    pub name: Option<S<String>>,
+    /// `kernel = "..."`.
+    pub kernel: Option<S<String>>,
+    /// `grid = 4`, `grid = "ceil(n / 128)"` or `grid = [x, y, z]`.
+    pub grid: Option<S<Vec<S<Num>>>>,
+    /// `block = 128` (same forms as `grid`).
+    pub block: Option<S<Vec<S<Num>>>>,
+    /// `shared = 0`: dynamic shared memory in bytes.
+    pub shared: Option<S<Num>>,
+    /// `args = { param = value, ... }`, in file order; `None` when the key is absent.
+    pub args: Option<S<RawArgs>>,
+    /// `doc = "..."`.
+    pub doc: Option<String>,
+    /// `pdl = true|false`: overrides the spec's top-level `pdl` for this node.
+    pub pdl: Option<S<bool>>,
+}
+
+/// A whole spec, as written.
+#[derive(Debug, Clone, Default)]
+pub struct RawSpec {
+    /// Top-level `doc = "..."`.
+    pub doc: Option<String>,
+    /// Top-level `pdl = true|false`: the default of every node's `pdl`.
+    pub pdl: Option<S<bool>>,
+    /// `[kernels]`.
+    pub kernels: Option<RawKernels>,
+    /// `[dims]`, in file order.
+    pub dims: Vec<RawDim>,
+    /// `[buffers.*]`, in file order.
+    pub buffers: Vec<RawBuffer>,
+    /// `[scalars.*]`, in file order.
+    pub scalars: Vec<RawScalar>,
+    /// `[[node]]`, in file order.
+    pub nodes: Vec<RawNode>,
+}

@@ -1,0 +1,309 @@
+//! Reads a graph spec's TOML into the raw model of [`super::raw`], in file order; TOML syntax
+//! errors, unknown keys and wrong TOML types go to the diagnostics.
+
+use toml::de::{DeTable, DeValue};
+use toml::Spanned;
+
+use super::diag::{list, suggest, Diagnostics};
+use super::raw::{ArgValue, Lit, Num, RawBuffer, RawDim, RawKernels, RawNode, RawScalar, RawSpec, Span, S};
+
+type Entry<'a, 'i> = (&'a Spanned<std::borrow::Cow<'i, str>>, &'a Spanned<DeValue<'i>>);
+
+/// A table's entries in file order (the TOML map is sorted by key).
+fn entries<'a, 'i>(t: &'a DeTable<'i>) -> Vec<Entry<'a, 'i>> {
+    let mut v: Vec<_> = t.iter().collect();
+    v.sort_by_key(|(k, _)| k.span().start);
+    v
+}
+
+struct Reader<'t> {
+    text: &'t str,
+    diags: &'t mut Diagnostics,
+}
+
+fn type_name(v: &DeValue<'_>) -> &'static str {
+    match v {
+        DeValue::String(_) => "a string",
+        DeValue::Integer(_) => "an integer",
+        DeValue::Float(_) => "a float",
+        DeValue::Boolean(_) => "a boolean",
+        DeValue::Datetime(_) => "a datetime",
+        DeValue::Array(_) => "an array",
+        DeValue::Table(_) => "a table",
+    }
+}
+
+impl Reader<'_> {
+    /// Where the characters of a string value start, when the written form has no escapes.
+    fn str_start(&self, span: &Span, value: &str) -> Option<usize> {
+        let raw = self.text.get(span.clone())?;
+        let q = if raw.starts_with("\"\"\"") || raw.starts_with("'''") { 3 } else { 1 };
+        (raw.len() >= 2 * q && &raw[q..raw.len() - q] == value).then_some(span.start + q)
+    }
+
+    fn int(&mut self, v: &Spanned<DeValue<'_>>, what: &str) -> Option<i128> {
+        match v.get_ref() {
+            DeValue::Integer(i) => match i128::from_str_radix(i.as_str(), i.radix()) {
+                Ok(n) => Some(n),
+                Err(_) => {
+                    self.diags.error(v.span(), format!("{what}: integer out of range"));
+                    None
+                }
+            },
+            other => {
+                self.diags.error(v.span(), format!("{what} must be an integer, found {}", type_name(other)));
+                None
+            }
+        }
+    }
+
+    fn string(&mut self, v: &Spanned<DeValue<'_>>, what: &str) -> Option<S<String>> {
+        match v.get_ref() {
+            DeValue::String(s) => Some(S { v: s.to_string(), span: v.span() }),
+            other => {
+                self.diags.error(v.span(), format!("{what} must be a string, found {}", type_name(other)));
+                None
+            }
+        }
+    }
+
+    fn num(&mut self, v: &Spanned<DeValue<'_>>, what: &str) -> Option<S<Num>> {
+        match v.get_ref() {
+            DeValue::String(s) => Some(S { v: Num::Expr(s.to_string(), self.str_start(&v.span(), s)), span: v.span() }),
+            DeValue::Integer(_) => self.int(v, what).map(|n| S { v: Num::Int(n), span: v.span() }),
+            other => {
+                self.diags.error(
+                    v.span(),
+                    format!("{what} must be an integer or an expression string, found {}", type_name(other)),
+                );
+                None
+            }
+        }
+    }
+
+    fn dims3(&mut self, v: &Spanned<DeValue<'_>>, what: &str) -> Option<S<Vec<S<Num>>>> {
+        if let DeValue::Array(items) = v.get_ref() {
+            if items.is_empty() || items.len() > 3 {
+                self.diags.error(v.span(), format!("{what} takes 1 to 3 dimensions [x, y, z], found {}", items.len()));
+                return None;
+            }
+            let parts: Option<Vec<_>> = items.iter().map(|i| self.num(i, what)).collect();
+            return parts.map(|p| S { v: p, span: v.span() });
+        }
+        self.num(v, what).map(|n| S { v: vec![n], span: v.span() })
+    }
+
+    fn boolean(&mut self, v: &Spanned<DeValue<'_>>, what: &str) -> Option<S<bool>> {
+        match v.get_ref() {
+            DeValue::Boolean(b) => Some(S { v: *b, span: v.span() }),
+            other => {
+                self.diags.error(
+                    v.span(),
+                    format!("{what} must be a boolean (`true` or `false`), found {}", type_name(other)),
+                );
+                None
+            }
+        }
+    }
+
+    fn table<'a, 'i>(&mut self, v: &'a Spanned<DeValue<'i>>, what: &str) -> Option<&'a DeTable<'i>> {
+        match v.get_ref() {
+            DeValue::Table(t) => Some(t),
+            other => {
+                self.diags.error(v.span(), format!("{what} must be a table, found {}", type_name(other)));
+                None
+            }
+        }
+    }
+
+    fn unknown_key(&mut self, key: &Spanned<std::borrow::Cow<'_, str>>, place: &str, known: &[&str]) {
+        self.diags.error(
+            key.span(),
+            format!(
+                "unknown key `{}` in {place} (expected {}){}",
+                key.get_ref(),
+                list(known.iter().copied()),
+                suggest(key.get_ref(), known.iter().copied())
+            ),
+        );
+    }
+
+    fn lit(&mut self, v: &Spanned<DeValue<'_>>, what: &str) -> Option<S<Lit>> {
+        match v.get_ref() {
+            DeValue::Integer(_) => self.int(v, what).map(|n| S { v: Lit::Int(n), span: v.span() }),
+            DeValue::Float(f) => Some(S { v: Lit::Float(f.as_str().to_string()), span: v.span() }),
+            other => {
+                self.diags.error(v.span(), format!("{what} must be a number, found {}", type_name(other)));
+                None
+            }
+        }
+    }
+}
+
+const TOP_KEYS: &[&str] = &["doc", "pdl", "kernels", "dims", "buffers", "scalars", "node"];
+const KERNELS_KEYS: &[&str] = &["source", "module"];
+const BUFFER_KEYS: &[&str] = &["dtype", "len", "role", "doc"];
+const SCALAR_KEYS: &[&str] = &["dtype", "default", "doc"];
+const NODE_KEYS: &[&str] = &["name", "kernel", "grid", "block", "shared", "pdl", "args", "doc"];
+
+/// Parses `text`; TOML syntax errors and structural problems go to `diags`.
+pub fn read(text: &str, diags: &mut Diagnostics) -> RawSpec {
+    let (root, errors) = DeTable::parse_recoverable(text);
+    for e in &errors {
+        let span = e.span().unwrap_or(0..0);
+        diags.error(span, format!("TOML syntax: {}", e.message().trim_end()));
+    }
+    let mut spec = RawSpec::default();
+    if !errors.is_empty() {
+        return spec;
+    }
+    let mut r = Reader { text, diags };
+    for (key, value) in entries(root.get_ref()) {
+        match key.get_ref().as_ref() {
+            "doc" => spec.doc = r.string(value, "`doc`").map(|s| s.v),
+            "pdl" => spec.pdl = r.boolean(value, "`pdl`"),
+            "kernels" => spec.kernels = read_kernels(&mut r, key.span(), value),
+            "dims" => {
+                let Some(t) = r.table(value, "`dims`") else { continue };
+                for (k, v) in entries(t) {
+                    if let Some(n) = r.int(v, &format!("dim `{}`", k.get_ref())) {
+                        spec.dims.push(RawDim {
+                            name: S { v: k.get_ref().to_string(), span: k.span() },
+                            value: S { v: n, span: v.span() },
+                        });
+                    }
+                }
+            }
+            "buffers" => {
+                let Some(t) = r.table(value, "`buffers`") else { continue };
+                for (k, v) in entries(t) {
+                    if let Some(b) = read_buffer(&mut r, k, v) {
+                        spec.buffers.push(b);
+                    }
+                }
+            }
+            "scalars" => {
+                let Some(t) = r.table(value, "`scalars`") else { continue };
+                for (k, v) in entries(t) {
+                    if let Some(s) = read_scalar(&mut r, k, v) {
+                        spec.scalars.push(s);
+                    }
+                }
+            }
+            "node" => match value.get_ref() {
+                DeValue::Array(items) => {
+                    for item in items.iter() {
+                        if let Some(n) = read_node(&mut r, item) {
+                            spec.nodes.push(n);
+                        }
+                    }
+                }
+                other => r.diags.error(
+                    value.span(),
+                    format!("`node` must be an array of tables (`[[node]]`), found {}", type_name(other)),
+                ),
+            },
+            _ => r.unknown_key(key, "the spec", TOP_KEYS),
+        }
+    }
+    spec
+}
+
+fn read_kernels(r: &mut Reader<'_>, key: Span, value: &Spanned<DeValue<'_>>) -> Option<RawKernels> {
+    let t = r.table(value, "`kernels`")?;
+    let mut k = RawKernels { key, ..Default::default() };
+    for (key, v) in entries(t) {
+        match key.get_ref().as_ref() {
+            "source" => k.source = r.string(v, "`kernels.source`"),
+            "module" => k.module = r.string(v, "`kernels.module`"),
+            _ => r.unknown_key(key, "`[kernels]`", KERNELS_KEYS),
+        }
+    }
+    Some(k)
+}
+
+fn read_buffer(
+    r: &mut Reader<'_>,
+    k: &Spanned<std::borrow::Cow<'_, str>>,
+    v: &Spanned<DeValue<'_>>,
+) -> Option<RawBuffer> {
+    let name = S { v: k.get_ref().to_string(), span: k.span() };
+    let t = r.table(v, &format!("buffer `{}`", name.v))?;
+    let mut b = RawBuffer { name, dtype: None, len: None, role: None, doc: None };
+    let place = format!("buffer `{}`", b.name.v);
+    for (key, v) in entries(t) {
+        match key.get_ref().as_ref() {
+            "dtype" => b.dtype = r.string(v, &format!("{place}: `dtype`")),
+            "len" => b.len = r.num(v, &format!("{place}: `len`")),
+            "role" => b.role = r.string(v, &format!("{place}: `role`")),
+            "doc" => b.doc = r.string(v, &format!("{place}: `doc`")).map(|s| s.v),
+            _ => r.unknown_key(key, &place, BUFFER_KEYS),
+        }
+    }
+    Some(b)
+}
+
+fn read_scalar(
+    r: &mut Reader<'_>,
+    k: &Spanned<std::borrow::Cow<'_, str>>,
+    v: &Spanned<DeValue<'_>>,
+) -> Option<RawScalar> {
+    let name = S { v: k.get_ref().to_string(), span: k.span() };
+    let t = r.table(v, &format!("scalar `{}`", name.v))?;
+    let mut s = RawScalar { name, dtype: None, default: None, doc: None };
+    let place = format!("scalar `{}`", s.name.v);
+    for (key, v) in entries(t) {
+        match key.get_ref().as_ref() {
+            "dtype" => s.dtype = r.string(v, &format!("{place}: `dtype`")),
+            "default" => s.default = r.lit(v, &format!("{place}: `default`")),
+            "doc" => s.doc = r.string(v, &format!("{place}: `doc`")).map(|s| s.v),
+            _ => r.unknown_key(key, &place, SCALAR_KEYS),
+        }
+    }
+    Some(s)
+}
+
+fn read_node(r: &mut Reader<'_>, item: &Spanned<DeValue<'_>>) -> Option<RawNode> {
+    let t = r.table(item, "each `node`")?;
+    let mut n = RawNode {
+        span: item.span(),
+        name: None,
+        kernel: None,
+        grid: None,
+        block: None,
+        shared: None,
+        args: None,
+        doc: None,
+        pdl: None,
+    };
+    for (key, v) in entries(t) {
+        match key.get_ref().as_ref() {
+            "name" => n.name = r.string(v, "node `name`"),
+            "kernel" => n.kernel = r.string(v, "node `kernel`"),
+            "grid" => n.grid = r.dims3(v, "`grid`"),
+            "block" => n.block = r.dims3(v, "`block`"),
+            "shared" => n.shared = r.num(v, "`shared`"),
+            "doc" => n.doc = r.string(v, "node `doc`").map(|s| s.v),
+            "pdl" => n.pdl = r.boolean(v, "node `pdl`"),
+            "args" => {
+                let Some(at) = r.table(v, "`args`") else { continue };
+                let mut args = Vec::new();
+                for (ak, av) in entries(at) {
+                    let value = match av.get_ref() {
+                        DeValue::String(s) => ArgValue::Str(s.to_string(), r.str_start(&av.span(), s)),
+                        DeValue::Integer(_) => match r.int(av, &format!("argument `{}`", ak.get_ref())) {
+                            Some(i) => ArgValue::Lit(Lit::Int(i)),
+                            None => continue,
+                        },
+                        DeValue::Float(f) => ArgValue::Lit(Lit::Float(f.as_str().to_string())),
+                        other => ArgValue::Other(type_name(other)),
+                    };
+                    args.push((S { v: ak.get_ref().to_string(), span: ak.span() }, S { v: value, span: av.span() }));
+                }
+                n.args = Some(S { v: args, span: v.span() });
+            }
+            _ => r.unknown_key(key, "`[[node]]`", NODE_KEYS),
+        }
+    }
+    Some(n)
+}

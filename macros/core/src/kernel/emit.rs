@@ -1,0 +1,442 @@
+//! Code generation with `quote!`: a kernel's handle struct (what a person would write by hand
+//! over cudarc's `launch_builder`), its stub for declarations with errors, and the `Kernels`
+//! registry of a `#[kernels]` module. It only reads the checked model.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::{Attribute, Ident, Visibility};
+
+use crate::cuda::signature::CuKernel;
+use crate::emit_util::doc_lines;
+use crate::syntax::model::{KernelDecl, ParamKind};
+use crate::syntax::naming::{handle_ident, ident_text, kernel_handle_ident};
+use crate::syntax::parse::ParsedParam;
+
+/// Where a verified kernel lives, as the generated code needs it.
+#[derive(Debug, Clone)]
+pub(crate) struct Resolved {
+    /// The `.cu` path for messages and docs (relative to the crate root when inside it).
+    pub display: String,
+    /// Absolute path of the `.cu`, for `include_str!`.
+    pub source_path: String,
+    /// Absolute kernel folder, for `#include "x.cuh"` under NVRTC.
+    pub include_dir: String,
+    /// File stem: the cubin is `$OUT_DIR/kgraph/<stem>.cubin`.
+    pub stem: String,
+    /// The kernel's signature as read from the `.cu`.
+    pub kernel: CuKernel,
+}
+
+/// `#[cfg(...)]` attributes, which must be repeated on everything generated for a declaration.
+fn cfg_attrs(attrs: &[Attribute]) -> Vec<&Attribute> {
+    attrs.iter().filter(|a| a.path().is_ident("cfg")).collect()
+}
+
+/// The `launch` parameter type for a declared kind.
+fn launch_param_type(kind: ParamKind) -> TokenStream {
+    let t = kind.elem().rust_ident();
+    match kind {
+        ParamKind::Slice { mutable: false, .. } => quote!(&impl ::kgraph::DeviceIn<#t>),
+        ParamKind::Slice { mutable: true, .. } => quote!(&mut impl ::kgraph::DeviceOut<#t>),
+        ParamKind::Scalar(_) => quote!(#t),
+        ParamKind::Pinned(_) => quote!(::kgraph::PinnedPtr<#t>),
+        ParamKind::PinnedMut(_) => quote!(::kgraph::PinnedMutPtr<#t>),
+    }
+}
+
+/// The signatures of a handle's methods, from one description of the kernel's parameters:
+/// the handle and its stub both use them, so they cannot drift apart.
+struct HandleSignatures {
+    /// `name: Type` per kernel parameter, in order.
+    params: Vec<TokenStream>,
+}
+
+impl HandleSignatures {
+    /// From each parameter's name and kind; a parameter whose type did not parse (`None`)
+    /// takes `impl Sized`, so a stub keeps the arity.
+    fn new<'p>(params: impl IntoIterator<Item = (&'p Ident, Option<ParamKind>)>) -> Self {
+        let params = params
+            .into_iter()
+            .map(|(name, kind)| {
+                let ty = kind.map_or_else(|| quote!(impl ::core::marker::Sized), launch_param_type);
+                quote!(#name: #ty)
+            })
+            .collect();
+        HandleSignatures { params }
+    }
+
+    fn load() -> TokenStream {
+        quote!(load(cache: &mut ::kgraph::ModuleCache) -> ::kgraph::Result<Self>)
+    }
+
+    fn new_fn() -> TokenStream {
+        quote!(new(device: &::kgraph::Device) -> ::kgraph::Result<Self>)
+    }
+
+    fn launch(&self) -> TokenStream {
+        let params = &self.params;
+        quote! {
+            launch(
+                &self,
+                stream: &::kgraph::CudaStream,
+                cfg: ::kgraph::LaunchConfig,
+                #(#params),*
+            ) -> ::kgraph::Result<()>
+        }
+    }
+
+    fn launch_with(&self) -> TokenStream {
+        let params = &self.params;
+        quote! {
+            launch_with(
+                &self,
+                stream: &::kgraph::CudaStream,
+                cfg: ::kgraph::LaunchConfig,
+                opts: ::kgraph::LaunchOptions,
+                #(#params),*
+            ) -> ::kgraph::Result<()>
+        }
+    }
+}
+
+/// The handle struct's rustdoc, after the declaration's own doc comments (if any).
+fn struct_doc(decl: &KernelDecl, resolved: &Resolved, ty: &Ident, has_docs: bool) -> TokenStream {
+    let (name, file, line) = (&decl.symbol, &resolved.display, resolved.kernel.line);
+    let mut lines = Vec::new();
+    if has_docs {
+        lines.push(String::new());
+    }
+    lines.extend([
+        format!("Kernel `{name}` of `{file}` (line {line}), bound by `#[kernel]`:"),
+        format!("`extern \"C\" __global__ void {}`.", resolved.kernel.signature()),
+        String::new(),
+        "The declaration was checked against that source when this crate was compiled.".into(),
+        format!("Load it with [`{ty}::new`] or [`{ty}::load`], then call [`{ty}::launch`]."),
+    ]);
+    doc_lines(lines)
+}
+
+/// `launch`'s rustdoc: the arguments with their `.cu` parameters, the contract, the errors.
+fn launch_doc(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
+    let (name, file, line) = (&decl.symbol, &resolved.display, resolved.kernel.line);
+    let mut lines = vec![
+        format!("Launches `{name}` ({file}:{line}) on `stream` with `cfg`."),
+        String::new(),
+        "Arguments, in the kernel's order:".to_string(),
+    ];
+    for (p, cu) in decl.params.iter().zip(&resolved.kernel.params) {
+        lines.push(format!("- `{}`: `{cu}`", p.name));
+    }
+    let contract = [
+        "",
+        "# Contract",
+        "",
+        "`#[kernel]` verified at compile time that the number, order, element types and",
+        "constness of these arguments match the kernel's parameters, so the call itself is",
+        "safe. What the kernel does with them is the kernel author's responsibility: its",
+        "indexing for `cfg` must stay within the buffers passed here.",
+    ];
+    lines.extend(contract.map(String::from));
+    if decl.params.iter().any(|p| matches!(p.kind, ParamKind::PinnedMut(_))) {
+        let pinned_mut = [
+            "",
+            "The kernel writes mapped pinned host memory through its `PinnedMutPtr` arguments:",
+            "read that memory on the host only after synchronizing `stream`.",
+        ];
+        lines.extend(pinned_mut.map(String::from));
+    }
+    let errors = [
+        "",
+        "# Errors",
+        "",
+        "`kgraph::Error::Launch` when the driver rejects the launch (or an earlier",
+        "asynchronous fault surfaces).",
+    ];
+    lines.extend(errors.map(String::from));
+    doc_lines(lines)
+}
+
+/// `let x = <device address of x>;` for each pointer parameter (scalars are pushed as they are).
+fn device_addresses(decl: &KernelDecl) -> Vec<TokenStream> {
+    decl.params
+        .iter()
+        .filter_map(|p| {
+            let n = &p.name;
+            match p.kind {
+                ParamKind::Slice { elem, mutable } => {
+                    let t = elem.rust_ident();
+                    let arg = if mutable { quote!(&*#n) } else { quote!(#n) };
+                    Some(quote!(let #n = ::kgraph::DeviceIn::<#t>::device_addr(#arg);))
+                }
+                ParamKind::Pinned(_) | ParamKind::PinnedMut(_) => Some(quote!(let #n = #n.addr();)),
+                ParamKind::Scalar(_) => None,
+            }
+        })
+        .collect()
+}
+
+/// `NAME`, `FILE` and `SOURCE`.
+fn handle_consts(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
+    let (name, file) = (&decl.symbol, &resolved.display);
+    let cubin = format!("/kgraph/{}.cubin", resolved.stem);
+    let (source_path, include_dir) = (&resolved.source_path, &resolved.include_dir);
+    quote! {
+        /// The kernel's `extern "C"` symbol.
+        pub const NAME: &'static str = #name;
+        /// The `.cu` file the kernel is in.
+        pub const FILE: &'static str = #file;
+        /// The kernel's module: the cubin `kgraph-build` compiled, and the source for the NVRTC fallback.
+        pub const SOURCE: ::kgraph::KernelSource = ::kgraph::KernelSource {
+            file: #file,
+            image: ::core::include_bytes!(::core::concat!(::core::env!("OUT_DIR"), #cubin)),
+            source: ::core::include_str!(#source_path),
+            include_dir: #include_dir,
+        };
+    }
+}
+
+/// `load`, `new` and the accessors of a verified handle.
+fn loaders() -> TokenStream {
+    let (load, new) = (HandleSignatures::load(), HandleSignatures::new_fn());
+    quote! {
+        /// Loads the kernel through `cache`, which loads each `.cu` module once per context.
+        ///
+        /// # Errors
+        ///
+        /// `kgraph::Error::ModuleLoad` when the module cannot be loaded,
+        /// `kgraph::Error::FunctionNotFound` when the kernel is not in it.
+        pub fn #load {
+            let module = cache.module(&Self::SOURCE)?;
+            let function = cache.function(&Self::SOURCE, Self::NAME)?;
+            ::core::result::Result::Ok(Self { module, function })
+        }
+
+        /// Loads the kernel on `device` with a cache of its own (use [`Self::load`] to share modules).
+        ///
+        /// # Errors
+        ///
+        /// As [`Self::load`].
+        pub fn #new {
+            Self::load(&mut ::kgraph::ModuleCache::new(device.context()))
+        }
+
+        /// The loaded function, e.g. to launch it by hand.
+        pub fn function(&self) -> &::kgraph::CudaFunction {
+            &self.function
+        }
+
+        /// The module the kernel was loaded from.
+        pub fn module(&self) -> &::std::sync::Arc<::kgraph::CudaModule> {
+            &self.module
+        }
+    }
+}
+
+/// `launch` (through cudarc's `launch_builder`) and `launch_with` (through `launch_ex`).
+fn launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignatures) -> TokenStream {
+    let launch_doc = launch_doc(decl, resolved);
+    let (launch, launch_with) = (sigs.launch(), sigs.launch_with());
+    let addresses = device_addresses(decl);
+    let names: Vec<&Ident> = decl.params.iter().map(|p| &p.name).collect();
+    // Hygienic, so a parameter named `args` cannot clash with it.
+    let args = Ident::new("args", Span::mixed_site());
+    quote! {
+        #launch_doc
+        #[inline]
+        #[allow(clippy::too_many_arguments)]
+        pub fn #launch {
+            use ::kgraph::cudarc::driver::PushKernelArg as _;
+            #(#addresses)*
+            let mut #args = stream.launch_builder(&self.function);
+            #(#args.arg(&#names);)*
+            // SAFETY: the argument list matches the kernel's parameters in the `.cu` in count,
+            // order, element type and constness (verified by `check.rs` at expansion); each
+            // pointer is the device address of an allocation borrowed for this call
+            // (`DeviceIn`/`DeviceOut`) or of mapped pinned memory its owner keeps alive
+            // (`PinnedPtr`, `PinnedMutPtr`); scalars are pushed by reference to locals that
+            // outlive the call.
+            // Indexing inside the kernel is its author's contract, documented on `launch`.
+            unsafe { #args.launch(cfg) }
+                .map(|_events| ())
+                .map_err(|source| ::kgraph::Error::Launch { kernel: Self::NAME, source })
+        }
+
+        /// [`Self::launch`] with launch options, e.g. `kgraph::LaunchOptions::PDL`
+        /// (programmatic dependent launch through `cuLaunchKernelEx`: the kernel must wait
+        /// on its grid dependency, `griddepcontrol.wait`, before reading what the previous
+        /// kernel wrote). With default options this is exactly [`Self::launch`].
+        ///
+        /// # Errors
+        ///
+        /// As [`Self::launch`].
+        #[inline]
+        #[allow(clippy::too_many_arguments)]
+        pub fn #launch_with {
+            if opts == ::kgraph::LaunchOptions::default() {
+                return self.launch(stream, cfg, #(#names),*);
+            }
+            #(#addresses)*
+            let mut #args = [#(&#names as *const _ as *mut ::core::ffi::c_void),*];
+            // SAFETY: as in `launch`: one pointer per kernel parameter, in the verified order,
+            // each to a local (device address or scalar) that outlives the call.
+            unsafe { ::kgraph::launch_ex(stream, &self.function, Self::NAME, cfg, opts, &mut #args) }
+        }
+    }
+}
+
+/// The kernel handle for a verified declaration.
+pub(crate) fn handle(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
+    let ty = kernel_handle_ident(decl);
+    let vis = &decl.vis;
+    let (docs, other_attrs): (Vec<&Attribute>, Vec<&Attribute>) =
+        decl.attrs.iter().partition(|a| a.path().is_ident("doc"));
+    let cfgs = cfg_attrs(&decl.attrs);
+    let struct_doc = struct_doc(decl, resolved, &ty, !docs.is_empty());
+    let sigs = HandleSignatures::new(decl.params.iter().map(|p| (&p.name, Some(p.kind))));
+    let consts = handle_consts(decl, resolved);
+    let loaders = loaders();
+    let launchers = launchers(decl, resolved, &sigs);
+    quote! {
+        #(#docs)*
+        #struct_doc
+        #(#other_attrs)*
+        #[derive(Debug, Clone)]
+        #vis struct #ty {
+            module: ::std::sync::Arc<::kgraph::CudaModule>,
+            function: ::kgraph::CudaFunction,
+        }
+
+        #(#cfgs)*
+        // Accessors and loaders a program does not use are not worth a warning; an unused
+        // kernel still is ("struct is never constructed").
+        #[allow(dead_code)]
+        impl #ty {
+            #consts
+            #loaders
+            #launchers
+        }
+    }
+}
+
+/// The placeholder for a declaration with errors: same names and signatures where known, so
+/// code using it reports nothing further.
+pub(crate) fn stub(vis: &Visibility, name: &Ident, attrs: &[Attribute], params: &[ParsedParam]) -> TokenStream {
+    let ty = handle_ident(name);
+    let cfgs = cfg_attrs(attrs);
+    let symbol = ident_text(name);
+    let message = format!("the `#[kernel]` declaration of `{symbol}` has errors");
+    let sigs = HandleSignatures::new(params.iter().map(|p| (&p.name, p.kind)));
+    let (load, new) = (HandleSignatures::load(), HandleSignatures::new_fn());
+    let (launch, launch_with) = (sigs.launch(), sigs.launch_with());
+    quote! {
+        #(#cfgs)*
+        /// Placeholder for a kernel whose `#[kernel]` declaration has errors (see the compiler's messages).
+        #[derive(Debug, Clone)]
+        #[allow(dead_code)]
+        #vis struct #ty {
+            _declaration_has_errors: (),
+        }
+
+        #(#cfgs)*
+        #[allow(dead_code, unused_variables, clippy::too_many_arguments)]
+        impl #ty {
+            /// The kernel's name.
+            pub const NAME: &'static str = #symbol;
+            /// Never returns: the declaration has errors.
+            pub fn #load {
+                ::core::unreachable!(#message)
+            }
+            /// Never returns: the declaration has errors.
+            pub fn #new {
+                ::core::unreachable!(#message)
+            }
+            /// Never returns: the declaration has errors.
+            pub fn #launch {
+                ::core::unreachable!(#message)
+            }
+            /// Never returns: the declaration has errors.
+            pub fn #launch_with {
+                ::core::unreachable!(#message)
+            }
+        }
+    }
+}
+
+/// One registry entry: field name, handle type, `cfg`s, and a line for the docs.
+pub(crate) struct Entry<'a> {
+    pub field: Ident,
+    pub handle: Ident,
+    pub attrs: &'a [Attribute],
+    pub vis: &'a Visibility,
+    pub doc: String,
+}
+
+/// The registry struct's rustdoc: one line per kernel.
+fn registry_doc(entries: &[Entry<'_>]) -> TokenStream {
+    let mut doc = vec![
+        "The kernels declared in this module, loaded together: kernels of one `.cu` file share".to_string(),
+        "one module.".to_string(),
+        String::new(),
+    ];
+    // No link to a handle behind `#[cfg]`: it may not exist in this build.
+    let line = |e: &Entry<'_>| match cfg_attrs(e.attrs).is_empty() {
+        true => format!("- [`{}`]: {}", e.handle, e.doc),
+        false => format!("- `{}`: {}", e.handle, e.doc),
+    };
+    doc.extend(entries.iter().map(line));
+    doc_lines(doc)
+}
+
+/// `pub struct Kernels { pub <name>: <Handle>, ... }` with `load`/`load_with`; with `stub`,
+/// the methods never return (a declaration in the module has errors).
+pub(crate) fn registry(entries: &[Entry<'_>], stub: bool) -> TokenStream {
+    let fields = entries.iter().map(|e| {
+        let (field, handle, vis, doc) = (&e.field, &e.handle, e.vis, &e.doc);
+        let cfgs = cfg_attrs(e.attrs);
+        let doc = format!(" {doc}");
+        quote!(#(#cfgs)* #[doc = #doc] #vis #field: #handle)
+    });
+    let inits = entries.iter().map(|e| {
+        let (field, handle) = (&e.field, &e.handle);
+        let cfgs = cfg_attrs(e.attrs);
+        quote!(#(#cfgs)* #field: #handle::load(cache)?)
+    });
+    let doc = registry_doc(entries);
+    let load_with_body = if stub {
+        quote!(::core::unreachable!("a `#[kernel]` declaration in this module has errors"))
+    } else {
+        quote!(::core::result::Result::Ok(Self { #(#inits),* }))
+    };
+    let allow_struct = stub.then(|| quote!(#[allow(dead_code)]));
+    let allow_impl = if stub { quote!(#[allow(dead_code, unused_variables)]) } else { quote!(#[allow(dead_code)]) };
+    let kernels = format_ident!("Kernels");
+    quote! {
+        #doc
+        #[derive(Debug, Clone)]
+        #allow_struct
+        pub struct #kernels {
+            #(#fields),*
+        }
+
+        #allow_impl
+        impl #kernels {
+            /// Loads every kernel on `device`, each `.cu` module once.
+            ///
+            /// # Errors
+            ///
+            /// The first kernel that fails to load (`kgraph::Error::ModuleLoad` or `FunctionNotFound`).
+            pub fn load(device: &::kgraph::Device) -> ::kgraph::Result<Self> {
+                Self::load_with(&mut ::kgraph::ModuleCache::new(device.context()))
+            }
+
+            /// Loads every kernel through `cache`, reusing the modules already in it.
+            ///
+            /// # Errors
+            ///
+            /// As [`Self::load`].
+            pub fn load_with(cache: &mut ::kgraph::ModuleCache) -> ::kgraph::Result<Self> {
+                #load_with_body
+            }
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! The two attribute macros end to end: parse → read the `.cu` → check → generate, or report
+//! every error with stubs in place of the items that could not be generated.
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::parse::Parser;
+use syn::Ident;
+
+use super::check::check_decl;
+use super::config::{Config, Files};
+use super::emit::{self, Entry, Resolved};
+use crate::cuda::signature::find_kernel;
+use crate::syntax::model::KernelDecl;
+use crate::syntax::naming::{handle_ident, ident_text, kernel_handle_ident};
+use crate::syntax::parse::{parse_decl, DeclParse};
+use crate::syntax::registry::{parse_kernels_mod, KernelsMod, ModItem};
+
+fn out_dir_error(span: Span) -> syn::Error {
+    syn::Error::new(
+        span,
+        "OUT_DIR is not set, so the compiled kernel cannot be embedded: add a build.rs to this crate containing \
+         `fn main() { kgraph_build::compile_kernels(); }`, with `kgraph-build` under [build-dependencies]",
+    )
+}
+
+/// Verifies one parsed declaration: the complete declaration and where its kernel is, or
+/// every error found.
+fn verify(parsed: &DeclParse, config: &Config, files: &mut Files) -> Result<(KernelDecl, Resolved), Vec<syn::Error>> {
+    let Some(decl) = parsed.to_decl() else {
+        return Err(parsed.errors.clone());
+    };
+    let cu = files.get(&decl.file, config).map_err(|msg| vec![syn::Error::new(decl.file_span, msg)])?;
+    let found = find_kernel(&cu.text, &decl.symbol);
+    let errors = check_decl(&decl, &cu.display, &found);
+    match found {
+        Ok(kernel) if errors.is_empty() => {
+            let stem = decl.file.strip_suffix(".cu").unwrap_or(&decl.file).to_string();
+            let resolved = Resolved {
+                display: cu.display.clone(),
+                source_path: cu.source_path.clone(),
+                include_dir: cu.include_dir.clone(),
+                stem,
+                kernel,
+            };
+            Ok((decl, resolved))
+        }
+        // `check_decl` reports at least one error whenever the kernel was not found.
+        _ => Err(errors),
+    }
+}
+
+fn to_compile_errors(errors: &[syn::Error]) -> TokenStream {
+    errors.iter().map(syn::Error::to_compile_error).collect()
+}
+
+fn stub_of(parsed: &DeclParse) -> TokenStream {
+    match &parsed.name {
+        Some(name) => emit::stub(&parsed.vis, name, &parsed.attrs, &parsed.params),
+        None => TokenStream::new(),
+    }
+}
+
+/// `#[kernel("file.cu")] fn name(...);` outside a registry: the handle, or errors and a stub.
+pub fn expand_kernel(attr: TokenStream, item: TokenStream, config: &Config) -> TokenStream {
+    let parsed = parse_decl(item, Some((attr, Span::call_site())));
+    let mut files = Files::default();
+    match verify(&parsed, config, &mut files) {
+        Ok((decl, _)) if !config.has_out_dir => {
+            let mut out = out_dir_error(decl.file_span).to_compile_error();
+            out.extend(stub_of(&parsed));
+            out
+        }
+        Ok((decl, resolved)) => emit::handle(&decl, &resolved),
+        Err(errors) => {
+            let mut out = to_compile_errors(&errors);
+            out.extend(stub_of(&parsed));
+            out
+        }
+    }
+}
+
+/// `#[kernels] mod m { ... }`: every declaration's handle plus the `Kernels` registry; on any
+/// error, all errors and stubs for every handle and the registry.
+pub fn expand_kernels(attr: TokenStream, item: TokenStream, config: &Config) -> TokenStream {
+    let mut errors = Vec::new();
+    if let Some(tt) = attr.into_iter().next() {
+        errors.push(syn::Error::new(tt.span(), "`#[kernels]` takes no arguments"));
+    }
+    let module = match parse_kernels_mod.parse2(item) {
+        Ok(module) => module,
+        Err(e) => {
+            errors.push(e);
+            return to_compile_errors(&errors);
+        }
+    };
+    let handles = verify_registry(&module, config, &mut errors);
+    let stub = !errors.is_empty();
+    // Generated items take the place of their declarations, so the module reads in order.
+    let mut body = to_compile_errors(&errors);
+    body.extend(registry_body(&module, &handles, stub));
+    let KernelsMod { attrs, vis, mod_token, ident, inner_attrs, .. } = &module;
+    quote! {
+        #(#attrs)*
+        #vis #mod_token #ident {
+            #(#inner_attrs)*
+            #body
+        }
+    }
+}
+
+/// Checks every declaration of the module (its handle name among the others', then against
+/// its `.cu`), in order; the verified ones come back, every error goes to `errors`.
+fn verify_registry(module: &KernelsMod, config: &Config, errors: &mut Vec<syn::Error>) -> Vec<(KernelDecl, Resolved)> {
+    let mut files = Files::default();
+    let mut handles = Vec::new();
+    let mut seen: Vec<(String, Ident)> = Vec::new();
+    let mut first_file_span = None;
+    for item in &module.items {
+        let ModItem::Kernel(parsed) = item else { continue };
+        if let Some(name) = &parsed.name {
+            errors.extend(handle_name_error(name, &seen));
+            seen.push((ident_text(name), handle_ident(name)));
+        }
+        match verify(parsed, config, &mut files) {
+            Ok((decl, resolved)) => {
+                first_file_span.get_or_insert(decl.file_span);
+                handles.push((decl, resolved));
+            }
+            Err(errs) => errors.extend(errs),
+        }
+    }
+    if errors.is_empty() && !config.has_out_dir {
+        errors.push(out_dir_error(first_file_span.unwrap_or_else(|| module.ident.span())));
+    }
+    handles
+}
+
+/// Why kernel `name` cannot have its handle in this module, if it cannot: a handle of that
+/// name is already declared (`seen`: earlier kernels' names and handles), or it would be the
+/// registry's own `Kernels`.
+fn handle_name_error(name: &Ident, seen: &[(String, Ident)]) -> Option<syn::Error> {
+    let handle = handle_ident(name);
+    if let Some((prev, _)) = seen.iter().find(|(_, h)| *h == handle) {
+        let what =
+            if *prev == ident_text(name) { format!("`{prev}`") } else { format!("`{prev}` (both become `{handle}`)") };
+        return Some(syn::Error::new(
+            name.span(),
+            format!("duplicate kernel declaration: {what} is already declared in this module"),
+        ));
+    }
+    (handle == "Kernels").then(|| {
+        syn::Error::new(
+            name.span(),
+            "a kernel named `kernels` would clash with the registry struct `Kernels`: rename it (use `name = \"kernels\"` to keep the symbol)",
+        )
+    })
+}
+
+/// The module's items with each declaration replaced by its handle (or, with `stub`, by a stub
+/// for each distinct handle name), then the `Kernels` registry.
+fn registry_body(module: &KernelsMod, handles: &[(KernelDecl, Resolved)], stub: bool) -> TokenStream {
+    let mut body = TokenStream::new();
+    let mut entries = Vec::new();
+    let mut verified = handles.iter();
+    let mut stubbed: Vec<String> = Vec::new();
+    for item in &module.items {
+        let parsed = match item {
+            ModItem::Other(tokens) => {
+                body.extend(tokens.clone());
+                continue;
+            }
+            ModItem::Kernel(parsed) => parsed,
+        };
+        if stub {
+            let Some(name) = &parsed.name else { continue };
+            let handle = handle_ident(name);
+            if stubbed.contains(&handle.to_string()) || handle == "Kernels" {
+                continue;
+            }
+            stubbed.push(handle.to_string());
+            body.extend(stub_of(parsed));
+            let doc = format!("`{}` (its declaration has errors)", ident_text(name));
+            entries.push(Entry { field: name.clone(), handle, attrs: &parsed.attrs, vis: &parsed.vis, doc });
+        } else if let Some((decl, resolved)) = verified.next() {
+            body.extend(emit::handle(decl, resolved));
+            entries.push(Entry {
+                field: decl.name.clone(),
+                handle: kernel_handle_ident(decl),
+                attrs: &decl.attrs,
+                vis: &decl.vis,
+                doc: format!("`{}` ({}:{})", decl.symbol, resolved.display, resolved.kernel.line),
+            });
+        }
+    }
+    body.extend(emit::registry(&entries, stub));
+    body
+}

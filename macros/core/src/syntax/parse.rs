@@ -1,0 +1,502 @@
+//! Parsing `#[kernel("file.cu")] pub fn name(a: &[f32], n: i32);` into the typed model.
+//!
+//! A body-less `fn` is not a `syn::ItemFn` (syn hands it over as `Item::Verbatim`), so the
+//! declaration grammar is parsed here directly. Parsing never stops at the first problem: every
+//! error of one declaration is collected, and what did parse is kept for a stub.
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::ToTokens;
+use syn::parse::{ParseStream, Parser};
+use syn::spanned::Spanned;
+use syn::{Attribute, Ident, LitStr, Token, Type, Visibility};
+
+use super::model::{Elem, KernelDecl, Param, ParamKind};
+use super::naming::ident_text;
+
+/// Parameter names the generated `launch(&self, stream, cfg, ...)` and
+/// `launch_with(&self, stream, cfg, opts, ...)` use themselves.
+pub(crate) const RESERVED_PARAMS: [&str; 3] = ["stream", "cfg", "opts"];
+
+/// The arguments of `#[kernel("file.cu", name = "symbol")]`.
+#[derive(Debug, Clone)]
+#[doc(hidden)]
+pub struct KernelArgs {
+    /// The `.cu` file as written.
+    pub file: String,
+    /// Span of the file literal.
+    pub file_span: Span,
+    /// `name = "symbol"` with the span of its literal, when given.
+    pub symbol: Option<(String, Span)>,
+}
+
+/// One parameter as far as it parsed (`kind` is `None` when its type is not supported).
+#[derive(Debug, Clone)]
+#[doc(hidden)]
+pub struct ParsedParam {
+    /// The parameter's name.
+    pub name: Ident,
+    /// Its type as written.
+    pub ty: Type,
+    /// How it is passed, when the type is supported.
+    pub kind: Option<ParamKind>,
+}
+
+/// A declaration as far as it parsed, with every error found on the way.
+#[derive(Debug)]
+#[doc(hidden)]
+pub struct DeclParse {
+    /// Attributes other than `#[kernel]` (doc comments, `cfg`s), kept on what is generated.
+    pub attrs: Vec<Attribute>,
+    /// The declaration's visibility.
+    pub vis: Visibility,
+    /// The fn name, once parsed.
+    pub name: Option<Ident>,
+    /// The `#[kernel(...)]` arguments, once parsed.
+    pub args: Option<KernelArgs>,
+    /// The parameters, as far as they parsed.
+    pub params: Vec<ParsedParam>,
+    /// Span of the parenthesized parameter list.
+    pub params_span: Span,
+    /// Every error found.
+    pub errors: Vec<syn::Error>,
+}
+
+impl DeclParse {
+    /// The complete declaration, or `None` when anything failed to parse.
+    pub fn to_decl(&self) -> Option<KernelDecl> {
+        if !self.errors.is_empty() {
+            return None;
+        }
+        let name = self.name.clone()?;
+        let args = self.args.clone()?;
+        let params = self
+            .params
+            .iter()
+            .map(|p| {
+                Some(Param {
+                    name: p.name.clone(),
+                    kind: p.kind?,
+                    ty: p.ty.clone(),
+                    span: p.name.span().join(p.ty.span()).unwrap_or_else(|| p.name.span()),
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let (symbol, symbol_span) = match args.symbol {
+            Some((symbol, span)) => (symbol, span),
+            None => (ident_text(&name), name.span()),
+        };
+        Some(KernelDecl {
+            name,
+            symbol,
+            file: args.file,
+            params,
+            vis: self.vis.clone(),
+            attrs: self.attrs.clone(),
+            file_span: args.file_span,
+            symbol_span,
+            params_span: self.params_span,
+        })
+    }
+}
+
+/// True for `#[kernel(...)]`, `#[kgraph::kernel(...)]` and the like.
+pub(crate) fn is_kernel_attr(attr: &Attribute) -> bool {
+    attr.path().segments.last().is_some_and(|s| s.ident == "kernel")
+}
+
+/// The tokens inside `#[kernel(...)]` (empty for a bare `#[kernel]`), or an error for other forms.
+fn kernel_attr_tokens(attr: &Attribute) -> syn::Result<TokenStream> {
+    match &attr.meta {
+        syn::Meta::List(list) => Ok(list.tokens.clone()),
+        syn::Meta::Path(_) => Ok(TokenStream::new()),
+        syn::Meta::NameValue(nv) => {
+            Err(syn::Error::new_spanned(nv, "expected `#[kernel(\"file.cu\")]`: the `.cu` file goes in parentheses"))
+        }
+    }
+}
+
+const ARGS_HELP: &str = "expected `#[kernel(\"file.cu\")]` or `#[kernel(\"file.cu\", name = \"symbol\")]`";
+
+/// Parses the attribute's arguments: the `.cu` file, then an optional `name = "symbol"`.
+/// `span` is where to report an empty argument list (the attribute itself).
+pub(crate) fn parse_kernel_args(tokens: TokenStream, span: Span) -> syn::Result<KernelArgs> {
+    if tokens.is_empty() {
+        return Err(syn::Error::new(span, format!("missing the kernel's `.cu` file: {ARGS_HELP}")));
+    }
+    let parser = |input: ParseStream| -> syn::Result<KernelArgs> {
+        let file: LitStr = input.parse().map_err(|e| {
+            syn::Error::new(e.span(), format!("expected a string literal naming the `.cu` file: {ARGS_HELP}"))
+        })?;
+        check_file_name(&file)?;
+        let mut symbol: Option<(String, Span)> = None;
+        while !input.is_empty() {
+            input.parse::<Token![,]>()?;
+            if input.is_empty() {
+                break;
+            }
+            let key: Ident = input.parse().map_err(|e| syn::Error::new(e.span(), ARGS_HELP))?;
+            if key != "name" {
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!("unknown option `{key}`: the only option is `name = \"symbol\"` (the kernel's extern \"C\" name)"),
+                ));
+            }
+            input.parse::<Token![=]>()?;
+            let lit: LitStr = input.parse()?;
+            if symbol.is_some() {
+                return Err(syn::Error::new(lit.span(), "`name` given twice"));
+            }
+            let value = lit.value();
+            if !is_c_identifier(&value) {
+                return Err(syn::Error::new(
+                    lit.span(),
+                    format!("`{value}` is not a C identifier: `name` is the kernel's extern \"C\" symbol"),
+                ));
+            }
+            symbol = Some((value, lit.span()));
+        }
+        Ok(KernelArgs { file: file.value(), file_span: file.span(), symbol })
+    };
+    parser.parse2(tokens)
+}
+
+fn check_file_name(file: &LitStr) -> syn::Result<()> {
+    let value = file.value();
+    let stem = value.strip_suffix(".cu").unwrap_or("");
+    if stem.is_empty() {
+        return Err(syn::Error::new(file.span(), format!("`{value}` is not a `.cu` file: {ARGS_HELP}")));
+    }
+    if value.contains(['/', '\\']) {
+        return Err(syn::Error::new(
+            file.span(),
+            format!("`{value}`: name a file directly in the kernels folder (kgraph-build compiles `kernels/*.cu`)"),
+        ));
+    }
+    Ok(())
+}
+
+fn is_c_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+/// Parses one declaration. `outer` is the standalone attribute's arguments (`#[kernel(...)]`
+/// already stripped by the compiler); inside a registry it is `None` and the attribute is
+/// among the item's own.
+#[doc(hidden)]
+pub fn parse_decl(item: TokenStream, outer: Option<(TokenStream, Span)>) -> DeclParse {
+    let mut st = DeclParse {
+        attrs: Vec::new(),
+        vis: Visibility::Inherited,
+        name: None,
+        args: None,
+        params: Vec::new(),
+        params_span: Span::call_site(),
+        errors: Vec::new(),
+    };
+    let mut kernel_attr_seen = false;
+    if let Some((tokens, span)) = outer {
+        kernel_attr_seen = true;
+        match parse_kernel_args(tokens, span) {
+            Ok(args) => st.args = Some(args),
+            Err(e) => st.errors.push(e),
+        }
+    }
+    let item_span = item.clone().into_iter().next().map_or_else(Span::call_site, |t| t.span());
+    let result = (|input: ParseStream| parse_decl_body(input, &mut st, &mut kernel_attr_seen)).parse2(item);
+    if let Err(e) = result {
+        st.errors.push(e);
+    }
+    if !kernel_attr_seen {
+        st.errors.push(syn::Error::new(item_span, format!("missing `#[kernel(...)]`: {ARGS_HELP}")));
+    }
+    st
+}
+
+fn parse_decl_body(input: ParseStream, st: &mut DeclParse, kernel_attr_seen: &mut bool) -> syn::Result<()> {
+    for attr in input.call(Attribute::parse_outer)? {
+        if !is_kernel_attr(&attr) {
+            st.attrs.push(attr);
+            continue;
+        }
+        if *kernel_attr_seen {
+            st.errors.push(syn::Error::new_spanned(&attr, "more than one `#[kernel]` on this declaration"));
+            continue;
+        }
+        *kernel_attr_seen = true;
+        let args = kernel_attr_tokens(&attr).and_then(|tokens| match tokens.is_empty() {
+            true => Err(syn::Error::new_spanned(&attr, format!("missing the kernel's `.cu` file: {ARGS_HELP}"))),
+            false => parse_kernel_args(tokens, attr.span()),
+        });
+        match args {
+            Ok(args) => st.args = Some(args),
+            Err(e) => st.errors.push(e),
+        }
+    }
+    st.vis = input.parse()?;
+    reject_qualifiers(input, st)?;
+    if !input.peek(Token![fn]) {
+        return Err(input.error(
+            "expected `fn`: `#[kernel]` goes on a body-less function declaration such as \
+             `pub fn my_kernel(x: &[f32], n: i32);`",
+        ));
+    }
+    input.parse::<Token![fn]>()?;
+    let name: Ident = input.parse()?;
+    st.name = Some(name);
+    let mut generic_names = Vec::new();
+    if input.peek(Token![<]) {
+        let generics: syn::Generics = input.parse()?;
+        generic_names = generics.type_params().map(|t| t.ident.to_string()).collect();
+        st.errors.push(syn::Error::new_spanned(
+            generics,
+            "a kernel declaration cannot be generic: the `.cu` kernel has one concrete signature \
+             (declare one `#[kernel]` per instantiation, with `name = \"symbol\"`)",
+        ));
+    }
+    let content;
+    let paren = syn::parenthesized!(content in input);
+    st.params_span = paren.span.join();
+    parse_params(&content, st, &generic_names);
+    reject_after_params(input, st)
+}
+
+/// After the parameter list: no return type, no `where` clause, no body (an empty `{}` is
+/// tolerated), then `;` and nothing more.
+fn reject_after_params(input: ParseStream, st: &mut DeclParse) -> syn::Result<()> {
+    if input.peek(Token![->]) {
+        let ret: syn::ReturnType = input.parse()?;
+        st.errors.push(syn::Error::new_spanned(
+            ret,
+            "a kernel returns nothing: remove the return type and declare outputs as `&mut [T]` parameters",
+        ));
+    }
+    if input.peek(Token![where]) {
+        let clause: syn::WhereClause = input.parse()?;
+        st.errors.push(syn::Error::new_spanned(clause, "a kernel declaration takes no `where` clause"));
+    }
+    if input.peek(syn::token::Brace) {
+        let body;
+        let brace = syn::braced!(body in input);
+        if !body.is_empty() {
+            let _ignored_body: TokenStream = body.parse()?;
+            st.errors.push(syn::Error::new(
+                brace.span.join(),
+                "a kernel declaration has no body (the kernel is the `.cu` code): end it with `;`",
+            ));
+        }
+    } else {
+        input.parse::<Token![;]>().map_err(|e| syn::Error::new(e.span(), "expected `;` after the declaration"))?;
+    }
+    if !input.is_empty() {
+        return Err(input.error("unexpected tokens after the kernel declaration"));
+    }
+    Ok(())
+}
+
+fn reject_qualifiers(input: ParseStream, st: &mut DeclParse) -> syn::Result<()> {
+    loop {
+        let word = if input.peek(Token![const]) {
+            input.parse::<Token![const]>()?.into_token_stream()
+        } else if input.peek(Token![async]) {
+            input.parse::<Token![async]>()?.into_token_stream()
+        } else if input.peek(Token![unsafe]) {
+            input.parse::<Token![unsafe]>()?.into_token_stream()
+        } else if input.peek(Token![extern]) {
+            let abi: syn::Abi = input.parse()?;
+            abi.into_token_stream()
+        } else {
+            return Ok(());
+        };
+        st.errors.push(syn::Error::new_spanned(
+            &word,
+            format!("a kernel declaration is a plain `fn`: remove `{}`", tidy_tokens(&word)),
+        ));
+    }
+}
+
+/// Parses the parameter list; a type naming one of `generic_names` is not reported again
+/// (the generics already are).
+fn parse_params(input: ParseStream, st: &mut DeclParse, generic_names: &[String]) {
+    while !input.is_empty() {
+        match parse_param(input) {
+            Ok(p) => {
+                if let Some(kind_err) = p.1 {
+                    if !mentions_any(p.0.ty.to_token_stream(), generic_names) {
+                        st.errors.push(kind_err);
+                    }
+                }
+                let param = p.0;
+                let text = ident_text(&param.name);
+                if st.params.iter().any(|q| ident_text(&q.name) == text) {
+                    st.errors.push(syn::Error::new(param.name.span(), format!("duplicate parameter `{text}`")));
+                }
+                st.params.push(param);
+            }
+            Err(e) => {
+                st.errors.push(e);
+                skip_to_comma(input);
+            }
+        }
+        if input.is_empty() {
+            break;
+        }
+        if let Err(e) = input.parse::<Token![,]>() {
+            st.errors.push(syn::Error::new(e.span(), "expected `,` between parameters"));
+            skip_to_comma(input);
+            let _ = input.parse::<Token![,]>();
+        }
+    }
+}
+
+fn mentions_any(tokens: TokenStream, names: &[String]) -> bool {
+    tokens.into_iter().any(|tt| match tt {
+        TokenTree::Ident(i) => names.iter().any(|n| i == n),
+        TokenTree::Group(g) => mentions_any(g.stream(), names),
+        _ => false,
+    })
+}
+
+fn skip_to_comma(input: ParseStream) {
+    let _ = input.step(|cursor| {
+        let mut rest = *cursor;
+        while let Some((tt, next)) = rest.token_tree() {
+            if matches!(&tt, TokenTree::Punct(p) if p.as_char() == ',') {
+                return Ok(((), rest));
+            }
+            rest = next;
+        }
+        Ok(((), rest))
+    });
+}
+
+fn is_self_param(input: ParseStream) -> bool {
+    input.peek(Token![self])
+        || (input.peek(Token![&]) && (input.peek2(Token![self]) || input.peek2(syn::Lifetime)))
+        || (input.peek(Token![&]) && input.peek2(Token![mut]) && input.peek3(Token![self]))
+        || (input.peek(Token![mut]) && input.peek2(Token![self]))
+}
+
+/// One `name: Type`; the second element is the error for an unsupported type (the parameter
+/// itself is still returned, so the stub keeps the arity).
+fn parse_param(input: ParseStream) -> syn::Result<(ParsedParam, Option<syn::Error>)> {
+    let attrs = input.call(Attribute::parse_outer)?;
+    if let Some(attr) = attrs.first() {
+        return Err(syn::Error::new_spanned(attr, "attributes on kernel parameters are not supported"));
+    }
+    if input.peek(Token![...]) {
+        return Err(input.error("a kernel declaration cannot be variadic"));
+    }
+    if is_self_param(input) {
+        return Err(input.error("a kernel declaration takes no `self`: it is a free `fn`"));
+    }
+    let pat = syn::Pat::parse_single(input)?;
+    input.parse::<Token![:]>()?;
+    let ty: Type = input.parse()?;
+    let name = match &pat {
+        syn::Pat::Ident(p) if p.by_ref.is_none() && p.mutability.is_none() && p.subpat.is_none() => p.ident.clone(),
+        _ => {
+            return Err(syn::Error::new_spanned(
+                &pat,
+                format!(
+                    "expected a plain parameter name, found the pattern `{}`: kernel parameters are `name: Type`",
+                    tidy_tokens(&pat.to_token_stream())
+                ),
+            ))
+        }
+    };
+    if RESERVED_PARAMS.contains(&ident_text(&name).as_str()) {
+        let method = match ident_text(&name).as_str() {
+            "opts" => "launch_with(&self, stream, cfg, opts, ...)",
+            _ => "launch(&self, stream, cfg, ...)",
+        };
+        return Err(syn::Error::new(
+            name.span(),
+            format!("parameter name `{name}` is taken by the generated `{method}`: rename it"),
+        ));
+    }
+    let (kind, err) = match classify_type(&ty) {
+        Ok(kind) => (Some(kind), None),
+        Err(e) => (None, Some(e)),
+    };
+    Ok((ParsedParam { name, ty, kind }, err))
+}
+
+const TYPE_HELP: &str = "kernel parameters are `&[T]` (for `const T*`), `&mut [T]` (for `T*`), `T` (by value), \
+     `Pinned<T>` (`const T*` into pinned host memory) or `PinnedMut<T>` (`T*` into pinned host memory), \
+     with T one of f32 f64 i8 u8 i16 u16 i32 u32 i64 u64";
+
+/// Maps a declared Rust type to how the argument is passed.
+pub(crate) fn classify_type(ty: &Type) -> syn::Result<ParamKind> {
+    match ty {
+        Type::Group(g) => classify_type(&g.elem),
+        Type::Paren(p) => classify_type(&p.elem),
+        Type::Reference(r) => match &*r.elem {
+            Type::Slice(s) => {
+                Ok(ParamKind::Slice { elem: elem_of(&s.elem, "slice element")?, mutable: r.mutability.is_some() })
+            }
+            _ => Err(unsupported(ty)),
+        },
+        Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last().ok_or_else(|| unsupported(ty))?;
+            if last.ident == "Pinned" || last.ident == "PinnedMut" {
+                let wrapper = last.ident.to_string();
+                let arg = match &last.arguments {
+                    syn::PathArguments::AngleBracketed(a) if a.args.len() == 1 => match &a.args[0] {
+                        syn::GenericArgument::Type(t) => Some(t),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                let arg = arg.ok_or_else(|| {
+                    syn::Error::new_spanned(ty, format!("`{wrapper}` takes one element type: `{wrapper}<f32>`"))
+                })?;
+                let elem = elem_of(arg, &format!("`{wrapper}` element"))?;
+                return Ok(if wrapper == "Pinned" { ParamKind::Pinned(elem) } else { ParamKind::PinnedMut(elem) });
+            }
+            if p.path.segments.len() == 1 && last.arguments.is_none() {
+                return Ok(ParamKind::Scalar(elem_of(ty, "scalar")?));
+            }
+            Err(unsupported(ty))
+        }
+        _ => Err(unsupported(ty)),
+    }
+}
+
+fn elem_of(ty: &Type, what: &str) -> syn::Result<Elem> {
+    if let Type::Group(g) = ty {
+        return elem_of(&g.elem, what);
+    }
+    if let Type::Path(p) = ty {
+        if let Some(ident) = p.path.get_ident() {
+            if let Some(elem) = Elem::from_rust(&ident.to_string()) {
+                return Ok(elem);
+            }
+            let hint = match ident.to_string().as_str() {
+                "usize" => " (`usize` has no fixed CUDA width: use `u64` for `size_t` or `u32`)",
+                "isize" => " (`isize` has no fixed CUDA width: use `i64` or `i32`)",
+                "bool" => " (pass a flag as `u8` or `i32`)",
+                _ => "",
+            };
+            return Err(syn::Error::new_spanned(ty, format!("unsupported {what} type `{ident}`{hint}: {TYPE_HELP}")));
+        }
+    }
+    Err(unsupported(ty))
+}
+
+fn unsupported(ty: &Type) -> syn::Error {
+    syn::Error::new_spanned(
+        ty,
+        format!("unsupported kernel parameter type `{}`: {TYPE_HELP}", tidy_tokens(&ty.to_token_stream())),
+    )
+}
+
+/// Token text with the spacing a person would write (`&mut [f32]`, `Vec<f32>`).
+pub(crate) fn tidy_tokens(tokens: &TokenStream) -> String {
+    let mut s = tokens.to_string();
+    for (from, to) in [("& ", "&"), (" <", "<"), ("< ", "<"), (" >", ">"), (" ,", ","), (" ::", "::"), (":: ", "::")] {
+        s = s.replace(from, to);
+    }
+    s
+}
