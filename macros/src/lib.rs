@@ -5,7 +5,8 @@ use proc_macro::TokenStream;
 
 /// Binds one CUDA kernel: `#[kernel("file.cu")] pub fn name(x: &[f32], n: i32, y: &mut [f32]);`.
 ///
-/// The declaration is checked against `kernels/file.cu` (or `$KGRAPH_KERNEL_DIR/file.cu`) at
+/// The declaration is checked against `kernels/file.cu` (or the same name in `$KGRAPH_KERNEL_DIR`,
+/// or in any folder the build script compiled, `$KGRAPH_KERNEL_DIRS`) at
 /// compile time, and becomes a handle struct named in UpperCamelCase (`Name`) with a typed
 /// `launch(&self, stream, cfg, ...)`. Parameters: `&[T]` (kernel `const T*`), `&mut [T]`
 /// (`T*`), `T` by value, `Pinned<T>` (`const T*` into mapped pinned memory), `PinnedMut<T>`
