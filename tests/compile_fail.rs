@@ -16,3 +16,12 @@ fn graph_compile_fail() {
     std::env::set_var("KGRAPH_MANIFEST_DIR", env!("CARGO_MANIFEST_DIR"));
     trybuild::TestCases::new().compile_fail("tests/ui/graph/*.rs");
 }
+
+/// Soundness holes closed at compile time (docs/safety.md): each case in `tests/ui/safety/`
+/// would be undefined behaviour if it compiled (a graph replaying freed buffers, a pinned
+/// pointer outliving its buffer, an unordered second stream, a host view racing a kernel).
+/// The run-time half (waits, foreign-stream errors) is `tests/gpu/safety.rs`.
+#[test]
+fn safety_compile_fail() {
+    trybuild::TestCases::new().compile_fail("tests/ui/safety/*.rs");
+}

@@ -88,7 +88,9 @@ pub fn run(dev: &Device, k: &Kernels, iters: usize, report: &mut Report) -> anyh
             &format!("cudarc_chain{nodes}_eager_events_off"),
         );
 
-        let g = Graph::capture(&s, |cs| chain_kgraph(k, cs, &mut x, &mut y, nodes, None))?;
+        // SAFETY: `x` and `y` are declared before `g` (outlive it) and never reallocated; the
+        // host touches them only through stream-ordered transfers between replays.
+        let g = unsafe { Graph::capture(&s, |cs| chain_kgraph(k, cs, &mut x, &mut y, nodes, None)) }?;
         g.upload()?;
         let t = median_us(iters, || {
             g.replay()?;
@@ -126,7 +128,9 @@ pub fn run(dev: &Device, k: &Kernels, iters: usize, report: &mut Report) -> anyh
             &format!("cudarc_chain{nodes}_graph"),
         );
 
-        let pdl = Graph::capture(&s, |cs| chain_kgraph(k, cs, &mut x, &mut y, nodes, Some(LaunchOptions::PDL)))?;
+        // SAFETY: as for `g`.
+        let pdl =
+            unsafe { Graph::capture(&s, |cs| chain_kgraph(k, cs, &mut x, &mut y, nodes, Some(LaunchOptions::PDL))) }?;
         pdl.upload()?;
         let t = median_us(iters, || {
             pdl.replay()?;

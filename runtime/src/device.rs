@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, DriverError};
 
 use crate::error::{driver_library_loads, Error, Result};
-use crate::kernel::{DeviceIn, DeviceOut};
+use crate::kernel::{check_same_stream, DeviceIn, DeviceOut};
 use crate::pod::Pod;
 use crate::transfer::Staging;
 
@@ -25,8 +25,10 @@ const REQUIRED_DRIVER_VERSION: i32 = 13000;
 /// fail with `CUDA_ERROR_STREAM_CAPTURE_ISOLATION` (the events belong to no capture). kgraph
 /// turns it off before any allocation, so every slice allocated through a `Device` is untracked:
 /// work is ordered by the stream it is issued on, and kgraph's own multi-stream code (graph
-/// branches) orders itself with explicit events. If you issue work on several streams yourself,
-/// order it with `CudaStream::join`/events, as in CUDA C++.
+/// branches) orders itself with explicit events. A second stream therefore comes only through
+/// the `unsafe` [`Device::new_stream`], whose caller orders its cross-stream uses with events,
+/// as in CUDA C++; kgraph's transfers and [`crate::check_same_stream`] refuse a slice owned by
+/// another stream than the one the work is issued on.
 #[derive(Debug, Clone)]
 pub struct Device {
     pub(crate) ctx: Arc<CudaContext>,
@@ -91,8 +93,19 @@ impl Device {
         &self.stream
     }
 
-    /// A further stream (for your own overlap; order it against others with events).
-    pub fn new_stream(&self) -> Result<Arc<CudaStream>> {
+    /// A further stream of this device's context (for your own overlap).
+    ///
+    /// # Safety
+    /// Event tracking is off in kgraph's context (see the type docs), so nothing orders work on
+    /// this stream against other streams. The caller orders every cross-stream use of an
+    /// allocation with events (`CudaEvent::record` / `CudaStream::wait`), as in CUDA C++: no
+    /// allocation is used on this stream before the work that allocates or writes it on its own
+    /// stream has completed, none is freed (dropped) before the work using it here has
+    /// completed, and no two streams access one allocation concurrently where either writes.
+    /// kgraph's checked paths ([`check_same_stream`](crate::check_same_stream), the transfers)
+    /// refuse slices of another stream; the contract covers everything issued on this stream
+    /// through unchecked paths (cudarc's own API, hand-written launches, graph branches).
+    pub unsafe fn new_stream(&self) -> Result<Arc<CudaStream>> {
         self.ctx.new_stream().map_err(|e| Error::driver("create stream", e))
     }
 
@@ -134,9 +147,11 @@ impl Device {
         Ok(dst)
     }
 
-    /// Copies `src` into `dst` (same length) like [`Device::upload`]. Ordered on the main stream:
-    /// if `dst` is used on another stream, order that stream after this one yourself.
+    /// Copies `src` into `dst` (same length) like [`Device::upload`]. Ordered on the main
+    /// stream, so `dst` must be owned by it: [`Error::ForeignStream`] for a slice of another
+    /// stream, [`Error::TrackedContext`] for one of a plain cudarc context.
     pub fn upload_into<T: Pod>(&self, src: &[T], dst: &mut impl DeviceOut<T>) -> Result<()> {
+        check_same_stream("Device::upload_into", "dst", &self.stream, dst.stream())?;
         Error::check_len("upload_into", dst.elem_len(), src.len())?;
         let bytes = Error::byte_len::<T>("upload_into", src.len())?;
         if bytes == 0 {
@@ -145,31 +160,34 @@ impl Device {
         self.ensure_not_capturing("upload_into")?;
         // SAFETY: `src` holds `bytes` readable bytes; `dst` is a live device allocation of this
         // context holding `src.len()` `T`s = `bytes` bytes (`DeviceOut`'s contract, length
-        // checked above), mutably borrowed, so nothing else writes it meanwhile.
+        // checked above), mutably borrowed, so nothing else writes it meanwhile, and owned by
+        // the main stream (checked above), so the copy is ordered before its free.
         unsafe {
             self.lock_staging().upload(&self.stream, "upload_into", src.as_ptr().cast(), dst.device_addr(), bytes)
         }
     }
 
     /// Copies device memory into a new `Vec`: async DtoD copy into mapped pinned staging on the
-    /// main stream, wait for it (and so for all work queued before it), copy out.
+    /// main stream, wait for it (and so for all work queued before it), copy out. `src` must be
+    /// owned by the main stream: [`Error::ForeignStream`] otherwise, [`Error::TrackedContext`]
+    /// for a slice of a plain cudarc context.
     pub fn download<T: Pod>(&self, src: &impl DeviceIn<T>) -> Result<Vec<T>> {
         let len = src.elem_len();
         let mut out = Vec::with_capacity(len);
         // SAFETY: `out` has capacity for `len` `T`s.
-        unsafe { self.download_raw("download", src, out.as_mut_ptr(), len) }?;
+        unsafe { self.download_raw("Device::download", src, out.as_mut_ptr(), len) }?;
         // SAFETY: `download_raw` wrote all `len` elements (any bytes are a valid `T`, `T: Pod`),
         // within the capacity reserved above.
         unsafe { out.set_len(len) };
         Ok(out)
     }
 
-    /// Copies `src` into `dst` (same length) like [`Device::download`]. Ordered on the main
-    /// stream: if `src` is written on another stream, order this one after it yourself.
+    /// Copies `src` into `dst` (same length) like [`Device::download`]; `src` must be owned by
+    /// the main stream, as there.
     pub fn download_into<T: Pod>(&self, src: &impl DeviceIn<T>, dst: &mut [T]) -> Result<()> {
         Error::check_len("download_into", src.elem_len(), dst.len())?;
         // SAFETY: `dst` is a live `&mut [T]` of `dst.len()` elements.
-        unsafe { self.download_raw("download_into", src, dst.as_mut_ptr(), dst.len()) }
+        unsafe { self.download_raw("Device::download_into", src, dst.as_mut_ptr(), dst.len()) }
     }
 
     /// Frees the staging buffer (after waiting for its last copy); the next transfer allocates
@@ -182,7 +200,14 @@ impl Device {
     ///
     /// # Safety
     /// `dst` must be valid for `len` writes of `T`.
-    unsafe fn download_raw<T: Pod>(&self, op: &str, src: &impl DeviceIn<T>, dst: *mut T, len: usize) -> Result<()> {
+    unsafe fn download_raw<T: Pod>(
+        &self,
+        op: &'static str,
+        src: &impl DeviceIn<T>,
+        dst: *mut T,
+        len: usize,
+    ) -> Result<()> {
+        check_same_stream(op, "src", &self.stream, src.stream())?;
         Error::check_len(op, src.elem_len(), len)?;
         let bytes = Error::byte_len::<T>(op, len)?;
         if bytes == 0 {
@@ -190,8 +215,9 @@ impl Device {
         }
         self.ensure_not_capturing(op)?;
         // SAFETY: `src` is a live device allocation of this context holding `len` `T`s = `bytes`
-        // bytes (`DeviceIn`'s contract, length checked above); `dst` is valid for `len` `T`s
-        // (caller's contract).
+        // bytes (`DeviceIn`'s contract, length checked above), owned by the main stream
+        // (checked above), so the copy is ordered after its allocation and before its free;
+        // `dst` is valid for `len` `T`s (caller's contract).
         unsafe { self.lock_staging().download(&self.stream, op, src.device_addr(), dst.cast(), bytes) }
     }
 

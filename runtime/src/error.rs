@@ -90,6 +90,39 @@ pub enum Error {
         /// Why.
         detail: String,
     },
+    /// A device-memory argument is owned by a stream other than the one the kernel (or copy)
+    /// is issued on. kgraph contexts have cudarc's event tracking off, so an allocation is only
+    /// ordered against work on its own stream (it is allocated and freed in that stream's order);
+    /// work issued on another stream could run before the allocation exists or after it has been
+    /// freed. Issue the work on the argument's stream, or order the streams yourself with events
+    /// and use an unchecked (unsafe) path.
+    ForeignStream {
+        /// The kernel (or kgraph operation, e.g. `"Device::upload_into"`) being issued.
+        kernel: &'static str,
+        /// The parameter whose argument lives on another stream.
+        param: &'static str,
+    },
+    /// A device-memory argument (or the launch stream) belongs to a cudarc context with event
+    /// tracking on (a context made with plain cudarc rather than [`crate::Device`]). Such slices
+    /// order themselves against other streams with per-slice events, which kgraph's launches
+    /// neither wait for nor record, so cudarc's later uses and frees of the slice would not be
+    /// ordered after kgraph's work. Allocate through a [`crate::Device`] instead.
+    TrackedContext {
+        /// The kernel (or kgraph operation) being issued.
+        kernel: &'static str,
+        /// The parameter whose argument comes from the tracked context.
+        param: &'static str,
+    },
+    /// A mapped pinned argument ([`crate::PinnedPtr`], [`crate::PinnedMutPtr`]) belongs to a
+    /// context other than the launch stream's. The buffer's host views and its `Drop` wait for
+    /// the device work of its own context only, so a launch in another context could still be
+    /// using the memory when the host reads, writes or frees it.
+    ForeignContext {
+        /// The kernel being launched.
+        kernel: &'static str,
+        /// The parameter whose argument comes from another context.
+        param: &'static str,
+    },
     /// A step of a generated graph struct failed (allocating a buffer, loading a kernel);
     /// `source` is the underlying error, kept whole so callers can match on it.
     InGraph {
@@ -174,6 +207,18 @@ impl std::fmt::Display for Error {
                 write!(f, "{what}: index {index} out of range (len {len})")
             }
             Error::Graph { op, detail } => write!(f, "graph {op}: {detail}"),
+            Error::ForeignStream { kernel, param } => write!(
+                f,
+                "`{kernel}`: argument `{param}` lives on another stream than the one the work is issued on (its allocation is ordered only on its own stream); issue the work on that stream"
+            ),
+            Error::TrackedContext { kernel, param } => write!(
+                f,
+                "`{kernel}`: argument `{param}` comes from a cudarc context with event tracking on; kgraph orders work by stream only, so allocate through `kgraph::Device`"
+            ),
+            Error::ForeignContext { kernel, param } => write!(
+                f,
+                "`{kernel}`: mapped pinned argument `{param}` belongs to another CUDA context than the launch stream"
+            ),
             Error::InGraph { graph, op, source } => write!(f, "{graph}: {op}: {source}"),
         }
     }

@@ -20,8 +20,11 @@ use crate::error::{Error, Result};
 /// would make their allocations fail during the capture).
 ///
 /// # Buffers
-/// A graph holds raw device addresses: every buffer a captured launch touches must stay alive
-/// as long as the graph is replayed. (kgraph's generated graph structs own their buffers.)
+/// A graph holds raw device addresses: every buffer a captured launch touches must stay alive,
+/// in place, as long as the graph exists, and the host must not use it (except with kgraph's
+/// volatile accessors) while a replay may run. The borrow checker cannot see that, so
+/// [`Graph::capture`] is `unsafe`; kgraph's generated graph structs are safe because they own
+/// every buffer they capture, next to the graph itself.
 ///
 /// # Threads
 /// `Graph` is `Send` but not `Sync`: the driver does not synchronise access to graph objects,
@@ -60,7 +63,25 @@ impl Graph {
     ///   before the error is returned (or the panic resumed), so `stream` is usable again.
     /// - [`Error::Graph`] `"end capture"` if the capture was invalidated (an uncapturable call
     ///   inside `f`), with the stream again usable.
-    pub fn capture<F>(stream: &Arc<CudaStream>, f: F) -> Result<Graph>
+    ///
+    /// # Safety
+    /// The graph keeps the raw addresses of everything the captured work touches, but no
+    /// borrow of it: the borrows `f` holds end when `f` returns. The caller promises that
+    /// - every allocation the captured work touches (device slices, mapped pinned buffers,
+    ///   slots, the stream's own pool allocations) outlives every [`Graph::replay`],
+    ///   [`Graph::replay_timed`] and [`Graph::upload`] of the graph, and is not freed or
+    ///   reallocated while the graph exists (drop the graph first, or wait for its last replay
+    ///   and never replay it again);
+    /// - the host does not access memory the captured work reads or writes while a replay may
+    ///   be running (through references: `MappedBuffer::as_slice`/`as_mut_slice` only wait for
+    ///   work lent a pointer since their last wait, and a replay lends none); kgraph's volatile
+    ///   accessors (`PinnedSlot::write`/`peek`, `MappedBuffer::read_volatile_into`/
+    ///   `to_vec_volatile`) stay allowed;
+    /// - any other stream the captured work forks to is joined back (else the capture fails)
+    ///   and, at replay, cross-stream uses are ordered by the captured events.
+    ///
+    /// kgraph cannot check any of these: a graph is a list of addresses.
+    pub unsafe fn capture<F>(stream: &Arc<CudaStream>, f: F) -> Result<Graph>
     where
         F: FnOnce(&Arc<CudaStream>) -> Result<()>,
     {

@@ -4,7 +4,9 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use cudarc::driver::{sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaView, CudaViewMut, DevicePtr};
+use cudarc::driver::{
+    sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DeviceSlice,
+};
 use cudarc::nvrtc::{CompileOptions, Ptx};
 
 use crate::error::{Error, Result};
@@ -94,17 +96,25 @@ impl ModuleCache {
 /// Device memory a kernel may read: `CudaSlice<T>`, `CudaView<T>` or `CudaViewMut<T>`.
 ///
 /// kgraph contexts run without cudarc's per-slice event tracking (see [`crate::Device`]), so
-/// taking the raw pointer records nothing and costs nothing.
+/// taking the raw pointer records nothing and costs nothing. In exchange, an allocation is
+/// ordered only against work on its own [`DeviceIn::stream`]: it is allocated and freed in that
+/// stream's order. Work issued on any other stream must be checked with [`check_same_stream`]
+/// (kgraph's own transfers are) or ordered by the caller under an `unsafe` contract.
 ///
 /// # Safety
-/// Kernels and kgraph's copies trust these two numbers: implementors promise that
+/// Kernels and kgraph's copies trust these numbers: implementors promise that
 /// `device_addr()` is the address of a live device allocation (of this process's device) holding
-/// at least `elem_len()` elements of `T`, valid while `self` is borrowed.
+/// at least `elem_len()` elements of `T`, valid while `self` is borrowed, and that the allocation
+/// is freed (or reused) only in the order of `stream()`, after all work issued on that stream
+/// before the free.
 pub unsafe trait DeviceIn<T> {
     /// The device address of element 0.
     fn device_addr(&self) -> sys::CUdeviceptr;
     /// Number of elements.
     fn elem_len(&self) -> usize;
+    /// The stream that owns the allocation: it was allocated, and will be freed, in this
+    /// stream's order. Work on another stream is not ordered against the free.
+    fn stream(&self) -> &Arc<CudaStream>;
 }
 
 /// Device memory a kernel may write: `CudaSlice<T>` or `CudaViewMut<T>`.
@@ -115,117 +125,212 @@ pub unsafe trait DeviceOut<T>: DeviceIn<T> {}
 
 macro_rules! device_in {
     ($($ty:ty),*) => {$(
-        // SAFETY: the address and length are cudarc's own for this slice/view, whose borrow
-        // keeps the allocation alive.
+        // SAFETY: the address, length and stream are cudarc's own for this slice/view, whose
+        // borrow keeps the allocation alive; cudarc frees a slice on its own stream
+        // (`cuMemFreeAsync`, or a stream synchronize before `cuMemFree`).
         unsafe impl<T> DeviceIn<T> for $ty {
             #[inline]
             fn device_addr(&self) -> sys::CUdeviceptr {
-                let (ptr, _no_event) = self.device_ptr(self.stream());
+                let (ptr, _no_event) = self.device_ptr(DeviceSlice::stream(self));
                 ptr
             }
             #[inline]
             fn elem_len(&self) -> usize {
-                cudarc::driver::DeviceSlice::len(self)
+                DeviceSlice::len(self)
+            }
+            #[inline]
+            fn stream(&self) -> &Arc<CudaStream> {
+                DeviceSlice::stream(self)
             }
         }
     )*};
 }
-use cudarc::driver::DeviceSlice as _;
 device_in!(CudaSlice<T>, CudaView<'_, T>, CudaViewMut<'_, T>);
 // SAFETY: an owned slice, mutably borrowed, may be written.
 unsafe impl<T> DeviceOut<T> for CudaSlice<T> {}
 // SAFETY: a mutable view, mutably borrowed, may be written.
 unsafe impl<T> DeviceOut<T> for CudaViewMut<'_, T> {}
 
+/// Checks that work issued on `launch` may use an argument owned by `arg_stream` (its
+/// [`DeviceIn::stream`]): [`Error::TrackedContext`] when the argument comes from a cudarc
+/// context with event tracking on, [`Error::ForeignStream`] when `arg_stream` is not `launch`
+/// (another stream, or the same handle in another context). `kernel` and `param` name the
+/// launch and the parameter in the error. Two handle comparisons and one relaxed load: cheap
+/// enough for every launch.
+///
+/// ```no_run
+/// # fn f(dev: &kgraph_runtime::Device, x: &kgraph_runtime::CudaSlice<f32>) -> kgraph_runtime::Result<()> {
+/// use kgraph_runtime::{check_same_stream, DeviceIn};
+/// check_same_stream("my_kernel", "x", dev.stream(), DeviceIn::<f32>::stream(x))?;
+/// # Ok(()) }
+/// ```
+pub fn check_same_stream(
+    kernel: &'static str,
+    param: &'static str,
+    launch: &CudaStream,
+    arg_stream: &CudaStream,
+) -> Result<()> {
+    let (launch_ctx, arg_ctx) = (launch.context(), arg_stream.context());
+    if arg_ctx.is_event_tracking() || launch_ctx.is_event_tracking() {
+        return Err(Error::TrackedContext { kernel, param });
+    }
+    if launch.cu_stream() != arg_stream.cu_stream() || launch_ctx.cu_ctx() != arg_ctx.cu_ctx() {
+        return Err(Error::ForeignStream { kernel, param });
+    }
+    Ok(())
+}
+
+/// Checks that a mapped pinned argument ([`PinnedPtr::context`], [`PinnedMutPtr::context`])
+/// belongs to the context of the `launch` stream: [`Error::ForeignContext`] otherwise. A null
+/// `arg_ctx` (a pointer made with `from_raw`, whose caller took on the lifetime contract)
+/// passes. The buffer's host views and `Drop` wait for its own context only, which is why a
+/// launch in another context must be refused.
+pub fn check_same_context(
+    kernel: &'static str,
+    param: &'static str,
+    launch: &CudaStream,
+    arg_ctx: sys::CUcontext,
+) -> Result<()> {
+    if arg_ctx.is_null() || arg_ctx == launch.context().cu_ctx() {
+        Ok(())
+    } else {
+        Err(Error::ForeignContext { kernel, param })
+    }
+}
+
 /// A device address of mapped pinned host memory (a [`crate::PinnedSlot`] or
 /// [`crate::MappedBuffer`]): the zero-copy kernel argument. The kernel reads host memory over
 /// PCIe/C2C directly, so the host's latest write is what the kernel sees.
-#[repr(transparent)]
-pub struct PinnedPtr<T> {
+///
+/// It borrows the buffer it points into (`'a`), so the buffer cannot be dropped, or mutably
+/// borrowed, while the pointer exists; the launch itself is asynchronous, and the buffer's
+/// `Drop` and mutable host view wait for the device work still queued (see
+/// [`crate::MappedBuffer`]).
+#[repr(C)]
+pub struct PinnedPtr<'a, T> {
+    /// First field: what the kernel receives (see the `DeviceRepr` impl).
     addr: sys::CUdeviceptr,
-    _elem: PhantomData<*const T>,
+    /// The context the buffer was allocated in; null when made by `from_raw`.
+    ctx: sys::CUcontext,
+    _borrow: PhantomData<&'a [T]>,
 }
 
-impl<T> Clone for PinnedPtr<T> {
+impl<T> Clone for PinnedPtr<'_, T> {
     fn clone(&self) -> Self {
         *self
     }
 }
-impl<T> Copy for PinnedPtr<T> {}
-impl<T> std::fmt::Debug for PinnedPtr<T> {
+impl<T> Copy for PinnedPtr<'_, T> {}
+impl<T> std::fmt::Debug for PinnedPtr<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "PinnedPtr({:#x})", self.addr)
     }
 }
-// SAFETY: `PinnedPtr` is `repr(transparent)` over a `CUdeviceptr` (u64), which is exactly the
-// kernel ABI of a `const T*` argument, so `launch_builder().arg(&ptr)` passes the pointer.
-unsafe impl<T> cudarc::driver::DeviceRepr for PinnedPtr<T> {}
-// SAFETY: a device address is a plain integer; sending it does not touch the memory.
-unsafe impl<T> Send for PinnedPtr<T> {}
-// SAFETY: as above; shared references only copy the integer.
-unsafe impl<T> Sync for PinnedPtr<T> {}
+// SAFETY: `PinnedPtr` is `repr(C)` with the `CUdeviceptr` (u64) first: `launch_builder().arg(&ptr)`
+// passes a pointer to that field, and the driver reads exactly the kernel parameter's size (8
+// bytes, a `const T*`) from it, i.e. the address.
+unsafe impl<T> cudarc::driver::DeviceRepr for PinnedPtr<'_, T> {}
+// SAFETY: a device address and a context handle are plain values; sending them does not touch
+// the memory, and the borrow `'a` is what keeps the buffer alive, wherever the pointer goes.
+unsafe impl<T: Sync> Send for PinnedPtr<'_, T> {}
+// SAFETY: as above; shared references only copy the integers.
+unsafe impl<T: Sync> Sync for PinnedPtr<'_, T> {}
 
-impl<T> PinnedPtr<T> {
-    /// Wraps a mapped device address.
+impl<T> PinnedPtr<'_, T> {
+    /// Wraps a mapped device address, with an unbounded lifetime and no context (so
+    /// [`check_same_context`] passes it).
     ///
     /// # Safety
     /// `addr` must be the device address of mapped pinned host memory holding at least as many
-    /// `T` as the kernel reads, alive until every launch that uses it has finished.
+    /// `T` as the kernel reads, alive until every launch that uses it has finished, and not
+    /// written by the host through a reference while such a launch may be running.
     pub unsafe fn from_raw(addr: sys::CUdeviceptr) -> Self {
-        PinnedPtr { addr, _elem: PhantomData }
+        PinnedPtr { addr, ctx: std::ptr::null_mut(), _borrow: PhantomData }
+    }
+
+    /// A pointer to memory of `ctx`, borrowing for `'a` what keeps it alive.
+    pub(crate) fn lend(addr: sys::CUdeviceptr, ctx: sys::CUcontext) -> Self {
+        PinnedPtr { addr, ctx, _borrow: PhantomData }
     }
 
     /// The raw device address (what the kernel receives).
     pub fn addr(&self) -> sys::CUdeviceptr {
         self.addr
+    }
+
+    /// The context the buffer was allocated in (null for a pointer made with `from_raw`), for
+    /// [`check_same_context`].
+    pub fn context(&self) -> sys::CUcontext {
+        self.ctx
     }
 }
 
 /// A device address of mapped pinned host memory that a kernel **writes** (a
 /// [`crate::MappedBuffer`], lent through [`crate::MappedBuffer::device_ptr_mut`]): the
 /// zero-copy kernel output, for a `T*` parameter declared `PinnedMut<T>`. The kernel stores
-/// straight into host memory over PCIe/C2C, so its results need no download copy; the host may
-/// read them only after synchronizing the stream that ran the kernel (before that they may be
-/// stale, or half written).
-#[repr(transparent)]
-pub struct PinnedMutPtr<T> {
+/// straight into host memory over PCIe/C2C, so its results need no download copy.
+///
+/// It mutably borrows the buffer (`'a`) and is not `Copy` (use [`PinnedMutPtr::reborrow`] to
+/// pass it to several launches), so no host view of the buffer exists while it does. The launch
+/// is asynchronous: the buffer's host views ([`crate::MappedBuffer::as_slice`]) and its `Drop`
+/// wait for the device work queued in its context before touching or freeing the memory.
+#[repr(C)]
+pub struct PinnedMutPtr<'a, T> {
+    /// First field: what the kernel receives (see the `DeviceRepr` impl).
     addr: sys::CUdeviceptr,
-    _elem: PhantomData<*mut T>,
+    /// The context the buffer was allocated in; null when made by `from_raw`.
+    ctx: sys::CUcontext,
+    _borrow: PhantomData<&'a mut [T]>,
 }
 
-impl<T> Clone for PinnedMutPtr<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T> Copy for PinnedMutPtr<T> {}
-impl<T> std::fmt::Debug for PinnedMutPtr<T> {
+impl<T> std::fmt::Debug for PinnedMutPtr<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "PinnedMutPtr({:#x})", self.addr)
     }
 }
-// SAFETY: `PinnedMutPtr` is `repr(transparent)` over a `CUdeviceptr` (u64), which is exactly the
-// kernel ABI of a `T*` argument, so `launch_builder().arg(&ptr)` passes the pointer.
-unsafe impl<T> cudarc::driver::DeviceRepr for PinnedMutPtr<T> {}
-// SAFETY: a device address is a plain integer; sending it does not touch the memory.
-unsafe impl<T> Send for PinnedMutPtr<T> {}
-// SAFETY: as above; shared references only copy the integer.
-unsafe impl<T> Sync for PinnedMutPtr<T> {}
+// SAFETY: `PinnedMutPtr` is `repr(C)` with the `CUdeviceptr` (u64) first: `launch_builder().arg(&ptr)`
+// passes a pointer to that field, and the driver reads exactly the kernel parameter's size (8
+// bytes, a `T*`) from it, i.e. the address.
+unsafe impl<T> cudarc::driver::DeviceRepr for PinnedMutPtr<'_, T> {}
+// SAFETY: a device address and a context handle are plain values; the host never accesses the
+// memory through this type, and the borrow `'a` keeps the buffer alive and exclusively lent.
+unsafe impl<T: Send> Send for PinnedMutPtr<'_, T> {}
+// SAFETY: through `&PinnedMutPtr` only the integers can be read.
+unsafe impl<T: Sync> Sync for PinnedMutPtr<'_, T> {}
 
-impl<T> PinnedMutPtr<T> {
-    /// Wraps a mapped device address that kernels may write.
+impl<T> PinnedMutPtr<'_, T> {
+    /// Wraps a mapped device address that kernels may write, with an unbounded lifetime and no
+    /// context (so [`check_same_context`] passes it).
     ///
     /// # Safety
     /// `addr` must be the device address of mapped pinned host memory holding at least as many
     /// `T` as the kernel writes, alive until every launch that uses it has finished, and not
-    /// read or written by the host while such a launch may be running.
+    /// read or written by the host (except with volatile accesses) while such a launch may be
+    /// running.
     pub unsafe fn from_raw(addr: sys::CUdeviceptr) -> Self {
-        PinnedMutPtr { addr, _elem: PhantomData }
+        PinnedMutPtr { addr, ctx: std::ptr::null_mut(), _borrow: PhantomData }
+    }
+
+    /// A pointer to memory of `ctx`, mutably borrowing for `'a` what keeps it alive.
+    pub(crate) fn lend(addr: sys::CUdeviceptr, ctx: sys::CUcontext) -> Self {
+        PinnedMutPtr { addr, ctx, _borrow: PhantomData }
+    }
+
+    /// A second pointer to the same memory for a shorter borrow, e.g. for one launch of
+    /// several: `k.launch(s, cfg, out.reborrow())`.
+    pub fn reborrow(&mut self) -> PinnedMutPtr<'_, T> {
+        PinnedMutPtr { addr: self.addr, ctx: self.ctx, _borrow: PhantomData }
     }
 
     /// The raw device address (what the kernel receives).
     pub fn addr(&self) -> sys::CUdeviceptr {
         self.addr
+    }
+
+    /// The context the buffer was allocated in (null for a pointer made with `from_raw`), for
+    /// [`check_same_context`].
+    pub fn context(&self) -> sys::CUcontext {
+        self.ctx
     }
 }
 
@@ -233,18 +338,26 @@ impl<T> PinnedMutPtr<T> {
 mod tests {
     use super::*;
 
-    fn send_sync<T: Send + Sync + Copy>() {}
+    fn send_sync<T: Send + Sync>() {}
+    fn copy<T: Copy>() {}
 
     #[test]
-    fn pinned_pointers_are_bare_copyable_device_addresses() {
-        send_sync::<PinnedPtr<f32>>();
-        send_sync::<PinnedMutPtr<u64>>();
-        // The kernel ABI of a `T*` argument is one 64-bit address: nothing else may be pushed.
-        assert_eq!(std::mem::size_of::<PinnedMutPtr<[f64; 4]>>(), std::mem::size_of::<sys::CUdeviceptr>());
+    fn pinned_pointers_pass_the_address_first() {
+        send_sync::<PinnedPtr<'static, f32>>();
+        send_sync::<PinnedMutPtr<'static, u64>>();
+        copy::<PinnedPtr<'static, f32>>();
+        // The kernel receives the first 8 bytes (the driver reads the parameter's size).
+        assert_eq!(std::mem::offset_of!(PinnedMutPtr<'static, [f64; 4]>, addr), 0);
+        assert_eq!(std::mem::offset_of!(PinnedPtr<'static, u8>, addr), 0);
         // SAFETY: the address is only stored and printed, never dereferenced or launched.
-        let out = unsafe { PinnedMutPtr::<f32>::from_raw(0x7f00_1000) };
-        let copy = out;
-        assert_eq!((out.addr(), copy.addr()), (0x7f00_1000, 0x7f00_1000));
+        let mut out = unsafe { PinnedMutPtr::<f32>::from_raw(0x7f00_1000) };
+        let again = out.reborrow();
+        assert_eq!(again.addr(), 0x7f00_1000);
+        assert!(again.context().is_null(), "from_raw carries no context");
         assert_eq!(format!("{out:?}"), "PinnedMutPtr(0x7f001000)");
+        // SAFETY: as above.
+        let read = unsafe { PinnedPtr::<f32>::from_raw(0x10) };
+        let copied = read;
+        assert_eq!((read.addr(), copied.addr()), (0x10, 0x10));
     }
 }

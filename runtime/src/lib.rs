@@ -10,7 +10,12 @@
 //! - [`Graph`]: stream capture, instantiation, replay and topology queries.
 //! - [`KernelSource`], [`ModuleCache`], [`DeviceIn`]/[`DeviceOut`]: what `#[kernel]` bindings use
 //!   to load modules once and take typed arguments.
+//! - [`check_same_stream`], [`check_same_context`]: the launch-side checks that keep an
+//!   argument's use ordered with its allocation's lifetime.
 //! - [`Error`]: one typed error for everything.
+//!
+//! `docs/safety.md` lists every `unsafe` contract of this API and how the safe part upholds
+//! the rest.
 
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -34,7 +39,9 @@ mod transfer;
 pub use device::Device;
 pub use error::{Error, Result};
 pub use graph::Graph;
-pub use kernel::{DeviceIn, DeviceOut, KernelSource, ModuleCache, PinnedMutPtr, PinnedPtr};
+pub use kernel::{
+    check_same_context, check_same_stream, DeviceIn, DeviceOut, KernelSource, ModuleCache, PinnedMutPtr, PinnedPtr,
+};
 pub use launch::{launch_ex, LaunchOptions};
 pub use mapped::{MappedBuffer, PinnedSlot};
 pub use pod::Pod;

@@ -3,9 +3,9 @@
 use std::cell::Cell;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
-use std::sync::atomic::{fence, Ordering};
+use std::sync::atomic::{fence, AtomicU8, Ordering};
 
-use cudarc::driver::sys;
+use cudarc::driver::{result, sys, CudaContext, DriverError};
 
 use crate::device::Device;
 use crate::error::{Error, Result};
@@ -20,27 +20,47 @@ use crate::pod::Pod;
 /// staging copies. Zeroed on creation; freed on drop.
 ///
 /// The device reads and writes this memory when a kernel or copy that uses it runs, not when it
-/// is enqueued: do not change elements a queued launch still has to read (synchronise first, or
-/// use one [`PinnedSlot`] per value handed over), and read what a kernel writes only after
-/// synchronising the stream that ran it ([`MappedBuffer::read_volatile_into`]).
+/// is enqueued. The buffer remembers whether it lent a device pointer, and:
+/// - [`MappedBuffer::as_slice`] waits for the context's queued work first if a
+///   [`PinnedMutPtr`] was lent since the last wait (a kernel may still be writing);
+/// - [`MappedBuffer::as_mut_slice`] waits if any device pointer was lent since the last wait (a
+///   kernel may still be reading or writing);
+/// - `Drop` waits if a device pointer was ever lent, before `cuMemFreeHost`.
+///
+/// The wait is a `cuCtxSynchronize` of the buffer's context (every stream of it), paid only
+/// when a pointer was lent since the last one; launches in another context must be refused with
+/// [`crate::check_same_context`]. The volatile readers ([`MappedBuffer::read_volatile_into`],
+/// [`MappedBuffer::to_vec_volatile`]) never wait: they form no reference, and see the values as
+/// they are (stale, or torn mid-write, but always a valid `T`); synchronise the stream of the
+/// kernels that write the buffer first to see their results. See `docs/safety.md`.
 pub struct MappedBuffer<T: Pod> {
     host: NonNull<T>,
     device: sys::CUdeviceptr,
     len: usize,
     /// The allocation `host` and `device` point into, freed on drop; `None` for an empty
     /// buffer, which owns no allocation.
-    _alloc: Option<PinnedAlloc>,
+    alloc: Option<PinnedAlloc>,
+    /// [`LENT_EVER`], [`LENT_READ`], [`LENT_WRITE`]: which device pointers were handed out.
+    lent: AtomicU8,
 }
 
+/// A device pointer was lent at some point: `Drop` waits before freeing.
+const LENT_EVER: u8 = 1;
+/// A [`PinnedPtr`] was lent since the last wait: `as_mut_slice` waits.
+const LENT_READ: u8 = 2;
+/// A [`PinnedMutPtr`] was lent since the last wait: `as_slice` and `as_mut_slice` wait.
+const LENT_WRITE: u8 = 4;
+
 // SAFETY: the buffer uniquely owns its allocation (no aliasing handle exists besides the device
-// address, which kernels only read while the owner says so). PORTABLE pinned memory is valid
+// address, which is only lent through borrows of the buffer). PORTABLE pinned memory is valid
 // in every context and on every thread, and dropping the `PinnedAlloc` makes the context
 // current on whichever thread drops it, so moving the owner to another thread is sound. `T: Pod` is `Send`.
 unsafe impl<T: Pod> Send for MappedBuffer<T> {}
 // SAFETY: through `&MappedBuffer` the host can only read (`as_slice`, the volatile readers), and
 // `T: Pod` is `Sync`; host mutation needs `&mut`, so shared references on several threads never
-// race on the host. (Kernels writing through a `PinnedMutPtr` are ordered by stream
-// synchronisation, which the documented contract requires before any host read.)
+// race on the host. The lend flags are atomic; the only flag cleared through `&self`
+// (`LENT_WRITE`, by `as_slice`) can only be set through `&mut self`, so clearing it never loses
+// a concurrent lend.
 unsafe impl<T: Pod> Sync for MappedBuffer<T> {}
 
 impl<T: Pod> MappedBuffer<T> {
@@ -50,13 +70,13 @@ impl<T: Pod> MappedBuffer<T> {
         const { assert!(std::mem::align_of::<T>() <= PAGE_ALIGN, "MappedBuffer: T is aligned beyond 4096 bytes") };
         let bytes = Error::byte_len::<T>("MappedBuffer::new", len)?;
         if bytes == 0 {
-            return Ok(MappedBuffer { host: NonNull::dangling(), device: 0, len, _alloc: None });
+            return Ok(MappedBuffer { host: NonNull::dangling(), device: 0, len, alloc: None, lent: AtomicU8::new(0) });
         }
         let alloc = PinnedAlloc::new(device.context(), "MappedBuffer::new", bytes)?;
         // Page-aligned (so aligned for `T`, checked against `PAGE_ALIGN` above) and zeroed, and
         // all-zero bytes are a valid `T` (`T: Pod` implies `ValidAsZeroBits`).
         let host = alloc.host_ptr().cast::<T>();
-        Ok(MappedBuffer { host, device: alloc.device_addr(), len, _alloc: Some(alloc) })
+        Ok(MappedBuffer { host, device: alloc.device_addr(), len, alloc: Some(alloc), lent: AtomicU8::new(0) })
     }
 
     /// Number of elements.
@@ -69,48 +89,91 @@ impl<T: Pod> MappedBuffer<T> {
         self.len == 0
     }
 
-    /// The host view. Values a kernel wrote through the device address are visible once that
-    /// kernel's stream has been synchronised.
-    pub fn as_slice(&self) -> &[T] {
+    /// The host view, after waiting for the device work of the buffer's context if a
+    /// [`PinnedMutPtr`] was lent since the last wait (so what kernels wrote through it is
+    /// complete and visible; no wait otherwise).
+    ///
+    /// # Errors
+    /// [`Error::Driver`] when the wait fails (e.g. inside a stream capture, or after a device
+    /// fault); the buffer then still counts as lent.
+    pub fn as_slice(&self) -> Result<&[T]> {
+        if self.lent.load(Ordering::Acquire) & LENT_WRITE != 0 {
+            self.wait_device("MappedBuffer::as_slice")?;
+            // Release: a thread that then sees the flag clear also sees the wait as done.
+            self.lent.fetch_and(!LENT_WRITE, Ordering::Release);
+        }
+        // SAFETY: no device work writes the memory: none was lent a writing pointer since the
+        // last wait, and none can be until this borrow ends (`device_ptr_mut` takes `&mut self`).
+        Ok(unsafe { self.as_slice_unsynchronized() })
+    }
+
+    /// The mutable host view, after waiting for the device work of the buffer's context if any
+    /// device pointer was lent since the last wait (so no queued kernel still reads or writes
+    /// the memory; no wait otherwise).
+    ///
+    /// # Errors
+    /// As [`Self::as_slice`].
+    pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
+        if *self.lent.get_mut() & (LENT_READ | LENT_WRITE) != 0 {
+            self.wait_device("MappedBuffer::as_mut_slice")?;
+            *self.lent.get_mut() &= !(LENT_READ | LENT_WRITE);
+        }
+        // SAFETY: no device work reads or writes the memory: every lent pointer's work was
+        // waited for, and no pointer can be lent until this borrow ends.
+        Ok(unsafe { self.as_mut_slice_unsynchronized() })
+    }
+
+    /// The host view without waiting.
+    ///
+    /// # Safety
+    /// No device work (kernel, copy, graph replay) may write the buffer while the returned
+    /// slice is alive: every launch that writes it must have finished (its stream or the
+    /// context synchronised), and none may be issued or replayed until the slice is dropped.
+    pub unsafe fn as_slice_unsynchronized(&self) -> &[T] {
         // SAFETY: `host` is valid for `len` initialised `T`s (zeroed at creation, then only
-        // written as `T`s or as bytes, and any bytes are a valid `T`) for as long as `self`.
+        // written as `T`s or as bytes, and any bytes are a valid `T`) for as long as `self`;
+        // the caller promises no device write while the slice lives, so it is not mutated.
         unsafe { std::slice::from_raw_parts(self.host.as_ptr(), self.len) }
     }
 
-    /// The mutable host view.
-    pub fn as_mut_slice(&mut self) -> &mut [T] {
-        // SAFETY: as in `as_slice`; `&mut self` makes this the only host reference.
+    /// The mutable host view without waiting.
+    ///
+    /// # Safety
+    /// No device work may read or write the buffer while the returned slice is alive: every
+    /// launch that uses it must have finished, and none may be issued or replayed until the
+    /// slice is dropped.
+    pub unsafe fn as_mut_slice_unsynchronized(&mut self) -> &mut [T] {
+        // SAFETY: as in `as_slice_unsynchronized`; `&mut self` makes this the only host
+        // reference, and the caller promises the device does not access the memory meanwhile.
         unsafe { std::slice::from_raw_parts_mut(self.host.as_ptr(), self.len) }
     }
 
-    /// The device address of element 0, for zero-copy kernel arguments (`const T*`).
-    /// Null for an empty buffer.
-    pub fn device_ptr(&self) -> PinnedPtr<T> {
-        // SAFETY: the address maps this buffer's `len` elements and stays valid while `self`
-        // lives; callers of the kernel keep `self` alive until the launch has finished.
-        unsafe { PinnedPtr::from_raw(self.device) }
+    /// The device address of element 0, for zero-copy kernel arguments (`const T*`), borrowing
+    /// the buffer. Null for an empty buffer. Marks the buffer lent for reading: the next
+    /// [`Self::as_mut_slice`] and the drop wait for the device first.
+    pub fn device_ptr(&self) -> PinnedPtr<'_, T> {
+        self.mark_lent(LENT_EVER | LENT_READ);
+        PinnedPtr::lend(self.device, self.cu_context())
     }
 
     /// The device address of element 0, for kernels that **write** this buffer (a `T*` parameter
     /// declared `PinnedMut<T>`): their results land in host memory with no download copy. Null
     /// for an empty buffer.
     ///
-    /// The kernel writes host memory while it runs, after this call has returned: read the
-    /// buffer on the host ([`Self::read_volatile_into`], [`Self::to_vec_volatile`],
-    /// [`Self::as_slice`]) only after synchronising the stream that ran the kernel, and keep
-    /// the buffer alive until then. `&mut self` ensures no host borrow of the elements is alive
-    /// when the pointer is handed out.
-    pub fn device_ptr_mut(&mut self) -> PinnedMutPtr<T> {
-        // SAFETY: the address maps this buffer's `len` elements and stays valid while `self`
-        // lives; callers of the kernel keep `self` alive until the launch has finished and read
-        // it on the host only after synchronising (the documented contract above).
-        unsafe { PinnedMutPtr::from_raw(self.device) }
+    /// The pointer mutably borrows the buffer, so no host view exists while it does. The kernel
+    /// writes host memory while it runs, after the launch has returned: [`Self::as_slice`]
+    /// waits for it, and so does the buffer's drop; the volatile readers do not (synchronise
+    /// the stream that ran the kernel first to see its results).
+    pub fn device_ptr_mut(&mut self) -> PinnedMutPtr<'_, T> {
+        *self.lent.get_mut() |= LENT_EVER | LENT_WRITE;
+        PinnedMutPtr::lend(self.device, self.cu_context())
     }
 
     /// Copies the buffer into `dst` with volatile loads, one per element: every value is read
     /// from memory now (never a value the compiler kept from an earlier read), and no Rust
-    /// reference to the elements is formed while the device might write them. Call it after
-    /// synchronising the stream of the kernels that write the buffer.
+    /// reference to the elements is formed, so a kernel may be writing the buffer meanwhile
+    /// (the values are then stale or torn, but valid `T`s). Does not wait: call it after
+    /// synchronising the stream of the kernels that write the buffer to see their results.
     ///
     /// # Errors
     ///
@@ -121,21 +184,23 @@ impl<T: Pod> MappedBuffer<T> {
         for (i, slot) in dst.iter_mut().enumerate() {
             // SAFETY: `i < len`, so `host.add(i)` is in bounds of the allocation and aligned for
             // `T` (page-aligned start, `T`-sized steps); any bits are a valid `T` (`T: Pod`).
-            // An empty buffer's dangling pointer is never read (no iterations).
+            // The memory is driver-allocated, shared with the device (another agent, as with
+            // MMIO), and accessed here only by volatile loads, never through a reference
+            // (docs/safety.md). An empty buffer's dangling pointer is never read (no iterations).
             *slot = unsafe { std::ptr::read_volatile(host.add(i)) };
         }
         Ok(())
     }
 
     /// The buffer's elements as a new `Vec`, read with volatile loads as
-    /// [`Self::read_volatile_into`] does. Call it after synchronising the stream of the kernels
-    /// that write the buffer.
+    /// [`Self::read_volatile_into`] does (no wait, no reference formed). Call it after
+    /// synchronising the stream of the kernels that write the buffer.
     pub fn to_vec_volatile(&self) -> Vec<T> {
         let host = self.host.as_ptr();
         (0..self.len)
             .map(|i| {
                 // SAFETY: as in `read_volatile_into`: `i < len`, in bounds and aligned; any bits
-                // are a valid `T`.
+                // are a valid `T`; volatile loads of memory shared with the device.
                 unsafe { std::ptr::read_volatile(host.add(i)) }
             })
             .collect()
@@ -144,6 +209,63 @@ impl<T: Pod> MappedBuffer<T> {
     /// The host address of element 0 (for kgraph's volatile slot access and staging copies).
     pub(crate) fn host_ptr(&self) -> *mut T {
         self.host.as_ptr()
+    }
+
+    /// The device address of element 0 without marking the buffer lent, for kgraph's own copies
+    /// that wait for themselves (the slot bus).
+    pub(crate) fn device_addr_unlent(&self) -> sys::CUdeviceptr {
+        self.device
+    }
+
+    /// Marks the buffer as used by device work kgraph issued itself without lending a pointer,
+    /// so its drop waits for the context (the slot bus, when waiting for its own copy failed).
+    pub(crate) fn mark_device_use(&self) {
+        self.mark_lent(LENT_EVER);
+    }
+
+    /// The raw context the buffer was allocated in (null for an empty buffer).
+    fn cu_context(&self) -> sys::CUcontext {
+        self.alloc.as_ref().map_or(std::ptr::null_mut(), |a| a.context().cu_ctx())
+    }
+
+    fn mark_lent(&self, bits: u8) {
+        // A load first, so the common case (already marked) writes nothing.
+        if self.lent.load(Ordering::Relaxed) & bits != bits {
+            self.lent.fetch_or(bits, Ordering::Relaxed);
+        }
+    }
+
+    /// Waits for all device work of the buffer's context (nothing for an empty buffer).
+    fn wait_device(&self, op: &str) -> Result<()> {
+        match &self.alloc {
+            Some(alloc) => synchronize_context(alloc.context())
+                .map_err(|e| Error::driver(format!("{op}: wait for the device work that may use the buffer"), e)),
+            None => Ok(()),
+        }
+    }
+}
+
+/// `cuCtxSynchronize` of `ctx`, made current directly: cudarc's `bind_to_thread` would first
+/// return (and clear) an error stored by an unrelated earlier `Drop`.
+fn synchronize_context(ctx: &CudaContext) -> std::result::Result<(), DriverError> {
+    // SAFETY: the context is live (the allocation holds it); making it current has no other effect.
+    unsafe { result::ctx::set_current(ctx.cu_ctx()) }?;
+    result::ctx::synchronize()
+}
+
+impl<T: Pod> Drop for MappedBuffer<T> {
+    fn drop(&mut self) {
+        if *self.lent.get_mut() & LENT_EVER == 0 {
+            return;
+        }
+        let Some(alloc) = &self.alloc else { return };
+        // A lent pointer may still be used by queued device work: wait for it before the
+        // `PinnedAlloc` is freed. Should the wait fail, the memory is leaked, not freed under
+        // a kernel that may still run.
+        if let Err(e) = synchronize_context(alloc.context()) {
+            alloc.context().record_err(Err::<(), _>(e));
+            std::mem::forget(self.alloc.take());
+        }
     }
 }
 
@@ -190,7 +312,10 @@ impl<T: Pod> PinnedSlot<T> {
     /// Stores `v` for the next kernel that reads the slot. A volatile store (so it is never
     /// elided or merged with the next one), then a release fence (so it is ordered before
     /// whatever this thread does next, e.g. the launch that reads it). A kernel already running
-    /// may see the old or the new value; a `T` wider than 8 bytes may then be seen torn.
+    /// may see the old or the new value; a `T` wider than 8 bytes may then be seen torn (still
+    /// a valid `T`, `T: Pod`). Never waits, and sound while kernels read the slot: the memory is
+    /// shared with the device and only ever accessed by the host with volatile operations, never
+    /// through a reference (see `docs/safety.md`).
     pub fn write(&self, v: T) {
         // SAFETY: the pointer is valid and aligned for one `T` while `self` lives (a size-zero
         // `T` writes nothing); `PinnedSlot` is not `Sync`, so no other host thread writes or
@@ -206,8 +331,9 @@ impl<T: Pod> PinnedSlot<T> {
         unsafe { std::ptr::read_volatile(self.buffer.host_ptr()) }
     }
 
-    /// The slot's device address, for zero-copy kernel arguments (`const T*`).
-    pub fn device_ptr(&self) -> PinnedPtr<T> {
+    /// The slot's device address, for zero-copy kernel arguments (`const T*`), borrowing the
+    /// slot; its drop then waits for the device work of its context before freeing.
+    pub fn device_ptr(&self) -> PinnedPtr<'_, T> {
         self.buffer.device_ptr()
     }
 }

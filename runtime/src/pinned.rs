@@ -72,13 +72,19 @@ impl PinnedAlloc {
     pub(crate) fn device_addr(&self) -> sys::CUdeviceptr {
         self.device
     }
+
+    /// The context the memory was allocated in (and is freed in).
+    pub(crate) fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
 }
 
 impl Drop for PinnedAlloc {
     fn drop(&mut self) {
         self.ctx.record_err(self.ctx.bind_to_thread());
-        // SAFETY: `host` came from cuMemHostAlloc and is freed exactly once, here; the owners'
-        // own copies from it were waited for before dropping it.
+        // SAFETY: `host` came from cuMemHostAlloc and is freed exactly once, here; the owners
+        // waited for every device use of it before dropping it (the staging for its last copy,
+        // `MappedBuffer`'s `Drop` for the context's work once a device pointer was lent).
         self.ctx.record_err(unsafe { result::free_host(self.host.as_ptr().cast()) });
     }
 }

@@ -80,7 +80,7 @@ impl SlotBus {
         // above), and other cells, which queued copies may still read, are not touched.
         unsafe { self.staging.host_ptr().add(slot).write(v) };
         let cell_bytes = std::mem::size_of::<f32>();
-        let src = self.staging.device_ptr().addr() + (slot * cell_bytes) as u64;
+        let src = self.staging.device_addr_unlent() + (slot * cell_bytes) as u64;
         let dst = self.slots.device_addr() + (slot * cell_bytes) as u64;
         ctx.bind_to_thread().map_err(|e| Error::driver(format!("{op}: bind context"), e))?;
         // SAFETY: `src` is the device address of staging cell `slot` (< n_slots cells) and `dst`
@@ -113,7 +113,12 @@ impl Drop for SlotBus {
         // The staging cells must outlive the copies that read them.
         for (event, in_flight) in &self.copies {
             if let (true, Some(event)) = (*in_flight, event) {
-                self.device.context().record_err(event.synchronize());
+                if let Err(e) = event.synchronize() {
+                    self.device.context().record_err(Err::<(), _>(e));
+                    // Could not wait for this copy: the staging's own drop then waits for the
+                    // whole context (and leaks the cells if even that fails).
+                    self.staging.mark_device_use();
+                }
             }
         }
     }

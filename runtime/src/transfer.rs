@@ -141,8 +141,11 @@ impl Staging {
 
 impl Drop for Staging {
     fn drop(&mut self) {
-        // The staging bytes must outlive the copy that uses them; nothing to report to here.
-        let _best_effort = self.wait_idle("drop staging");
+        // The staging bytes must outlive the copy that uses them: should the wait fail, they
+        // are leaked rather than freed under a copy that may still run.
+        if self.wait_idle("drop staging").is_err() {
+            std::mem::forget(self.buffer.take());
+        }
     }
 }
 

@@ -193,7 +193,7 @@ fn pinned_buffer_is_read_whole() {
     let mut out = dev.alloc_zeros::<f32>(n).unwrap();
     for round in 0..3 {
         let values: Vec<f32> = (0..n).map(|i| (round * 10_000 + i) as f32).collect();
-        host.as_mut_slice().copy_from_slice(&values);
+        host.as_mut_slice().unwrap().copy_from_slice(&values);
         k.ka_copy_pinned_f32.launch(dev.stream(), cfg(n), host.device_ptr(), n as i32, &mut out).unwrap();
         assert_eq!(dev.download(&out).unwrap(), values, "round {round}");
     }
@@ -213,7 +213,7 @@ fn pinned_mut_output_is_written_straight_into_host_memory_at_every_launch() {
         let src = dev.upload(&values).unwrap();
         // Nothing in flight before the launch: a PDL launch overlaps only the previous kernel.
         dev.synchronize().unwrap();
-        host.as_mut_slice().fill(sentinel);
+        host.as_mut_slice().unwrap().fill(sentinel);
         let out = host.device_ptr_mut();
         // Odd rounds through `launch_with` and PDL (the `cuLaunchKernelEx` path of the binding).
         if round % 2 == 0 {

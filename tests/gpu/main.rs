@@ -16,4 +16,5 @@ mod model_heads;
 mod model_snap;
 mod model_util;
 mod runtime;
+mod safety;
 mod smoke;

@@ -139,11 +139,19 @@ fn capture_while_capturing_is_refused_and_the_outer_capture_still_works() {
 
     // 1. The inner capture is refused; the outer one ignores that and completes.
     let mut inner_error = None;
-    let graph = Graph::capture(s, |s| {
-        inner_error = Some(Graph::capture(s, |_| Ok(())).map(drop));
-        assert_eq!(capture_status(s), CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_ACTIVE, "outer still capturing");
-        iota.launch(s, cfg(N), &mut out, N as i32, 11)
-    })
+    // SAFETY: `out` is declared before `graph` (outlives it), never reallocated, and read only
+    // by `download` between replays, in stream order; the inner capture touches no memory.
+    let graph = unsafe {
+        Graph::capture(s, |s| {
+            inner_error = Some(Graph::capture(s, |_| Ok(())).map(drop));
+            assert_eq!(
+                capture_status(s),
+                CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_ACTIVE,
+                "outer still capturing"
+            );
+            iota.launch(s, cfg(N), &mut out, N as i32, 11)
+        })
+    }
     .unwrap();
     let err = inner_error.expect("the closure ran").unwrap_err();
     match &err {
@@ -161,10 +169,13 @@ fn capture_while_capturing_is_refused_and_the_outer_capture_still_works() {
     assert_device_usable(&dev, &iota, 5, "after a refused nested capture");
 
     // 2. The outer closure passes the inner error on: the outer capture fails with it, cleanly.
-    let failed = Graph::capture(s, |s| {
-        iota.launch(s, cfg(N), &mut out, N as i32, 99)?;
-        Graph::capture(s, |_| Ok(())).map(drop)
-    });
+    // SAFETY: the capture fails, so no graph keeps `out`'s address; the inner one touches nothing.
+    let failed = unsafe {
+        Graph::capture(s, |s| {
+            iota.launch(s, cfg(N), &mut out, N as i32, 99)?;
+            Graph::capture(s, |_| Ok(())).map(drop)
+        })
+    };
     match failed {
         Err(Error::Graph { op, .. }) => assert_eq!(op, "begin capture"),
         other => panic!("the inner error must come back from the outer capture, got {other:?}"),
@@ -195,7 +206,8 @@ fn rejected_launch_is_a_launch_error_naming_the_kernel() {
     assert_eq!(dev.download(&out).unwrap(), vec![0; N], "a refused launch writes nothing");
 
     // Inside a capture, the launch error comes back from `Graph::capture`, the capture is ended.
-    let failed = Graph::capture(dev.stream(), |s| iota.launch(s, too_big, &mut out, N as i32, 1));
+    // SAFETY: the capture fails, so no graph keeps `out`'s address.
+    let failed = unsafe { Graph::capture(dev.stream(), |s| iota.launch(s, too_big, &mut out, N as i32, 1)) };
     match failed {
         Err(err @ Error::Launch { kernel: "rt_iota_u32", .. }) => assert!(err.to_string().contains("rt_iota_u32")),
         other => panic!("expected the launch error from the capture, got {other:?}"),

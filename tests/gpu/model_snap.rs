@@ -313,13 +313,13 @@ fn snap_pinned_variant_reads_host_memory_like_the_device_variant() {
     let batch = 256;
     let snaps: Vec<f32> = (0..batch).flat_map(|_| random_book(&mut rng)).collect();
     let mut host = MappedBuffer::<f32>::new(&dev, snaps.len()).unwrap();
-    host.as_mut_slice().copy_from_slice(&snaps);
+    host.as_mut_slice().unwrap().copy_from_slice(&snaps);
     let mut out = zeros(&dev, batch * N_FEAT);
     let cfg = launch::snap_feature_assemble(batch);
     k.snap_feature_assemble_pinned.launch(dev.stream(), cfg, host.device_ptr(), batch as i32, &mut out).unwrap();
     assert_bitwise_eq("pinned vs device", &down(&dev, &out), &features(&dev, &k, &snaps));
     // The kernel reads the host's latest write: make every book one-sided and launch again.
-    for row in host.as_mut_slice().chunks_mut(SNAP_LEN) {
+    for row in host.as_mut_slice().unwrap().chunks_mut(SNAP_LEN) {
         row[ASK_SZ..ASK_SZ + N_LEVELS].fill(0.0);
     }
     k.snap_feature_assemble_pinned.launch(dev.stream(), cfg, host.device_ptr(), batch as i32, &mut out).unwrap();

@@ -7,7 +7,10 @@ mod graph;
 use std::sync::Arc;
 
 use kgraph::cudarc::driver::{CudaFunction, DeviceRepr, PushKernelArg, ValidAsZeroBits};
-use kgraph::{CudaSlice, CudaStream, Device, Error, KernelSource, LaunchConfig, MappedBuffer, ModuleCache, PinnedPtr};
+use kgraph::{
+    CudaSlice, CudaStream, Device, Error, KernelSource, LaunchConfig, MappedBuffer, ModuleCache, PinnedMutPtr,
+    PinnedPtr,
+};
 use kgraph::{PinnedSlot, Pod, Result, SlotBus};
 
 const TEST_RUNTIME: KernelSource = KernelSource {
@@ -24,6 +27,8 @@ pub(crate) struct TestKernels {
     affine_f32: CudaFunction,
     mix_f32: CudaFunction,
     iota_u32: CudaFunction,
+    spin_then_fill_f32: CudaFunction,
+    spin_then_copy_f32: CudaFunction,
 }
 
 fn launch_error(kernel: &'static str) -> impl Fn(kgraph::cudarc::driver::DriverError) -> Error {
@@ -44,6 +49,8 @@ impl TestKernels {
             affine_f32: f("rt_affine_f32"),
             mix_f32: f("rt_mix_f32"),
             iota_u32: f("rt_iota_u32"),
+            spin_then_fill_f32: f("rt_spin_then_fill_f32"),
+            spin_then_copy_f32: f("rt_spin_then_copy_f32"),
         }
     }
 
@@ -111,6 +118,41 @@ impl TestKernels {
         l.arg(out).arg(&n).arg(&base);
         // SAFETY: matches rt_iota_u32(unsigned*, int, unsigned); out holds n elements.
         unsafe { l.launch(cfg) }.map(drop).map_err(launch_error("rt_iota_u32"))
+    }
+
+    /// Spins `cycles` clock cycles, then `out[i] = v` for `i < n`, writing mapped host memory.
+    pub(crate) fn spin_then_fill(
+        &self,
+        s: &Arc<CudaStream>,
+        out: PinnedMutPtr<'_, f32>,
+        n: usize,
+        v: f32,
+        cycles: i64,
+    ) -> Result<()> {
+        let n_i = n as i32;
+        let mut l = s.launch_builder(&self.spin_then_fill_f32);
+        l.arg(&out).arg(&n_i).arg(&v).arg(&cycles);
+        // SAFETY: matches rt_spin_then_fill_f32(float*, int, float, long long); callers pass a
+        // buffer of at least n floats, which its `Drop` and host views keep alive and unread
+        // (except volatile) until the kernel has finished.
+        unsafe { l.launch(grid(n)) }.map(drop).map_err(launch_error("rt_spin_then_fill_f32"))
+    }
+
+    /// Spins `cycles` clock cycles, then `dst[i] = src[i]`, reading mapped host memory.
+    pub(crate) fn spin_then_copy(
+        &self,
+        s: &Arc<CudaStream>,
+        src: PinnedPtr<'_, f32>,
+        dst: &mut CudaSlice<f32>,
+        cycles: i64,
+    ) -> Result<()> {
+        let n = dst.len();
+        let n_i = n as i32;
+        let mut l = s.launch_builder(&self.spin_then_copy_f32);
+        l.arg(&src).arg(dst).arg(&n_i).arg(&cycles);
+        // SAFETY: matches rt_spin_then_copy_f32(const float*, float*, int, long long); callers
+        // pass a source of at least dst.len() floats, kept alive by its `Drop`'s wait.
+        unsafe { l.launch(grid(n)) }.map(drop).map_err(launch_error("rt_spin_then_copy_f32"))
     }
 }
 
@@ -283,9 +325,9 @@ fn mapped_buffer_device_pointer_maps_the_host_elements() {
     let n = 64;
     let mut buffer = MappedBuffer::<f32>::new(&dev, n).unwrap();
     assert_eq!(buffer.len(), n);
-    assert!(buffer.as_slice().iter().all(|&v| v.to_bits() == 0), "a new buffer is zeroed");
+    assert!(buffer.as_slice().unwrap().iter().all(|&v| v.to_bits() == 0), "a new buffer is zeroed");
     let values: Vec<f32> = random_values::<u32>(n, 3).into_iter().map(|b| f32::from_bits(b & 0x3fff_ffff)).collect();
-    buffer.as_mut_slice().copy_from_slice(&values);
+    buffer.as_mut_slice().unwrap().copy_from_slice(&values);
     let mut out = dev.alloc_zeros::<f32>(n).unwrap();
     let base = buffer.device_ptr().addr();
     // Read element i through the device address into out[n - 1 - i]: offsets line up.

@@ -32,3 +32,23 @@ extern "C" __global__ void rt_iota_u32(unsigned int* out, int n, unsigned int ba
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = base + (unsigned int)i;
 }
+
+// Spins for `cycles` SM clock cycles, then out[i] = v (i < n): a kernel still running well
+// after the host's launch call has returned (tests/gpu/safety.rs: host views and drops wait).
+extern "C" __global__ void rt_spin_then_fill_f32(float* out, int n, float v, long long cycles) {
+  long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) *(volatile float*)&out[i] = v;
+}
+
+// Spins for `cycles` SM clock cycles, then dst[i] = src[i] (i < n), reading `src` only after
+// the spin (volatile: a fresh load of mapped host memory).
+extern "C" __global__ void rt_spin_then_copy_f32(const float* src, float* dst, int n, long long cycles) {
+  long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) dst[i] = *(const volatile float*)&src[i];
+}

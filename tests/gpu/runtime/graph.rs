@@ -63,7 +63,9 @@ fn captured_graph_on_device_slices_replays_bitwise_like_eager_execution() {
 
     let mut graphed = Buffers::new(&dev, n);
     let before = graphed.download(&dev);
-    let graph = Graph::capture(dev.stream(), |s| graphed.step(&k, s)).unwrap();
+    // SAFETY: `graphed` is declared before `graph`, so it outlives it, and is never reallocated;
+    // the host reads it only through `download`, ordered on the stream after each replay.
+    let graph = unsafe { Graph::capture(dev.stream(), |s| graphed.step(&k, s)) }.unwrap();
     assert_eq!(graph.node_count().unwrap(), 4);
     assert!(!graph.is_empty());
     let after_capture = graphed.download(&dev);
@@ -93,10 +95,13 @@ fn failing_capture_closure_leaves_the_stream_usable() {
     let mut out = dev.alloc_zeros::<u32>(3000).unwrap();
 
     // 1. The closure returns Err after a launch: that error comes back, the capture is gone.
-    let failed = Graph::capture(s, |s| {
-        k.affine(s, &mut buf, 2.0, 1.0)?;
-        Err(Error::Graph { op: "test closure".into(), detail: "deliberate failure".into() })
-    });
+    // SAFETY: the capture fails, so no graph keeps `buf`'s address.
+    let failed = unsafe {
+        Graph::capture(s, |s| {
+            k.affine(s, &mut buf, 2.0, 1.0)?;
+            Err(Error::Graph { op: "test closure".into(), detail: "deliberate failure".into() })
+        })
+    };
     match failed {
         Err(Error::Graph { op, .. }) => assert_eq!(op, "test closure"),
         other => panic!("expected the closure's error, got {other:?}"),
@@ -109,10 +114,13 @@ fn failing_capture_closure_leaves_the_stream_usable() {
 
     // 2. The closure panics: the panic propagates, the stream is out of capture mode.
     let panicked = catch_unwind(AssertUnwindSafe(|| {
-        Graph::capture(s, |s| {
-            k.affine(s, &mut buf, 2.0, 1.0)?;
-            panic!("deliberate panic inside capture");
-        })
+        // SAFETY: the closure panics, so no graph is made.
+        unsafe {
+            Graph::capture(s, |s| {
+                k.affine(s, &mut buf, 2.0, 1.0)?;
+                panic!("deliberate panic inside capture");
+            })
+        }
     }));
     assert!(panicked.is_err(), "the closure's panic must propagate");
     assert_eq!(capture_status(s), CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE);
@@ -121,11 +129,14 @@ fn failing_capture_closure_leaves_the_stream_usable() {
     assert_eq!(dev.download(&out).unwrap(), want, "eager launch after a panicking capture");
 
     // 3. The closure invalidates the capture (a stream sync) but returns Ok: a typed error.
-    let invalidated = Graph::capture(s, |s| {
-        k.affine(s, &mut buf, 2.0, 1.0)?;
-        let _ = s.synchronize();
-        Ok(())
-    });
+    // SAFETY: the capture is invalidated, so no graph keeps `buf`'s address.
+    let invalidated = unsafe {
+        Graph::capture(s, |s| {
+            k.affine(s, &mut buf, 2.0, 1.0)?;
+            let _ = s.synchronize();
+            Ok(())
+        })
+    };
     match invalidated {
         Err(Error::Graph { op, .. }) => assert_eq!(op, "end capture"),
         other => panic!("expected an invalidated capture, got {other:?}"),
@@ -137,7 +148,9 @@ fn failing_capture_closure_leaves_the_stream_usable() {
     assert_same_bits("no aborted launch ran", &dev.download(&buf).unwrap(), &initial);
 
     // 4. A later capture works.
-    let graph = Graph::capture(s, |s| k.iota(s, &mut out, 99)).unwrap();
+    // SAFETY: `out` is declared before `graph` (outlives it) and read only by `download` after
+    // the replay, in stream order.
+    let graph = unsafe { Graph::capture(s, |s| k.iota(s, &mut out, 99)) }.unwrap();
     graph.replay().unwrap();
     let want: Vec<u32> = (0..3000).map(|i| 99 + i).collect();
     assert_eq!(dev.download(&out).unwrap(), want);
@@ -149,15 +162,19 @@ fn eager_calls_inside_a_capture_are_refused_without_touching_the_graph() {
     let dev = super::super::common::device();
     let k = TestKernels::load(&dev);
     let mut out = dev.alloc_zeros::<u32>(256).unwrap();
-    let graph = Graph::capture(dev.stream(), |s| {
-        assert!(matches!(dev.upload(&[1.0f32, 2.0]), Err(Error::Graph { .. })), "upload during capture");
-        assert!(matches!(dev.download(&out), Err(Error::Graph { .. })), "download during capture");
-        match Graph::capture(s, |_| Ok(())) {
-            Err(Error::Graph { op, .. }) => assert_eq!(op, "begin capture"),
-            other => panic!("nested capture must be refused, got {other:?}"),
-        }
-        k.iota(s, &mut out, 5)
-    })
+    // SAFETY: `out` is declared before `graph` (outlives it) and read only by `download` after
+    // the replay, in stream order; the nested capture is refused and captures nothing.
+    let graph = unsafe {
+        Graph::capture(dev.stream(), |s| {
+            assert!(matches!(dev.upload(&[1.0f32, 2.0]), Err(Error::Graph { .. })), "upload during capture");
+            assert!(matches!(dev.download(&out), Err(Error::Graph { .. })), "download during capture");
+            match Graph::capture(s, |_| Ok(())) {
+                Err(Error::Graph { op, .. }) => assert_eq!(op, "begin capture"),
+                other => panic!("nested capture must be refused, got {other:?}"),
+            }
+            k.iota(s, &mut out, 5)
+        })
+    }
     .unwrap();
     assert_eq!(graph.node_count().unwrap(), 1, "the refused calls added no nodes");
     graph.replay().unwrap();
@@ -169,7 +186,8 @@ fn eager_calls_inside_a_capture_are_refused_without_touching_the_graph() {
 #[ignore = "needs a CUDA GPU"]
 fn empty_graph_cannot_be_replayed() {
     let dev = super::super::common::device();
-    let graph = Graph::capture(dev.stream(), |_| Ok(())).unwrap();
+    // SAFETY: the capture touches no memory.
+    let graph = unsafe { Graph::capture(dev.stream(), |_| Ok(())) }.unwrap();
     assert!(graph.is_empty());
     assert_eq!(graph.node_count().unwrap(), 0);
     assert!(graph.edges().unwrap().is_empty());
@@ -191,10 +209,14 @@ fn hundred_thousand_replays_leave_device_memory_unchanged() {
     let k = TestKernels::load(&dev);
     // 0.5 is a fixed point of both x -> 0.5x + 0.25 and x -> 2x - 0.5, exactly in f32.
     let mut x = dev.upload(&vec![0.5f32; 1024]).unwrap();
-    let graph = Graph::capture(dev.stream(), |s| {
-        k.affine(s, &mut x, 0.5, 0.25)?;
-        k.affine(s, &mut x, 2.0, -0.5)
-    })
+    // SAFETY: `x` is declared before `graph` (outlives it), never reallocated, and read only by
+    // `download` after the replays, in stream order.
+    let graph = unsafe {
+        Graph::capture(dev.stream(), |s| {
+            k.affine(s, &mut x, 0.5, 0.25)?;
+            k.affine(s, &mut x, 2.0, -0.5)
+        })
+    }
     .unwrap();
     graph.upload().unwrap();
     graph.replay().unwrap();
@@ -231,11 +253,14 @@ fn chain_of_launches_captures_as_a_path() {
     let dev = super::super::common::device();
     let k = TestKernels::load(&dev);
     let mut x = dev.upload(&inputs(512, 3)).unwrap();
-    let graph = Graph::capture(dev.stream(), |s| {
-        k.affine(s, &mut x, 1.5, 0.0)?;
-        k.affine(s, &mut x, 0.5, 1.0)?;
-        k.affine(s, &mut x, -1.0, 0.0)
-    })
+    // SAFETY: `x` is declared before `graph` (outlives it); the graph is never replayed.
+    let graph = unsafe {
+        Graph::capture(dev.stream(), |s| {
+            k.affine(s, &mut x, 1.5, 0.0)?;
+            k.affine(s, &mut x, 0.5, 1.0)?;
+            k.affine(s, &mut x, -1.0, 0.0)
+        })
+    }
     .unwrap();
     let edges = graph.edges().unwrap();
     let n = graph.node_count().unwrap();
@@ -250,7 +275,10 @@ fn chain_of_launches_captures_as_a_path() {
 fn fork_join_across_streams_captures_as_a_diamond_and_matches_eager() {
     let dev = super::super::common::device();
     let k = TestKernels::load(&dev);
-    let side = dev.new_stream().unwrap();
+    // SAFETY: the side stream is used only inside the capture below, forked from and joined
+    // back into the main stream with `fork`/`join`, so every use of `gb` on it is ordered
+    // between the main stream's allocation of `gb` and its free (both on the main stream).
+    let side = unsafe { dev.new_stream() }.unwrap();
     let fork = dev.context().new_event(None).unwrap();
     let join = dev.context().new_event(None).unwrap();
     let n = 2048;
@@ -265,16 +293,20 @@ fn fork_join_across_streams_captures_as_a_diamond_and_matches_eager() {
     let want = dev.download(&c).unwrap();
 
     let (mut ga, mut gb, mut gc) = make();
-    let graph = Graph::capture(dev.stream(), |s| {
-        k.affine(s, &mut ga, 0.75, 0.125)?; // source
-        fork.record(s).map_err(|e| Error::driver("record fork", e))?;
-        side.wait(&fork).map_err(|e| Error::driver("side waits", e))?;
-        k.affine(&side, &mut gb, -1.25, 0.5)?; // branch on the side stream
-        k.affine(s, &mut ga, 1.0, 0.0)?; // branch on the main stream
-        join.record(&side).map_err(|e| Error::driver("record join", e))?;
-        s.wait(&join).map_err(|e| Error::driver("main waits", e))?;
-        k.mix(s, &ga, &gb, &mut gc) // sink
-    })
+    // SAFETY: `ga`, `gb`, `gc` are declared before `graph` (outlive it) and read only by
+    // `download` after the replay, in stream order; the side branch is joined back with events.
+    let graph = unsafe {
+        Graph::capture(dev.stream(), |s| {
+            k.affine(s, &mut ga, 0.75, 0.125)?; // source
+            fork.record(s).map_err(|e| Error::driver("record fork", e))?;
+            side.wait(&fork).map_err(|e| Error::driver("side waits", e))?;
+            k.affine(&side, &mut gb, -1.25, 0.5)?; // branch on the side stream
+            k.affine(s, &mut ga, 1.0, 0.0)?; // branch on the main stream
+            join.record(&side).map_err(|e| Error::driver("record join", e))?;
+            s.wait(&join).map_err(|e| Error::driver("main waits", e))?;
+            k.mix(s, &ga, &gb, &mut gc) // sink
+        })
+    }
     .unwrap();
     let edges = graph.edges().unwrap();
     let n_nodes = graph.node_count().unwrap();

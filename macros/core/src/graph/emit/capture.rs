@@ -43,13 +43,19 @@ pub(crate) fn capture_methods(cg: &CodegenInput<'_>) -> TokenStream {
             self.graph_nodes.clear();
             let origin = ::std::sync::Arc::clone(self.device.stream());
             let mut nodes = ::std::vec![0usize; #n_nodes];
-            let graph = ::kgraph::Graph::capture(&origin, |s| {
-                if serialized {
-                    self.__capture_serialized(s, &mut nodes)
-                } else {
-                    self.__capture_branched(s, &mut nodes)
-                }
-            })?;
+            // SAFETY: the struct owns every buffer the closure launches on, and the graph is a
+            // field of the same struct (so the buffers outlive every replay); buffers are never
+            // reallocated; host access goes through accessors that wait for an in-flight replay
+            // or are volatile.
+            let graph = unsafe {
+                ::kgraph::Graph::capture(&origin, |s| {
+                    if serialized {
+                        self.__capture_serialized(s, &mut nodes)
+                    } else {
+                        self.__capture_branched(s, &mut nodes)
+                    }
+                })
+            }?;
             graph.upload()?;
             self.captured = ::core::option::Option::Some(graph);
             self.graph_nodes = nodes;

@@ -33,7 +33,13 @@ fn capture_resources(cg: &CodegenInput<'_>) -> (TokenStream, TokenStream) {
         quote!(::std::vec::Vec::new())
     } else {
         let k = cg.schedule.side_streams;
-        quote!((0..#k).map(|_| device.new_stream()).collect::<::kgraph::Result<::std::vec::Vec<_>>>()?)
+        // SAFETY (of the generated block): the side streams are used only by this struct's
+        // capture, which forks each from the device stream and joins it back with events, so
+        // every use of a buffer on them is ordered between the buffer's allocation and its free,
+        // both on the device stream.
+        quote!((0..#k)
+            .map(|_| unsafe { device.new_stream() })
+            .collect::<::kgraph::Result<::std::vec::Vec<_>>>()?)
     };
     let event_init = if cg.schedule.events == 0 {
         quote!(::std::vec::Vec::new())

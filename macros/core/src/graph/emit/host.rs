@@ -198,7 +198,7 @@ fn write_pinned(m: &Method<'_>) -> (String, TokenStream) {
         pub fn #name(&mut self, src: &[#t]) -> ::kgraph::Result<()> {
             #check
             #wait
-            self.#field.as_mut_slice().copy_from_slice(src);
+            self.#field.as_mut_slice()?.copy_from_slice(src);
             ::core::result::Result::Ok(())
         }
     };
