@@ -3,7 +3,8 @@
 //! - [`Device`]: context + stream, with cudarc's per-slice event tracking off (capture-safe);
 //!   [`Device::upload`]/[`Device::download`] move data through mapped pinned staging and
 //!   device-to-device copies (kgraph has no plain host-to-device copy).
-//! - [`Pod`]: the element types that may be copied as raw bytes.
+//! - [`Pod`]: the element types that may be copied as raw bytes, including [`f16`], [`bf16`]
+//!   and CUDA's vector types with CUDA's alignment ([`Float4`], [`Int2`], [`Half2`], ...).
 //! - [`MappedBuffer`], [`PinnedSlot`]: mapped pinned host memory that kernels read directly
 //!   through a [`PinnedPtr`] (and write, a [`MappedBuffer`] through a [`PinnedMutPtr`]).
 //! - [`SlotBus`]: `f32` slots in device memory, written one at a time in stream order.
@@ -35,6 +36,7 @@ mod pinned;
 mod pod;
 mod slot_bus;
 mod transfer;
+mod vector;
 
 pub use device::Device;
 pub use error::{Error, Result};
@@ -46,6 +48,10 @@ pub use launch::{launch_ex, LaunchOptions};
 pub use mapped::{MappedBuffer, PinnedSlot};
 pub use pod::Pod;
 pub use slot_bus::SlotBus;
+pub use vector::*;
+
+/// `half::f16` and `half::bf16`, the Rust side of CUDA's `__half` and `__nv_bfloat16`.
+pub use half::{self, bf16, f16};
 
 pub use cudarc;
 pub use cudarc::driver::{

@@ -4,7 +4,8 @@ use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 
 /// Plain old data: a type kgraph may move between host and device memory byte for byte.
 ///
-/// Implemented for `f32 f64 i8 u8 i16 u16 i32 u32 i64 u64` and for arrays `[T; N]` of `Pod`.
+/// Implemented for `f32 f64 i8 u8 i16 u16 i32 u32 i64 u64`, `f16`, `bf16`, CUDA's vector types
+/// ([`crate::Float4`], ...) and arrays `[T; N]` of `Pod`.
 /// Your own `#[repr(C)]` struct of `Pod` fields can implement it too:
 ///
 /// ```
@@ -40,6 +41,7 @@ macro_rules! pod_primitives {
     )*};
 }
 pod_primitives!(f32, f64, i8, u8, i16, u16, i32, u32, i64, u64);
+// `half::f16` and `half::bf16` are Pod too (`crate::vector`, beside the vector types).
 
 // SAFETY: an array of Pod has no padding between elements and every bit pattern of each
 // element is valid, so every bit pattern of the array is valid.
