@@ -46,7 +46,7 @@ pub fn validate(raw: &RawSpec, kernels: &Kernels, spec_path: &str, diags: &mut D
         Kernels::Loaded(d) => d.as_slice(),
         Kernels::Unavailable => return None,
     };
-    let env = bind::Env { decls, buffers: &buffers.items, scalars: &scalars.items };
+    let env = bind::Env::new(decls, &buffers.items, &scalars.items);
     let bound = bind::bind_nodes(&mut cx, raw, &env);
     // Order and usage are whole-graph properties: judged only when every node bound (else a
     // node that failed would make its buffers look unused or unwritten).
