@@ -19,7 +19,7 @@ fn size(default: usize) -> usize {
 }
 
 fn head() -> String {
-    "[kernels]\nsource = \"decls.rs\"\nmodule = \"crate::k\"\n[dims]\nn = 64\n".to_string()
+    "[kernels]\nsource = \"decls.rs\"\nmodule = \"crate::decls\"\n[dims]\nn = 64\n".to_string()
 }
 
 fn buffer(out: &mut String, name: &str, role: &str) {
