@@ -236,3 +236,17 @@ fn kernels_from_two_modules_cannot_share_one_module_path() {
     let e = errors(&spec);
     assert_one_error_at(&e, 3, "`k_scale` at its top level, `k_inner` in `mod inner::deeper`");
 }
+
+#[test]
+fn deeply_nested_toml_values_are_located_errors() {
+    let deep = 3000;
+    let arrays = format!("{}1{}", "[".repeat(deep), "]".repeat(deep));
+    let tables = format!("{}1{}", "{ a = ".repeat(deep), " }".repeat(deep));
+    for value in [&arrays, &tables] {
+        let e = errors(&scale_spec(value, "\"n\""));
+        assert!(e[0].starts_with("g.toml:16:"), "{}", e[0]);
+    }
+    let dotted = format!("[buffers.{}]\n", vec!["a"; deep].join("."));
+    let e = errors(&format!("{}{dotted}", scale_spec("1", "\"n\"")));
+    assert!(e.iter().all(|e| e.starts_with("g.toml:")), "{e:?}");
+}
