@@ -15,7 +15,7 @@ const DECLS: &str = r#"
 #[kernel("k.cu")] pub fn k_echo(src: Pinned<f32>, out: PinnedMut<f32>, n: i32);
 "#;
 
-const HEAD: &str = "[kernels]\nsource = \"decls.rs\"\nmodule = \"crate::k\"\n";
+const HEAD: &str = "[kernels]\nsource = \"decls.rs\"\nmodule = \"crate::decls\"\n";
 
 fn run(spec: &str) -> Result<Analysis, Vec<String>> {
     let text = format!("{HEAD}{spec}");

@@ -8,7 +8,7 @@ const DECLS: &str = r#"
 "#;
 
 fn run(spec: &str) -> Result<Analysis, Vec<String>> {
-    let text = format!("{spec}\n[kernels]\nsource = \"decls.rs\"\nmodule = \"crate::k\"\n");
+    let text = format!("{spec}\n[kernels]\nsource = \"decls.rs\"\nmodule = \"crate::decls\"\n");
     let read_file = |_: &str| Ok(DECLS.to_string());
     let req =
         GraphRequest { spec_path: "g.toml", spec_text: &text, struct_name: None, root: "", read_file: &read_file };
@@ -55,7 +55,7 @@ fn top_level_pdl_applies_to_every_node_and_a_node_overrides_it() {
 #[test]
 fn the_generated_struct_launches_pdl_nodes_with_pdl_and_offers_a_serialized_capture() {
     let text =
-        format!("{}\n[kernels]\nsource = \"decls.rs\"\nmodule = \"crate::k\"\n", chain("pdl = true", ["", "", ""]));
+        format!("{}\n[kernels]\nsource = \"decls.rs\"\nmodule = \"crate::decls\"\n", chain("pdl = true", ["", "", ""]));
     let read_file = |_: &str| Ok(DECLS.to_string());
     let req =
         GraphRequest { spec_path: "g.toml", spec_text: &text, struct_name: None, root: "", read_file: &read_file };
@@ -63,7 +63,7 @@ fn the_generated_struct_launches_pdl_nodes_with_pdl_and_offers_a_serialized_capt
     for item in ["fn capture_serialized", "fn set_pdl_enabled", "LaunchOptions :: PDL", "NODE_PDL", "PDL_EDGES"] {
         assert!(code.contains(item), "`{item}` missing from the expansion");
     }
-    let plain = format!("{}\n[kernels]\nsource = \"decls.rs\"\nmodule = \"crate::k\"\n", chain("", ["", "", ""]));
+    let plain = format!("{}\n[kernels]\nsource = \"decls.rs\"\nmodule = \"crate::decls\"\n", chain("", ["", "", ""]));
     let req = GraphRequest { spec_text: &plain, ..req };
     let code = generate(&req).unwrap_or_else(|e| panic!("{}", e.join("\n"))).to_string();
     assert!(!code.contains("LaunchOptions :: PDL"), "no PDL launch in a spec without pdl");

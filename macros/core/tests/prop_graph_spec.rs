@@ -9,6 +9,7 @@ mod prop_support;
 
 use std::cell::RefCell;
 
+use kgraph_codegen::graph::spec::expr::MAX_DEPTH;
 use kgraph_codegen::graph::{analyze, generate, GraphRequest};
 use prop_support::{boundary, cases, check_text, files, lines, mutate_text, nth_line, seed, Rng};
 
@@ -394,4 +395,176 @@ fn mutated_specs_give_a_model_or_positioned_errors_never_a_panic() {
     eprintln!("prop_graph_spec: {n} mutated specs: {valid} valid, {rejected} rejected with positioned errors");
     assert!(valid >= n / 50, "too few mutated specs stay valid ({valid} of {n}): the generator lost its depth");
     assert!(rejected >= n / 2, "too few mutated specs are rejected ({rejected} of {n})");
+}
+
+/// What a stress case puts into a valid spec.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stress {
+    /// An expression nested past the depth limit, as a length, launch size or argument.
+    Deep,
+    /// One line of hundreds of kilobytes: thousands of arguments, a huge value, or garbage.
+    Huge,
+    /// A float literal out of range (or rounding to 0) for f32, f64 or both.
+    Float,
+}
+
+/// An expression `MAX_DEPTH + 1` to 3000 levels deep, of one shape or mixed.
+fn deep_expression(rng: &mut Rng) -> String {
+    let depth = rng.range(MAX_DEPTH + 1, 3000);
+    let shape = rng.below(5);
+    let (mut open, mut close) = (String::new(), String::new());
+    for _ in 0..depth {
+        let (o, c) = match if shape == 4 { rng.below(4) } else { shape } {
+            0 => ("(", ")"),
+            1 => ("", " + 1"),
+            2 => ("-", ""),
+            _ => ("ceil(", ")"),
+        };
+        open += o;
+        close.insert_str(0, c);
+    }
+    format!("\"{open}n{close}\"")
+}
+
+fn bad_float(rng: &mut Rng) -> String {
+    let sign = if rng.chance(1, 2) { "-" } else { "" };
+    let exponent =
+        if rng.chance(1, 2) { format!("{}", rng.range(39, 400)) } else { format!("-{}", rng.range(46, 500)) };
+    format!("{sign}{}.{}e{exponent}", rng.range(1, 9), rng.below(1000))
+}
+
+/// Lines of `text` whose key is one of `keys` (`args` lines included when `args` is).
+fn lines_with_keys(text: &str, keys: &[&str]) -> Vec<usize> {
+    let key_of = |l: &str| l.split_once('=').map(|(k, _)| k.trim().to_string());
+    (0..lines(text).len()).filter(|&i| key_of(lines(text)[i]).is_some_and(|k| keys.contains(&k.as_str()))).collect()
+}
+
+/// `text` with line `i`'s value (or, for an `args` line, one argument's value) set to `value`.
+fn set_value(rng: &mut Rng, text: &str, i: usize, value: &str) -> String {
+    set_value_where(rng, text, i, value, &|_| true)
+}
+
+/// A float literal as written (`0.5`, `-1.0`), not a name or an integer.
+fn is_float_literal(v: &str) -> bool {
+    let v = v.trim();
+    v.contains('.') && v.parse::<f64>().is_ok()
+}
+
+/// [`set_value`], choosing among the arguments whose current value passes `choose` (any
+/// argument when none does).
+fn set_value_where(rng: &mut Rng, text: &str, i: usize, value: &str, choose: &dyn Fn(&str) -> bool) -> String {
+    let mut l: Vec<String> = lines(text).iter().map(|s| s.to_string()).collect();
+    let (key, rest) = l[i].split_once('=').map(|(k, r)| (k.to_string(), r.to_string())).expect("a key line");
+    l[i] = if key.trim() == "args" {
+        let args: Vec<&str> = rest.trim().trim_start_matches('{').trim_end_matches('}').split(',').collect();
+        let value_of = |a: &str| a.split_once('=').map_or("", |(_, v)| v).to_string();
+        let chosen: Vec<usize> = (0..args.len()).filter(|&j| choose(&value_of(args[j]))).collect();
+        let pick = if chosen.is_empty() { rng.below(args.len()) } else { *rng.pick(&chosen) };
+        let new: Vec<String> = args
+            .iter()
+            .enumerate()
+            .map(|(j, a)| {
+                if j == pick {
+                    format!("{} = {value}", a.split('=').next().unwrap_or("x").trim())
+                } else {
+                    a.trim().to_string()
+                }
+            })
+            .collect();
+        format!("{key}= {{ {} }}\n", new.join(", "))
+    } else {
+        format!("{key}= {value}\n")
+    };
+    l.concat()
+}
+
+fn huge_line(rng: &mut Rng, text: &str) -> String {
+    let args = lines_with_keys(text, &["args"]);
+    let size = rng.range(100_000, 300_000);
+    match rng.below(3) {
+        0 if !args.is_empty() => {
+            let i = *rng.pick(&args);
+            let mut l: Vec<String> = lines(text).iter().map(|s| s.to_string()).collect();
+            let extra: String = (0..size / 12).map(|k| format!(", q{k} = {}", rng.below(3))).collect();
+            let line = l[i].trim_end().trim_end_matches('}').to_string();
+            l[i] = format!("{line}{extra} }}\n");
+            l.concat()
+        }
+        1 => {
+            let keys = lines_with_keys(text, &["len", "grid", "kernel", "dtype", "role", "args"]);
+            let Some(&i) = keys.first().map(|_| rng.pick(&keys)) else { return text.to_string() };
+            let body: String = (0..size).map(|_| *rng.pick(&['n', ' ', '+', 'x', '_', '(', ')'])).collect();
+            set_value(rng, text, i, &format!("\"{body}\""))
+        }
+        _ => format!("{text}\n{}\n", " ~ = {".repeat(size / 6)),
+    }
+}
+
+fn stressed(rng: &mut Rng, text: &str, stress: Stress) -> String {
+    match stress {
+        Stress::Deep => {
+            let at = lines_with_keys(text, &["len", "grid", "block", "shared", "args"]);
+            let i = *rng.pick(&at);
+            let value = deep_expression(rng);
+            set_value(rng, text, i, &value)
+        }
+        Stress::Huge => huge_line(rng, text),
+        Stress::Float => {
+            // Lines with a float literal: scalar defaults and float arguments.
+            let at: Vec<usize> = lines_with_keys(text, &["default", "args"])
+                .into_iter()
+                .filter(|&i| lines(text)[i].split([',', '=', '{', '}']).any(is_float_literal))
+                .collect();
+            let Some(&i) = at.first().map(|_| rng.pick(&at)) else { return text.to_string() };
+            let value = bad_float(rng);
+            set_value_where(rng, text, i, &value, &is_float_literal)
+        }
+    }
+}
+
+/// Property: deep expressions, huge lines and out-of-range floats put into the valid graphs
+/// never panic or overflow the stack, and give a model or located errors whose total size is
+/// bounded (under 1 MiB, each quoted line at most 200 characters). Deep expressions are always
+/// rejected; floats must be rejected as out of range in some cases.
+#[test]
+fn deep_huge_and_out_of_range_inputs_give_located_bounded_errors() {
+    let seeds = files("graphs", ".toml");
+    let root = prop_support::workspace_root();
+    let sources = Sources { root, cache: RefCell::default(), override_text: RefCell::new(None) };
+    let read_file = |p: &str| sources.read(p);
+    let float_rejections = std::cell::Cell::new(0usize);
+    let prop_for = |stress: Stress| {
+        let (read_file, float_rejections) = (&read_file, &float_rejections);
+        move |text: &str| -> Result<(), String> {
+            let req = GraphRequest { spec_path: SPEC_PATH, spec_text: text, struct_name: None, root: "", read_file };
+            let errors = match analyze(&req) {
+                Ok(_) if stress == Stress::Deep => return Err("a too-deep expression validated".into()),
+                Ok(_) => return Ok(()),
+                Err(errors) => errors,
+            };
+            check_errors(text, &errors)?;
+            let total: usize = errors.iter().map(String::len).sum();
+            let widest =
+                errors.iter().flat_map(|e| e.lines().skip(2).step_by(3).take(1)).map(|l| l.chars().count()).max();
+            if total >= 1 << 20 || widest.unwrap_or(0) > 200 {
+                return Err(format!("{total} bytes of errors, widest quoted line {widest:?} chars"));
+            }
+            let joined = errors.join("\n");
+            if joined.contains("is out of its range") || joined.contains("would round to 0") {
+                float_rejections.set(float_rejections.get() + 1);
+            }
+            Ok(())
+        }
+    };
+    let mut rng = Rng::new(seed() ^ 0x5354_5245_5353);
+    let n = cases(60);
+    for case in 0..n {
+        let stress = [Stress::Deep, Stress::Huge, Stress::Float][case % 3];
+        let (_, base) = rng.pick(&seeds);
+        let text = stressed(&mut rng, base, stress);
+        let prop = prop_for(stress);
+        check_text("stressed graph spec", case, &text, &prop);
+    }
+    eprintln!("prop_graph_spec: {n} stressed specs, {} floats rejected as out of range", float_rejections.get());
+    assert!(float_rejections.get() >= n / 12, "too few out-of-range floats rejected ({})", float_rejections.get());
 }

@@ -41,24 +41,37 @@ pub struct Edge {
     pub causes: Vec<(usize, Hazard)>,
 }
 
-/// All direct conflicts `i → j` (`i < j`), before reduction.
+/// The hazard between an earlier access (`writes_first`) and a later one of the same buffer.
+fn hazard(writes_first: bool, writes_later: bool) -> Option<Hazard> {
+    match (writes_first, writes_later) {
+        (true, true) => Some(Hazard::Waw),
+        (true, false) => Some(Hazard::Raw),
+        (false, true) => Some(Hazard::War),
+        (false, false) => None,
+    }
+}
+
+/// `(buffer, hazard)` for every buffer nodes with accesses `earlier` and `later` both touch
+/// where one of them writes, in `earlier`'s access order.
+fn causes(earlier: &[(usize, bool)], later: &[(usize, bool)]) -> Vec<(usize, Hazard)> {
+    let later_writes = |b: usize| later.iter().find(|(x, _)| *x == b).map(|&(_, w)| w);
+    earlier.iter().filter_map(|&(b, wi)| Some((b, hazard(wi, later_writes(b)?)?))).collect()
+}
+
+/// Every node's `(buffer, writes)` accesses, in node order.
+fn all_accesses(ir: &GraphIr) -> Vec<Vec<(usize, bool)>> {
+    (0..ir.nodes.len()).map(|n| ir.accesses(n)).collect()
+}
+
+/// All direct conflicts `i → j` (`i < j`), before reduction: every pair of nodes sharing a
+/// buffer one of them writes. Quadratic in the nodes; [`dependencies`] does not need it (it is
+/// the reference the near-linear path is tested against).
 pub fn conflicts(ir: &GraphIr) -> Vec<Edge> {
-    let acc: Vec<Vec<(usize, bool)>> = (0..ir.nodes.len()).map(|n| ir.accesses(n)).collect();
+    let acc = all_accesses(ir);
     let mut out = Vec::new();
     for j in 0..acc.len() {
         for i in 0..j {
-            let mut causes = Vec::new();
-            for &(b, wi) in &acc[i] {
-                if let Some(&(_, wj)) = acc[j].iter().find(|(x, _)| *x == b) {
-                    let hazard = match (wi, wj) {
-                        (true, true) => Hazard::Waw,
-                        (true, false) => Hazard::Raw,
-                        (false, true) => Hazard::War,
-                        (false, false) => continue,
-                    };
-                    causes.push((b, hazard));
-                }
-            }
+            let causes = causes(&acc[i], &acc[j]);
             if !causes.is_empty() {
                 out.push(Edge { from: i, to: j, causes });
             }
@@ -68,30 +81,99 @@ pub fn conflicts(ir: &GraphIr) -> Vec<Edge> {
     out
 }
 
-/// The transitive reduction of `edges` over `n` nodes (edges go from lower to higher index).
-pub fn reduce(n: usize, edges: &[Edge]) -> Vec<Edge> {
-    // reach[u][v]: a path u → v of length >= 1 exists. Filled from the last node backwards,
-    // which is a reverse topological order because every edge goes forwards.
-    let mut reach = vec![vec![false; n]; n];
-    for u in (0..n).rev() {
-        for e in edges.iter().filter(|e| e.from == u) {
-            reach[u][e.to] = true;
-            let (head, tail) = reach.split_at_mut(e.to);
-            for (dst, &src) in head[u].iter_mut().zip(tail[0].iter()) {
-                *dst |= src;
+/// The conflicts that matter for the reduction, found per buffer in one pass: each access
+/// against the buffer's last writer, and each write against the readers since that writer.
+/// Every other conflict `i → j` has a writer `k` of the same buffer between them, so it is
+/// implied by the path `i → … → k → … → j` these pairs contain: the transitive closure, and so
+/// the reduction, is that of [`conflicts`]. At most two pairs per access: O(nodes · args).
+fn candidate_pairs(acc: &[Vec<(usize, bool)>], n_buffers: usize) -> Vec<(usize, usize)> {
+    let mut last_writer: Vec<Option<usize>> = vec![None; n_buffers];
+    let mut readers: Vec<Vec<usize>> = vec![Vec::new(); n_buffers];
+    let mut pairs = Vec::new();
+    for (j, accesses) in acc.iter().enumerate() {
+        for &(b, writes) in accesses {
+            pairs.extend(last_writer[b].map(|w| (w, j)));
+            if writes {
+                pairs.extend(readers[b].drain(..).map(|r| (r, j)));
+                last_writer[b] = Some(j);
+            } else {
+                readers[b].push(j);
             }
         }
     }
-    edges
-        .iter()
-        .filter(|e| !edges.iter().any(|w| w.from == e.from && w.to != e.to && reach[w.to][e.to]))
-        .cloned()
-        .collect()
+    pairs.sort_unstable();
+    pairs.dedup();
+    pairs
 }
 
-/// The reduced dependency edges of `ir`'s nodes.
+/// A bit set over node indices, `words` 64-bit words per row, one row per node.
+struct ReachRows {
+    words: usize,
+    bits: Vec<u64>,
+}
+
+impl ReachRows {
+    fn new(n: usize) -> Self {
+        let words = n.div_ceil(64);
+        ReachRows { words, bits: vec![0; words * n] }
+    }
+
+    fn row(&self, u: usize) -> &[u64] {
+        &self.bits[u * self.words..(u + 1) * self.words]
+    }
+}
+
+fn has(row: &[u64], v: usize) -> bool {
+    row[v / 64] & (1 << (v % 64)) != 0
+}
+
+/// The transitive reduction of `edges` over `n` nodes (edges go from lower to higher index),
+/// in the order given. Nodes are visited from the last backwards (a reverse topological order,
+/// as every edge goes forwards), each with its successors in increasing order: `u → v` is
+/// implied exactly when a smaller successor of `u` already reaches `v`. Bit rows make that
+/// O(n · e / 64).
+pub fn reduce(n: usize, edges: &[Edge]) -> Vec<Edge> {
+    let mut succ: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, e) in edges.iter().enumerate() {
+        succ[e.from].push(i);
+    }
+    let mut reach = ReachRows::new(n);
+    let mut keep = vec![false; edges.len()];
+    let mut row = vec![0u64; reach.words];
+    for u in (0..n).rev() {
+        succ[u].sort_by_key(|&i| edges[i].to);
+        row.iter_mut().for_each(|w| *w = 0);
+        // A repeated edge keeps the verdict of its first copy (as duplicates both stay).
+        let mut last: Option<(usize, bool)> = None;
+        for &i in &succ[u] {
+            let v = edges[i].to;
+            keep[i] = match last {
+                Some((lv, kept)) if lv == v => kept,
+                _ => !has(&row, v),
+            };
+            last = Some((v, keep[i]));
+            row[v / 64] |= 1 << (v % 64);
+            row.iter_mut().zip(reach.row(v)).for_each(|(dst, src)| *dst |= src);
+        }
+        let words = reach.words;
+        reach.bits[u * words..(u + 1) * words].copy_from_slice(&row);
+    }
+    edges.iter().zip(keep).filter(|(_, k)| *k).map(|(e, _)| e.clone()).collect()
+}
+
+/// The reduced dependency edges of `ir`'s nodes, sorted by `(from, to)`: the reduction of the
+/// per-buffer candidates (see [`candidate_pairs`]), each with all the buffers behind it.
 pub fn dependencies(ir: &GraphIr) -> Vec<Edge> {
-    reduce(ir.nodes.len(), &conflicts(ir))
+    let acc = all_accesses(ir);
+    let candidates: Vec<Edge> = candidate_pairs(&acc, ir.buffers.len())
+        .into_iter()
+        .map(|(from, to)| Edge { from, to, causes: Vec::new() })
+        .collect();
+    let mut kept = reduce(acc.len(), &candidates);
+    for e in &mut kept {
+        e.causes = causes(&acc[e.from], &acc[e.to]);
+    }
+    kept
 }
 
 /// One step of the capture schedule.
@@ -179,26 +261,17 @@ impl Schedule {
 /// relaxes exactly that dependency. Roots and nodes that wait on other streams (joins) are
 /// launched plainly, so every cross-stream dependency stays a full one.
 pub fn schedule(n: usize, edges: &[Edge], pdl: &[bool]) -> Schedule {
-    let preds: Vec<Vec<usize>> = (0..n).map(|v| edges.iter().filter(|e| e.to == v).map(|e| e.from).collect()).collect();
-    let mut stream_of = vec![0usize; n];
-    let mut tails: Vec<Option<usize>> = vec![None];
-    for v in 0..n {
-        let reuse = preds[v].iter().map(|&p| stream_of[p]).find(|&s| tails[s].is_some_and(|t| preds[v].contains(&t)));
-        let s = match reuse {
-            Some(s) => s,
-            None if tails[0].is_none() => 0,
-            None => {
-                tails.push(None);
-                tails.len() - 1
-            }
-        };
-        stream_of[v] = s;
-        tails[s] = Some(v);
+    // Built from the edge list in order, so each node's predecessors are in increasing order.
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for e in edges {
+        preds[e.to].push(e.from);
     }
+    let (stream_of, tails) = assign_streams(&preds);
     let side_streams = tails.len() - 1;
-    let needs_event: Vec<bool> =
-        (0..n).map(|u| edges.iter().any(|e| e.from == u && stream_of[e.to] != stream_of[u])).collect();
-    let first_on_stream = |v: usize| (0..v).all(|u| stream_of[u] != stream_of[v]);
+    let mut needs_event = vec![false; n];
+    for e in edges.iter().filter(|e| stream_of[e.to] != stream_of[e.from]) {
+        needs_event[e.from] = true;
+    }
     let fork = (0..n).any(|v| stream_of[v] != 0 && preds[v].is_empty());
     let mut events = 0;
     let mut steps = Vec::new();
@@ -210,11 +283,13 @@ pub fn schedule(n: usize, edges: &[Edge], pdl: &[bool]) -> Schedule {
         None
     };
     let mut node_event = vec![None; n];
+    let mut stream_started = vec![false; side_streams + 1];
     for v in 0..n {
         let s = stream_of[v];
-        if s != 0 && first_on_stream(v) && preds[v].is_empty() {
+        if s != 0 && !stream_started[s] && preds[v].is_empty() {
             steps.push(Step::Wait { stream: s, event: fork_event.expect("fork event exists for side roots") });
         }
+        stream_started[s] = true;
         for &p in &preds[v] {
             if stream_of[p] != s {
                 steps.push(Step::Wait { stream: s, event: node_event[p].expect("predecessor recorded first") });
@@ -228,25 +303,51 @@ pub fn schedule(n: usize, edges: &[Edge], pdl: &[bool]) -> Schedule {
             events += 1;
         }
     }
-    // Join each side stream back, unless the capturing stream already waited for the event
-    // recorded after its last node (then nothing on it is left unjoined).
-    let waited_by_origin: Vec<usize> = steps
-        .iter()
-        .filter_map(|st| match *st {
-            Step::Wait { stream: 0, event } => Some(event),
-            _ => None,
-        })
-        .collect();
-    for s in 1..=side_streams {
-        let last = (0..n).rev().find(|&v| stream_of[v] == s).expect("a side stream has a node");
-        if node_event[last].is_some_and(|e| waited_by_origin.contains(&e)) {
+    join_side_streams(&mut steps, &mut events, &tails, &node_event);
+    Schedule { side_streams, events, stream_of, steps }
+}
+
+/// Each node's stream, and each stream's last node: a node continues the stream of one of its
+/// predecessors when that predecessor is still the stream's last node, else takes the
+/// capturing stream while it is unused, else a new side stream.
+fn assign_streams(preds: &[Vec<usize>]) -> (Vec<usize>, Vec<Option<usize>>) {
+    let mut stream_of = vec![0usize; preds.len()];
+    let mut tails: Vec<Option<usize>> = vec![None];
+    for (v, ps) in preds.iter().enumerate() {
+        let reuse = ps.iter().map(|&p| stream_of[p]).find(|&s| tails[s].is_some_and(|t| ps.contains(&t)));
+        let s = match reuse {
+            Some(s) => s,
+            None if tails[0].is_none() => 0,
+            None => {
+                tails.push(None);
+                tails.len() - 1
+            }
+        };
+        stream_of[v] = s;
+        tails[s] = Some(v);
+    }
+    (stream_of, tails)
+}
+
+/// Joins each side stream back into the capturing stream, unless the capturing stream already
+/// waited for the event recorded after the side stream's last node (then nothing on it is left
+/// unjoined).
+fn join_side_streams(steps: &mut Vec<Step>, events: &mut usize, tails: &[Option<usize>], node_event: &[Option<usize>]) {
+    let mut waited_by_origin = vec![false; *events];
+    for step in steps.iter() {
+        if let Step::Wait { stream: 0, event } = *step {
+            waited_by_origin[event] = true;
+        }
+    }
+    for (s, tail) in tails.iter().enumerate().skip(1) {
+        let last = tail.expect("a side stream has a node");
+        if node_event[last].is_some_and(|e| waited_by_origin[e]) {
             continue;
         }
-        steps.push(Step::Record { event: events, stream: s });
-        steps.push(Step::Wait { stream: 0, event: events });
-        events += 1;
+        steps.push(Step::Record { event: *events, stream: s });
+        steps.push(Step::Wait { stream: 0, event: *events });
+        *events += 1;
     }
-    Schedule { side_streams, events, stream_of, steps }
 }
 
 /// Every node on the capturing stream in file order: a total order (each node depends on the one

@@ -13,7 +13,7 @@ use super::ir::GraphIr;
 use super::spec::diag::{Diagnostics, SourceMap};
 use super::spec::{self, RawSpec};
 use crate::syntax::naming::graph_struct_ident;
-use crate::syntax::source::decls_from_source;
+use crate::syntax::source::decls_with_modules;
 
 /// One `graph!` request, independent of the compiler (so it is testable).
 pub struct GraphRequest<'a> {
@@ -79,7 +79,7 @@ fn load_kernels(raw: &RawSpec, req: &GraphRequest<'_>, diags: &mut Diagnostics) 
             return Kernels::Unavailable;
         }
     };
-    match decls_from_source(&text) {
+    match decls_with_modules(&text) {
         Ok(decls) if decls.is_empty() => {
             diags.error(source.span.clone(), format!("`{}` has no `#[kernel]` declarations", source.v));
             Kernels::Unavailable

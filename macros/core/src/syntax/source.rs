@@ -7,28 +7,50 @@ use syn::parse::{ParseStream, Parser};
 use syn::Attribute;
 
 use super::model::KernelDecl;
+use super::naming::ident_text;
 use super::parse::{is_kernel_attr, parse_decl};
 
 /// Finds every `#[kernel(...)]` declaration in a Rust file's text, at top level or in inline
 /// modules, without reading any `.cu` file.
 pub fn decls_from_source(rust_src: &str) -> Result<Vec<KernelDecl>, Vec<syn::Error>> {
+    Ok(decls_with_modules(rust_src)?.into_iter().map(|d| d.decl).collect())
+}
+
+/// A declaration found in a Rust file, with where in the file it is.
+#[derive(Debug, Clone)]
+pub struct SourceDecl {
+    /// The declaration.
+    pub decl: KernelDecl,
+    /// The inline modules it is declared in, outermost first (empty: the file's top level).
+    pub modules: Vec<String>,
+}
+
+/// Like [`decls_from_source`], with the inline module path of each declaration.
+pub fn decls_with_modules(rust_src: &str) -> Result<Vec<SourceDecl>, Vec<syn::Error>> {
     let file = syn::parse_file(rust_src).map_err(|e| vec![e])?;
-    let mut decls = Vec::new();
-    let mut errors = Vec::new();
-    collect_decls(&file.items, &mut decls, &mut errors);
-    if errors.is_empty() {
-        Ok(decls)
+    let mut found = Found::default();
+    collect_decls(&file.items, &mut Vec::new(), &mut found);
+    if found.errors.is_empty() {
+        Ok(found.decls)
     } else {
-        Err(errors)
+        Err(found.errors)
     }
 }
 
-fn collect_decls(items: &[syn::Item], decls: &mut Vec<KernelDecl>, errors: &mut Vec<syn::Error>) {
+#[derive(Default)]
+struct Found {
+    decls: Vec<SourceDecl>,
+    errors: Vec<syn::Error>,
+}
+
+fn collect_decls(items: &[syn::Item], modules: &mut Vec<String>, found: &mut Found) {
     for item in items {
         let tokens = match item {
             syn::Item::Mod(m) => {
                 if let Some((_, inner)) = &m.content {
-                    collect_decls(inner, decls, errors);
+                    modules.push(ident_text(&m.ident));
+                    collect_decls(inner, modules, found);
+                    modules.pop();
                 }
                 continue;
             }
@@ -50,8 +72,8 @@ fn collect_decls(items: &[syn::Item], decls: &mut Vec<KernelDecl>, errors: &mut 
         };
         let parsed = parse_decl(tokens, None);
         match parsed.to_decl() {
-            Some(decl) => decls.push(decl),
-            None => errors.extend(parsed.errors),
+            Some(decl) => found.decls.push(SourceDecl { decl, modules: modules.clone() }),
+            None => found.errors.extend(parsed.errors),
         }
     }
 }

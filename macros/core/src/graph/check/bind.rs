@@ -37,11 +37,29 @@ impl Bound {
     }
 }
 
-/// What nodes can refer to: the declared kernels, and the buffers and scalars that validated.
+/// What nodes can refer to: the declared kernels, and the buffers and scalars that validated
+/// (indexed by name: a large spec looks names up once per argument).
 pub(crate) struct Env<'a> {
     pub decls: &'a [KernelDecl],
     pub buffers: &'a [Buffer],
     pub scalars: &'a [Scalar],
+    buffer_index: BTreeMap<&'a str, usize>,
+    scalar_index: BTreeMap<&'a str, usize>,
+}
+
+impl<'a> Env<'a> {
+    pub fn new(decls: &'a [KernelDecl], buffers: &'a [Buffer], scalars: &'a [Scalar]) -> Self {
+        // The first of a name wins, as a search in declaration order would find it.
+        let mut buffer_index = BTreeMap::new();
+        for (i, b) in buffers.iter().enumerate() {
+            buffer_index.entry(b.name.as_str()).or_insert(i);
+        }
+        let mut scalar_index = BTreeMap::new();
+        for (i, s) in scalars.iter().enumerate() {
+            scalar_index.entry(s.name.as_str()).or_insert(i);
+        }
+        Env { decls, buffers, scalars, buffer_index, scalar_index }
+    }
 }
 
 /// Binds every node; errors go to `cx.diags`.
@@ -238,12 +256,12 @@ fn bind_one(cx: &mut Ctx<'_>, what: &str, kind: ParamKind, value: &S<ArgValue>, 
             return None;
         }
     };
-    let buffer = env.buffers.iter().position(|b| b.name == text);
+    let buffer = env.buffer_index.get(text).copied();
     let arg = NamedArg { text, start, span, buffer, kind: cx.names.get(text).map(|(k, _)| *k) };
     // Declared, but its declaration had an error (already reported): nothing more to say.
     let invalid = match arg.kind {
         Some(NameKind::Buffer) => buffer.is_none(),
-        Some(NameKind::Scalar) => !env.scalars.iter().any(|s| s.name == text),
+        Some(NameKind::Scalar) => !env.scalar_index.contains_key(text),
         _ => false,
     };
     if invalid || cx.poisoned.contains(text) {
@@ -314,7 +332,7 @@ fn bind_buffer(
 /// (a dim or an expression over dims) that fits it.
 fn bind_value(cx: &mut Ctx<'_>, what: &str, elem: Elem, arg: &NamedArg<'_>, env: &Env<'_>) -> Option<Binding> {
     let (text, span, scalars) = (arg.text, arg.span.clone(), env.scalars);
-    if let Some(s) = scalars.iter().position(|s| s.name == text) {
+    if let Some(&s) = env.scalar_index.get(text) {
         if scalars[s].elem != elem {
             cx.diags
                 .error(span, format!("dtype mismatch: scalar `{text}` is {} but {what} takes {elem}", scalars[s].elem));

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
-use crate::graph::spec::diag::{suggest, Diagnostics};
+use crate::graph::spec::diag::{clip, suggest, Diagnostics};
 use crate::graph::spec::expr;
 use crate::graph::spec::{Num, Span, S};
 
@@ -58,14 +58,16 @@ impl Ctx<'_> {
             Some(s) => s + r.start..s + r.end.max(r.start + 1).min(src.len().max(1)),
             None => n.span.clone(),
         };
+        // The expression as messages quote it: a generated one may be very long.
+        let shown = clip(src, 80);
         let e = match expr::parse(src) {
             Ok(e) => e,
             Err(err) => {
-                self.diags.error(at(err.span), format!("{what}: cannot parse `{src}`: {}", err.message));
+                self.diags.error(at(err.span), format!("{what}: cannot parse `{shown}`: {}", err.message));
                 return None;
             }
         };
-        if !self.names_are_dims(&e, src, what, at) {
+        if !self.names_are_dims(&e, &shown, what, at) {
             return None;
         }
         match e.eval(&self.dims) {
@@ -74,13 +76,13 @@ impl Ctx<'_> {
                 None => {
                     self.diags.error(
                         n.span.clone(),
-                        format!("{what}: `{src}` = {r} is not a whole number; round it with ceil() or floor()"),
+                        format!("{what}: `{shown}` = {r} is not a whole number; round it with ceil() or floor()"),
                     );
                     None
                 }
             },
             Err(msg) => {
-                self.diags.error(n.span.clone(), format!("{what}: `{src}`: {msg}"));
+                self.diags.error(n.span.clone(), format!("{what}: `{shown}`: {msg}"));
                 None
             }
         }

@@ -3,10 +3,11 @@
 //! namespace they share.
 
 use super::context::{Ctx, NameKind};
+use super::module::module_path;
 use super::values::{dtype, num_src, typed_value};
 use crate::graph::ir::{Buffer, Dim, Role, Scalar, Value};
 use crate::graph::spec::diag::{list, suggest};
-use crate::graph::spec::{RawBuffer, RawKernels, RawSpec, Span, S};
+use crate::graph::spec::{RawBuffer, RawSpec, Span, S};
 use crate::syntax::naming::is_snake_ident;
 
 /// Declared items that validated, with the span of each one's name (for later reports).
@@ -69,25 +70,7 @@ pub(crate) fn kernels_table(cx: &mut Ctx<'_>, raw: &RawSpec) -> (String, Option<
             String::new()
         }
     };
-    (source, kernels_module(cx, k))
-}
-
-fn kernels_module(cx: &mut Ctx<'_>, k: &RawKernels) -> Option<syn::Path> {
-    let Some(m) = &k.module else {
-        cx.diags.error(
-            k.key.clone(),
-            "`[kernels]` has no `module` (the Rust module path of the generated kernel handles, e.g. `crate::model`)",
-        );
-        return None;
-    };
-    match syn::parse_str::<syn::Path>(&m.v) {
-        Ok(p) => Some(p),
-        Err(_) => {
-            cx.diags
-                .error(m.span.clone(), format!("`kernels.module`: `{}` is not a Rust path (e.g. `crate::model`)", m.v));
-            None
-        }
-    }
+    (source, module_path(cx, k))
 }
 
 /// `[dims]`: sizes, at least 0; each becomes usable in expressions.

@@ -4,14 +4,16 @@
 //!
 //! One module per group of rules, in the order they run: `declare` (the `[kernels]` table,
 //! dims, buffers, scalars), [`names`] (what they generate must not clash), `bind` (each node
-//! against its kernel's signature, with `launch` for its launch configuration), `usage` (node
-//! order, everything used). `context` is the state they share, `values` the typed constants.
+//! against its kernel's signature, with `launch` for its launch configuration), `module` (the
+//! `[kernels] module` path against the declarations' source), `usage` (node order, everything
+//! used). `context` is the state they share, `values` the typed constants.
 //! Nothing here depends on code generation.
 
 mod bind;
 mod context;
 mod declare;
 mod launch;
+mod module;
 pub mod names;
 mod usage;
 mod values;
@@ -22,12 +24,13 @@ use crate::graph::ir::GraphIr;
 use crate::graph::spec::diag::Diagnostics;
 use crate::graph::spec::RawSpec;
 use crate::syntax::model::KernelDecl;
+use crate::syntax::source::SourceDecl;
 
 /// What is known of the kernel declarations when validating.
 #[derive(Debug, Clone)]
 pub enum Kernels {
-    /// Declarations read from the spec's `[kernels] source`.
-    Loaded(Vec<KernelDecl>),
+    /// Declarations read from the spec's `[kernels] source`, with the inline modules of each.
+    Loaded(Vec<SourceDecl>),
     /// They could not be read (already reported): kernel-dependent checks are skipped.
     Unavailable,
 }
@@ -42,12 +45,16 @@ pub fn validate(raw: &RawSpec, kernels: &Kernels, spec_path: &str, diags: &mut D
     let scalars = declare::scalars(&mut cx, raw);
     names::check_generated_names(&mut cx, &dims, &buffers.items, &scalars.items);
 
-    let decls = match kernels {
+    let found = match kernels {
         Kernels::Loaded(d) => d.as_slice(),
         Kernels::Unavailable => return None,
     };
-    let env = bind::Env { decls, buffers: &buffers.items, scalars: &scalars.items };
+    let decls: Vec<KernelDecl> = found.iter().map(|d| d.decl.clone()).collect();
+    let env = bind::Env::new(&decls, &buffers.items, &scalars.items);
     let bound = bind::bind_nodes(&mut cx, raw, &env);
+    if let (Some(k), Some(path)) = (&raw.kernels, &module) {
+        module::module_matches_source(&mut cx, k, path, &kernel_source, &bound.kernels, found);
+    }
     // Order and usage are whole-graph properties: judged only when every node bound (else a
     // node that failed would make its buffers look unused or unwritten).
     if bound.nodes.len() == raw.nodes.len() {

@@ -96,9 +96,14 @@ fn buffers_used_and_results_written(
 
 /// Every scalar is passed to some node.
 fn scalars_used(cx: &mut Ctx<'_>, bound: &Bound, scalars: &[Scalar], scalar_spans: &[Span]) {
+    let mut used = vec![false; scalars.len()];
+    for a in bound.nodes.iter().flat_map(|n| &n.args) {
+        if let Binding::Scalar { scalar } = a.binding {
+            used[scalar] = true;
+        }
+    }
     for (s, sc) in scalars.iter().enumerate() {
-        let is_used = bound.nodes.iter().any(|n| n.args.iter().any(|a| a.binding == Binding::Scalar { scalar: s }));
-        if !is_used {
+        if !used[s] {
             cx.diags.error(scalar_spans[s].clone(), format!("scalar `{}` is not used by any node; remove it", sc.name));
         }
     }

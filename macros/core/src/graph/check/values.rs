@@ -36,8 +36,55 @@ pub(crate) fn typed_value(diags: &mut Diagnostics, lit: &S<Lit>, elem: Elem, wha
                 diags.error(lit.span.clone(), format!("dtype mismatch: {what} is {elem}, found the float `{text}`"));
                 return None;
             }
-            Some(Value::Float(text.clone()))
+            float_value(diags, text, &lit.span, elem, what)
         }
+    }
+}
+
+/// A float constant for `elem` (`F32` or `F64`). TOML's own `inf`, `-inf` and `nan` are kept
+/// (they become the type's constants); any other spelling must give a finite value of `elem`
+/// (`1e39` is no f32: it would silently become infinity) that is not a nonzero value rounding
+/// to 0 (`1e-50` in f32).
+fn float_value(diags: &mut Diagnostics, text: &str, span: &Span, elem: Elem, what: &str) -> Option<Value> {
+    let digits = text.replace('_', "");
+    if matches!(digits.trim_start_matches(['+', '-']), "inf" | "nan") {
+        return Some(Value::Float(text.to_string()));
+    }
+    let (finite, zero) = match elem {
+        Elem::F32 => digits.parse::<f32>().map(|v| (v.is_finite(), v == 0.0)),
+        _ => digits.parse::<f64>().map(|v| (v.is_finite(), v == 0.0)),
+    }
+    .unwrap_or((false, false));
+    let mantissa = digits.split(['e', 'E']).next().unwrap_or("");
+    let nonzero = mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b));
+    let problem = if !finite {
+        Some(format!("is out of its range (at most {} in magnitude); write `inf` for infinity", max_float(elem)))
+    } else if zero && nonzero {
+        Some(format!("is too small for it: it would round to 0 (the smallest nonzero is {})", min_float(elem)))
+    } else {
+        None
+    };
+    match problem {
+        Some(p) => {
+            diags.error(span.clone(), format!("{what} is {elem}: the value `{text}` {p}"));
+            None
+        }
+        None => Some(Value::Float(text.to_string())),
+    }
+}
+
+fn max_float(elem: Elem) -> String {
+    match elem {
+        Elem::F32 => format!("{:e}", f32::MAX),
+        _ => format!("{:e}", f64::MAX),
+    }
+}
+
+fn min_float(elem: Elem) -> String {
+    // The smallest positive subnormal.
+    match elem {
+        Elem::F32 => format!("{:e}", f32::from_bits(1)),
+        _ => format!("{:e}", f64::from_bits(1)),
     }
 }
 

@@ -18,30 +18,32 @@ fn buffer_label(ir: &GraphIr, b: usize) -> String {
     format!("{}: {} {}[{}]", buf.name, buf.role.name(), buf.elem, buf.len)
 }
 
-/// Data edges between host-visible buffers and nodes: `(buffer, node, buffer_to_node)`.
+/// Data edges between host-visible buffers and nodes: `(buffer, node, buffer_to_node)`, by
+/// buffer, then node, a read before a write. One pass over the nodes' accesses.
 fn data_edges(ir: &GraphIr) -> Vec<(usize, usize, bool)> {
     let mut out = Vec::new();
-    for (b, buf) in ir.buffers.iter().enumerate() {
-        if buf.role == Role::Scratch {
-            continue;
-        }
-        for n in 0..ir.nodes.len() {
-            if let Some(&(_, writes)) = ir.accesses(n).iter().find(|(x, _)| *x == b) {
-                if !writes || buf.role == Role::State {
-                    out.push((b, n, true));
-                }
-                if writes {
-                    out.push((b, n, false));
-                }
+    for n in 0..ir.nodes.len() {
+        for (b, writes) in ir.accesses(n) {
+            let role = ir.buffers[b].role;
+            if role == Role::Scratch {
+                continue;
+            }
+            if !writes || role == Role::State {
+                out.push((b, n, true));
+            }
+            if writes {
+                out.push((b, n, false));
             }
         }
     }
+    out.sort_by_key(|&(b, n, to_node)| (b, n, !to_node));
     out
 }
 
 /// The label of edge `e`, marked when the captured graph makes it programmatic.
 fn labelled(ir: &GraphIr, e: &Edge, programmatic: &[(usize, usize)]) -> (String, bool) {
-    let pdl = programmatic.contains(&(e.from, e.to));
+    // `programmatic` is sorted (`Schedule::programmatic_edges`).
+    let pdl = programmatic.binary_search(&(e.from, e.to)).is_ok();
     let label = edge_label(ir, e);
     if pdl {
         (format!("{label} (PDL)"), true)

@@ -149,7 +149,7 @@ fn dependencies_section(ir: &GraphIr, edges: &[Edge], programmatic: &[(usize, us
     for e in edges {
         let causes: Vec<String> =
             e.causes.iter().map(|(b, h)| format!("`{}` {}", ir.buffers[*b].name, h.name())).collect();
-        let pdl = if programmatic.contains(&(e.from, e.to)) { ", PDL edge" } else { "" };
+        let pdl = if programmatic.binary_search(&(e.from, e.to)).is_ok() { ", PDL edge" } else { "" };
         d += &format!("- `{}` → `{}` ({}{pdl})\n", ir.nodes[e.from].name, ir.nodes[e.to].name, causes.join(", "));
     }
     d

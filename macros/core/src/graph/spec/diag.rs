@@ -1,10 +1,39 @@
 //! Error reporting for graph specs: byte offsets into the TOML file become `file:line:col`
 //! plus the offending line with a caret underline, and every error of one spec is collected
 //! before any is reported.
+//!
+//! Output stays bounded whatever the input (a generated spec may have one line of megabytes
+//! and thousands of errors): a long line is quoted as a window around the caret, messages and
+//! name lists are clipped, and at most [`MAX_ERRORS`] errors are shown, then a count.
 
 use std::ops::Range;
 
 use crate::syntax::text::code_list;
+
+/// At most this many errors of one spec are shown; one more error counts the rest.
+pub const MAX_ERRORS: usize = 50;
+/// Characters of a long quoted line shown before and after the caret's start.
+const QUOTE_CONTEXT: usize = 60;
+/// Lines up to this many characters are quoted whole.
+const QUOTE_WHOLE: usize = 2 * QUOTE_CONTEXT + 20;
+/// A message longer than this (characters) is clipped in the middle.
+const MAX_MESSAGE: usize = 2000;
+/// Names listed in one message (`buffers: ...`); the rest are counted.
+const MAX_LISTED: usize = 32;
+/// Names longer than this get no "did you mean" (the edit distance is quadratic).
+const MAX_SUGGESTED_LEN: usize = 256;
+
+/// `text`, or its first and last `max / 2` characters around a `…` when it is longer than
+/// `max` characters: for user text quoted in messages.
+pub fn clip(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    let len = text.chars().count();
+    if len <= max {
+        return text.into();
+    }
+    let head: String = text.chars().take(max / 2).collect();
+    let tail: String = text.chars().skip(len - max / 2).collect();
+    format!("{head}…{tail}").into()
+}
 
 /// A spec file's text and display path, for turning byte offsets into positions.
 #[derive(Debug, Clone)]
@@ -42,20 +71,60 @@ impl<'a> SourceMap<'a> {
         self.text[start..end].trim_end_matches(['\n', '\r'])
     }
 
-    /// `path:line:col: message`, then the line and a caret under `span` (first line only).
+    /// `path:line:col: message`, then the line and a caret under `span` (first line only). A
+    /// line longer than [`QUOTE_WHOLE`] characters is quoted as a window around the caret.
     pub fn render(&self, span: &Range<usize>, message: &str) -> String {
         let (line, col) = self.line_col(span.start);
         let text = self.line_text(line);
         let gutter = line.to_string();
         let pad = " ".repeat(gutter.len());
         let (end_line, end_col) = self.line_col(span.end.max(span.start));
-        let width = if end_line == line { end_col.saturating_sub(col).max(1) } else { text.chars().count() + 1 - col };
-        let caret_pad: String = text.chars().take(col - 1).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
+        let len = text.chars().count();
+        let width = if end_line == line { end_col.saturating_sub(col).max(1) } else { len + 1 - col };
+        let quote = Quote::around(text, len, col - 1);
+        let mut caret_pad = String::from(if quote.cut_before { " " } else { "" });
+        caret_pad.extend(text.chars().skip(quote.from).take(col - 1 - quote.from).map(|c| {
+            if c == '\t' {
+                '\t'
+            } else {
+                ' '
+            }
+        }));
+        // The caret stops at the window's end (plus the end of the line's own position).
+        let width = width.min(quote.to + 1 - (col - 1)).max(1);
         format!(
-            "{}:{line}:{col}: {message}\n {pad} |\n {gutter} | {text}\n {pad} | {caret_pad}{}",
+            "{}:{line}:{col}: {}\n {pad} |\n {gutter} | {}\n {pad} | {caret_pad}{}",
             self.path,
-            "^".repeat(width.max(1))
+            clip(message, MAX_MESSAGE),
+            quote.text,
+            "^".repeat(width)
         )
+    }
+}
+
+/// The part of a line quoted under an error: characters `from..to`, with `…` where cut.
+struct Quote {
+    text: String,
+    from: usize,
+    to: usize,
+    cut_before: bool,
+}
+
+impl Quote {
+    /// The window of `line` (`len` characters) around character `at` (0-based).
+    fn around(line: &str, len: usize, at: usize) -> Self {
+        if len <= QUOTE_WHOLE {
+            return Quote { text: line.to_string(), from: 0, to: len, cut_before: false };
+        }
+        let from = at.saturating_sub(QUOTE_CONTEXT).min(len.saturating_sub(2 * QUOTE_CONTEXT));
+        let to = (from + 2 * QUOTE_CONTEXT).min(len);
+        let (cut_before, cut_after) = (from > 0, to < len);
+        let mut text = String::from(if cut_before { "…" } else { "" });
+        text.extend(line.chars().skip(from).take(to - from));
+        if cut_after {
+            text.push('…');
+        }
+        Quote { text, from, to, cut_before }
     }
 }
 
@@ -114,24 +183,37 @@ impl Diagnostics {
         self.errors
     }
 
-    /// Renders every error with positions from `map`.
+    /// Renders the errors with positions from `map`: the first [`MAX_ERRORS`], then one more
+    /// (at the first error left out) saying how many were left out.
     pub fn render(self, map: &SourceMap<'_>) -> Vec<String> {
-        self.into_sorted()
-            .into_iter()
-            .map(|e| match &e.span {
-                Some(span) => map.render(span, &e.message),
-                None => format!("{}: {}", map.path(), e.message),
-            })
-            .collect()
+        let errors = self.into_sorted();
+        let render = |e: &SpecError, message: &str| match &e.span {
+            Some(span) => map.render(span, message),
+            None => format!("{}: {}", map.path(), clip(message, MAX_MESSAGE)),
+        };
+        let mut out: Vec<String> = errors.iter().take(MAX_ERRORS).map(|e| render(e, &e.message)).collect();
+        if let Some(first_left_out) = errors.get(MAX_ERRORS) {
+            let more = errors.len() - MAX_ERRORS;
+            let message = format!("and {more} more error(s) from here on (only the first {MAX_ERRORS} are shown)");
+            out.push(render(first_left_out, &message));
+        }
+        out
     }
 }
 
 /// `did you mean `x`?` when some candidate is within a small edit distance of `name`.
 pub fn suggest<'c>(name: &str, candidates: impl IntoIterator<Item = &'c str>) -> String {
+    if name.len() > MAX_SUGGESTED_LEN {
+        return String::new();
+    }
+    // The distance is at least the difference in characters: skip what cannot be close enough.
+    let close_enough = |d: usize, c: &str| d <= name.len().max(c.len()) / 3;
+    let name_chars = name.chars().count();
     let best = candidates
         .into_iter()
+        .filter(|c| close_enough(name_chars.abs_diff(c.chars().count()), c))
         .map(|c| (edit_distance(name, c), c))
-        .filter(|(d, c)| *d > 0 && *d <= name.len().max(c.len()) / 3)
+        .filter(|&(d, c)| d > 0 && close_enough(d, c))
         .min_by_key(|(d, _)| *d);
     match best {
         Some((_, c)) => format!("; did you mean `{c}`?"),
@@ -139,9 +221,15 @@ pub fn suggest<'c>(name: &str, candidates: impl IntoIterator<Item = &'c str>) ->
     }
 }
 
-/// A list like "`a`, `b`, `c`" (or "none"), as spec messages write it.
+/// A list like "`a`, `b`, `c`" (or "none"), as spec messages write it; after [`MAX_LISTED`]
+/// names, the rest are counted.
 pub fn list<'c>(names: impl IntoIterator<Item = &'c str>) -> String {
-    code_list(names, "none")
+    let names: Vec<&str> = names.into_iter().collect();
+    let shown = code_list(names.iter().take(MAX_LISTED).map(|n| clip(n, 64)), "none");
+    match names.len().checked_sub(MAX_LISTED) {
+        Some(rest) if rest > 0 => format!("{shown} and {rest} more"),
+        _ => shown,
+    }
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {

@@ -4,6 +4,11 @@
 //! names, and the functions `ceil(x)`, `floor(x)`, `min(a, b)`, `max(a, b)`. Evaluation is exact
 //! (rationals), so `n / 3` is 40/3 and a context that needs a whole number says so instead of
 //! silently truncating; `ceil`/`floor` round. `%` takes whole numbers.
+//!
+//! Nesting is limited to [`MAX_DEPTH`] levels, counting parentheses, calls and unary minus as
+//! written and the depth of the parsed tree (a chain `1 + 1 + ...` is one level per operator):
+//! parsing, evaluation and dropping all recurse, and a generated expression thousands deep
+//! would otherwise overflow the compiler's stack.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -60,6 +65,13 @@ pub struct ExprError {
     pub message: String,
 }
 
+/// How deeply an expression may nest (see the module docs).
+pub const MAX_DEPTH: usize = 128;
+
+fn too_deep(span: Range<usize>) -> ExprError {
+    ExprError { span, message: format!("expression nested deeper than {MAX_DEPTH} levels") }
+}
+
 fn err<T>(span: Range<usize>, message: impl Into<String>) -> Result<T, ExprError> {
     Err(ExprError { span, message: message.into() })
 }
@@ -110,7 +122,12 @@ struct Parser<'a> {
     toks: Vec<(Tok, Range<usize>)>,
     pos: usize,
     src: &'a str,
+    /// Parentheses, calls and unary minus open around the current position.
+    nesting: usize,
 }
+
+/// A parsed subexpression and the depth of its tree (a literal or name is 1).
+type Parsed = (Expr, usize);
 
 impl Parser<'_> {
     fn peek_op(&self) -> Option<char> {
@@ -135,22 +152,47 @@ impl Parser<'_> {
         ExprError { span: self.here(), message: format!("expected {what}, found {found}") }
     }
 
-    fn sum(&mut self) -> Result<Expr, ExprError> {
-        let mut lhs = self.product()?;
+    /// Opens one level of nesting at the current token, before recursing into it.
+    fn enter(&mut self) -> Result<(), ExprError> {
+        self.nesting += 1;
+        if self.nesting > MAX_DEPTH {
+            return Err(too_deep(self.here()));
+        }
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.nesting -= 1;
+    }
+
+    /// The depth of a node over children of depth `children`, written at `at`.
+    fn node_depth(children: usize, at: Range<usize>) -> Result<usize, ExprError> {
+        if children >= MAX_DEPTH {
+            return Err(too_deep(at));
+        }
+        Ok(children + 1)
+    }
+
+    fn sum(&mut self) -> Result<Parsed, ExprError> {
+        let (mut lhs, mut depth) = self.product()?;
         while let Some(op @ ('+' | '-')) = self.peek_op() {
+            let at = self.here();
             self.pos += 1;
-            let rhs = self.product()?;
+            let (rhs, rhs_depth) = self.product()?;
+            depth = Self::node_depth(depth.max(rhs_depth), at)?;
             let op = if op == '+' { BinOp::Add } else { BinOp::Sub };
             lhs = Expr::Bin(Box::new(lhs), op, Box::new(rhs));
         }
-        Ok(lhs)
+        Ok((lhs, depth))
     }
 
-    fn product(&mut self) -> Result<Expr, ExprError> {
-        let mut lhs = self.unary()?;
+    fn product(&mut self) -> Result<Parsed, ExprError> {
+        let (mut lhs, mut depth) = self.unary()?;
         while let Some(op @ ('*' | '/' | '%')) = self.peek_op() {
+            let at = self.here();
             self.pos += 1;
-            let rhs = self.unary()?;
+            let (rhs, rhs_depth) = self.unary()?;
+            depth = Self::node_depth(depth.max(rhs_depth), at)?;
             let op = match op {
                 '*' => BinOp::Mul,
                 '/' => BinOp::Div,
@@ -158,59 +200,75 @@ impl Parser<'_> {
             };
             lhs = Expr::Bin(Box::new(lhs), op, Box::new(rhs));
         }
-        Ok(lhs)
+        Ok((lhs, depth))
     }
 
-    fn unary(&mut self) -> Result<Expr, ExprError> {
-        if self.peek_op() == Some('-') {
-            self.pos += 1;
-            return Ok(Expr::Neg(Box::new(self.unary()?)));
+    fn unary(&mut self) -> Result<Parsed, ExprError> {
+        if self.peek_op() != Some('-') {
+            return self.atom();
         }
-        self.atom()
+        let at = self.here();
+        self.enter()?;
+        self.pos += 1;
+        let (e, depth) = self.unary()?;
+        self.leave();
+        Ok((Expr::Neg(Box::new(e)), Self::node_depth(depth, at)?))
     }
 
-    fn atom(&mut self) -> Result<Expr, ExprError> {
+    fn atom(&mut self) -> Result<Parsed, ExprError> {
         let Some((tok, span)) = self.toks.get(self.pos).cloned() else {
             return Err(self.expected("a number, a dim name or `(`"));
         };
         match tok {
             Tok::Int(v) => {
                 self.pos += 1;
-                Ok(Expr::Int(v))
+                Ok((Expr::Int(v), 1))
             }
             Tok::Op('(') => {
+                self.enter()?;
                 self.pos += 1;
                 let e = self.sum()?;
                 self.close()?;
+                self.leave();
                 Ok(e)
             }
             Tok::Name(name) => {
                 self.pos += 1;
                 if self.peek_op() != Some('(') {
-                    return Ok(Expr::Name(name, span));
+                    return Ok((Expr::Name(name, span), 1));
                 }
-                let (func, arity) = match name.as_str() {
-                    "ceil" => (Func::Ceil, 1),
-                    "floor" => (Func::Floor, 1),
-                    "min" => (Func::Min, 2),
-                    "max" => (Func::Max, 2),
-                    _ => return err(span, format!("unknown function `{name}` (known: ceil, floor, min, max)")),
-                };
-                self.pos += 1;
-                let mut args = vec![self.sum()?];
-                while self.peek_op() == Some(',') {
-                    self.pos += 1;
-                    args.push(self.sum()?);
-                }
-                let end = self.here();
-                self.close()?;
-                if args.len() != arity {
-                    return err(span.start..end.end, format!("`{name}` takes {arity} argument(s), got {}", args.len()));
-                }
-                Ok(Expr::Call(func, args))
+                self.call(name, span)
             }
             Tok::Op(_) => Err(self.expected("a number, a dim name or `(`")),
         }
+    }
+
+    /// `name(args)`, at the `(` after the name.
+    fn call(&mut self, name: String, span: Range<usize>) -> Result<Parsed, ExprError> {
+        let (func, arity) = match name.as_str() {
+            "ceil" => (Func::Ceil, 1),
+            "floor" => (Func::Floor, 1),
+            "min" => (Func::Min, 2),
+            "max" => (Func::Max, 2),
+            _ => return err(span, format!("unknown function `{name}` (known: ceil, floor, min, max)")),
+        };
+        self.enter()?;
+        self.pos += 1;
+        let (first, mut depth) = self.sum()?;
+        let mut args = vec![first];
+        while self.peek_op() == Some(',') {
+            self.pos += 1;
+            let (arg, arg_depth) = self.sum()?;
+            depth = depth.max(arg_depth);
+            args.push(arg);
+        }
+        let end = self.here();
+        self.close()?;
+        self.leave();
+        if args.len() != arity {
+            return err(span.start..end.end, format!("`{name}` takes {arity} argument(s), got {}", args.len()));
+        }
+        Ok((Expr::Call(func, args), Self::node_depth(depth, span)?))
     }
 
     fn close(&mut self) -> Result<(), ExprError> {
@@ -229,8 +287,8 @@ pub fn parse(src: &str) -> Result<Expr, ExprError> {
     if toks.is_empty() {
         return err(0..src.len(), "empty expression");
     }
-    let mut p = Parser { toks, pos: 0, src };
-    let e = p.sum()?;
+    let mut p = Parser { toks, pos: 0, src, nesting: 0 };
+    let (e, _) = p.sum()?;
     if p.pos < p.toks.len() {
         return Err(p.expected("an operator or the end"));
     }
