@@ -85,6 +85,13 @@ pub enum BuildError {
         /// Why they cannot be joined.
         source: std::env::JoinPathsError,
     },
+    /// A compiled-kernel record (`<stem>.kernels`) is malformed.
+    BadKernelRecord {
+        /// 1-based line of the record text.
+        line: usize,
+        /// What is wrong with it.
+        message: String,
+    },
     /// Several kernel files failed; one error per file, in source order.
     Several(Vec<BuildError>),
 }
@@ -155,6 +162,7 @@ impl std::fmt::Display for BuildError {
             BuildError::UnjoinableKernelDirs { dirs, source } => {
                 write!(f, "cannot pass the kernel folders {dirs:?} to #[kernel] in KGRAPH_KERNEL_DIRS: {source}")
             }
+            BuildError::BadKernelRecord { line, message } => write!(f, "kernel record, line {line}: {message}"),
             BuildError::Several(errors) => errors.iter().try_for_each(|e| write!(f, "{e}")),
         }
     }

@@ -21,11 +21,19 @@
 
 mod error;
 mod nvcc;
+pub mod preprocessed;
+mod ptx;
+pub mod record;
 mod resources;
 mod sources;
 
 pub use error::{BuildError, IoOp};
 pub use nvcc::{find as find_nvcc, Nvcc, HOW_TO_GET_NVCC};
+pub use preprocessed::{original_line, SourceLine};
+pub use ptx::{ptx_target, records_from_ptx};
+pub use record::{
+    format_kernel_record, parse_kernel_record, CallRecord, KernelRecord, ParamRecord, PtrSpace, RECORD_HEADER,
+};
 pub use resources::{parse as parse_ptxas_report, KernelResources};
 
 use std::path::{Path, PathBuf};
