@@ -53,7 +53,22 @@
 //!   `.param .align 16 .b8 p[48]`: a struct of 48 bytes aligned to 16 (also how
 //!   `__grid_constant__` structs are passed). `ptr=<generic|global|shared|const|local>` and
 //!   `ptr_align` appear only when the PTX carries a `.ptr` annotation; nvcc 13 at `-O3` emits
-//!   none, so a pointer is a `u64` of size 8 like a 64-bit integer.
+//!   none (not at `-O0` or `-G` either), so a pointer is a `u64` of size 8 like a 64-bit
+//!   integer.
+//!
+//! PTX keeps size and class, not C's signedness or struct identity. What nvcc 13 (sm_90)
+//! writes for common parameter types:
+//!
+//! | C parameter | record |
+//! | --- | --- |
+//! | `T*`, `const T*` (any `T`), `long long`, `uint64_t` | `u64 size=8 align=8` |
+//! | `int`, `unsigned`, `int32_t` | `u32 size=4 align=4` |
+//! | `float` / `double` | `f32 size=4 align=4` / `f64 size=8 align=8` |
+//! | `bool`, `signed char`, `int8_t`, `uint8_t` | `u8 size=1 align=1` |
+//! | `short` | `u16 size=2 align=2` |
+//! | `__half`, `__nv_bfloat16` (structs) | `b8 size=2 align=2 array=2` |
+//! | `float2` / `float4` | `b8 size=8 align=8 array=8` / `b8 size=16 align=16 array=16` |
+//! | a struct (by value or `__grid_constant__`) | `b8 size=<sizeof> align=<alignof> array=<sizeof>` |
 //!
 //! Unknown line kinds and unknown `key=value` fields are ignored (a later version 1 writer may
 //! add some); a missing required field, a bad number or a `param` out of order is an error

@@ -336,3 +336,43 @@ fn keeping_the_intermediates_does_not_change_the_cubin() {
     assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
     assert!(std::fs::read(out.join("a.cubin")).unwrap() == std::fs::read(&plain).unwrap(), "-keep changed the cubin");
 }
+
+/// The workspace's own kernel folders (the reference model's, the GPU suite's, the benches').
+fn workspace_kernel_dirs() -> [PathBuf; 3] {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    [root.join("kernels"), root.join("tests/kernels"), root.join("examples/bench/kernels")]
+}
+
+#[test]
+fn records_of_the_workspace_kernels_agree_with_ptxas() {
+    let [main, tests, bench] = workspace_kernel_dirs();
+    let out = scratch("workspace").1;
+    let t = Instant::now();
+    let report = builder(&main, &out).add_kernel_dir(&tests).add_kernel_dir(&bench).run().unwrap();
+    eprintln!("workspace kernels, {} files from scratch: {:?}", report.compiled.len(), t.elapsed());
+    let mut entries = 0;
+    for o in &report.outputs {
+        let mut recorded: Vec<&str> = o.kernels.iter().map(|k| k.name.as_str()).collect();
+        let stem = o.source.file_stem().unwrap().to_string_lossy();
+        let ptxas = std::fs::read_to_string(out.join(format!("{stem}.resources.txt"))).unwrap();
+        let reported: Vec<String> = kgraph_build::parse_ptxas_report(&ptxas).into_iter().map(|k| k.kernel).collect();
+        let mut reported: Vec<&str> = reported.iter().map(String::as_str).collect();
+        recorded.sort();
+        reported.sort();
+        assert_eq!(recorded, reported, "{}: the record and ptxas list different entries", o.source.display());
+        let source = o.source.display().to_string();
+        for k in &o.kernels {
+            assert_eq!(k.file.as_deref(), Some(source.as_str()), "{}", k.name);
+            assert!(k.line.is_some() && k.params.iter().all(|p| p.size > 0 && p.align > 0), "{k:?}");
+        }
+        entries += o.kernels.len();
+    }
+    assert!(entries >= 50, "{entries} entries");
+    let heads = report.outputs.iter().find(|o| o.source.ends_with("heads.cu")).unwrap();
+    let k = &heads.kernels[0];
+    assert_eq!(
+        (k.name.as_str(), k.max_threads, k.pdl_wait, k.pdl_trigger),
+        ("multi_horizon_heads", Some(128), true, true)
+    );
+    eprintln!("heads.i: {} bytes", std::fs::metadata(&heads.preprocessed).unwrap().len());
+}
