@@ -55,7 +55,7 @@ pub enum BuildError {
         source: std::io::Error,
     },
     /// A step of building one kernel file other than compiling it failed (reading it, writing
-    /// its resource report or cache stamp).
+    /// its resource report, record, preprocessed source or cache stamp).
     Kernel {
         /// The `.cu` file.
         file: PathBuf,
@@ -84,6 +84,32 @@ pub enum BuildError {
         dirs: Vec<PathBuf>,
         /// Why they cannot be joined.
         source: std::env::JoinPathsError,
+    },
+    /// nvcc compiled a kernel file but did not leave an intermediate file the build keeps (the
+    /// PTX or the preprocessed source of `-keep`): an nvcc whose `-keep` names files otherwise.
+    MissingIntermediate {
+        /// The file that was expected.
+        path: PathBuf,
+        /// The files nvcc did leave in its keep folder.
+        found: Vec<String>,
+    },
+    /// A compiled-kernel record (`<stem>.kernels`) is malformed.
+    BadKernelRecord {
+        /// 1-based line of the record text.
+        line: usize,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A macro name given to [`crate::KernelBuild::define`] or
+    /// [`crate::KernelBuild::define_value`] is not a C identifier.
+    BadDefine {
+        /// The name as given.
+        name: String,
+    },
+    /// A folder given to [`crate::KernelBuild::include_dir`] does not exist.
+    MissingIncludeDir {
+        /// The folder, as resolved.
+        dir: PathBuf,
     },
     /// Several kernel files failed; one error per file, in source order.
     Several(Vec<BuildError>),
@@ -154,6 +180,19 @@ impl std::fmt::Display for BuildError {
             ),
             BuildError::UnjoinableKernelDirs { dirs, source } => {
                 write!(f, "cannot pass the kernel folders {dirs:?} to #[kernel] in KGRAPH_KERNEL_DIRS: {source}")
+            }
+            BuildError::MissingIntermediate { path, found } => write!(
+                f,
+                "nvcc -keep left no {} (it left: {}); kgraph-build keeps the PTX and preprocessed source of each compile",
+                path.display(),
+                found.join(", ")
+            ),
+            BuildError::BadKernelRecord { line, message } => write!(f, "kernel record, line {line}: {message}"),
+            BuildError::BadDefine { name } => {
+                write!(f, "KernelBuild::define: `{name}` is not a macro name (a C identifier)")
+            }
+            BuildError::MissingIncludeDir { dir } => {
+                write!(f, "include folder {} does not exist (added with KernelBuild::include_dir)", dir.display())
             }
             BuildError::Several(errors) => errors.iter().try_for_each(|e| write!(f, "{e}")),
         }

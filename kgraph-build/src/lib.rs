@@ -11,6 +11,26 @@
 //! beside each cubin as `<stem>.resources.txt`, and a spill or local-memory stack frame becomes a
 //! `cargo:warning`. The `#[kernel]` macro embeds those cubins.
 //!
+//! # What nvcc compiled: `<stem>.kernels` and `<stem>.i`
+//!
+//! The same nvcc invocation that builds a cubin keeps its intermediate files (`-keep`), and the
+//! build leaves three more files beside `<stem>.cubin`, all from the first arch of the list:
+//!
+//! - `<stem>.kernels`: the compiled-kernel record, one block per PTX `.entry`: its symbol
+//!   (mangled for C++ linkage), each parameter's PTX type, size and alignment, launch bounds as
+//!   compiled, whether it executes the PDL instructions, its calls and source line. The exact
+//!   format is in [`record`]; [`parse_kernel_record`] reads it, [`records_from_ptx`] makes it.
+//! - `<stem>.i`: the preprocessed device source (what cicc read, `__CUDA_ARCH__` defined as in
+//!   the device compile), line markers kept; see [`preprocessed`].
+//! - `<stem>.ptx`: the PTX ptxas assembled into the cubin.
+//!
+//! `#[kernel]` reads `<stem>.kernels` and `<stem>.i` from `$OUT_DIR/kgraph/` to check a
+//! declaration against what was compiled, so preprocessor conditionals, macros, templates and
+//! the build's [`KernelBuild::define`] / [`KernelBuild::include_dir`] flags are resolved as nvcc
+//! resolved them. They are cached and rebuilt exactly with the cubin (a missing one makes the
+//! cubin stale). The NVRTC fallback (no nvcc) writes none of them and removes old ones: a reader
+//! then has only the `.cu` text.
+//!
 //! More folders compile into the same output folder with [`KernelBuild::add_kernel_dir`]; each
 //! folder's files include headers from their own folder (`-I<folder>`), and the folders are
 //! passed on to `#[kernel]` in `KGRAPH_KERNEL_DIRS` ([`KERNEL_DIRS_ENV`]).
@@ -21,11 +41,19 @@
 
 mod error;
 mod nvcc;
+pub mod preprocessed;
+mod ptx;
+pub mod record;
 mod resources;
 mod sources;
 
 pub use error::{BuildError, IoOp};
 pub use nvcc::{find as find_nvcc, Nvcc, HOW_TO_GET_NVCC};
+pub use preprocessed::{original_line, SourceLine};
+pub use ptx::{ptx_target, records_from_ptx};
+pub use record::{
+    format_kernel_record, parse_kernel_record, CallRecord, KernelRecord, ParamRecord, PtrSpace, RECORD_HEADER,
+};
 pub use resources::{parse as parse_ptxas_report, KernelResources};
 
 use std::path::{Path, PathBuf};
@@ -53,6 +81,10 @@ pub struct KernelBuild {
     out_dir: Option<PathBuf>,
     archs: Option<Vec<String>>,
     extra_nvcc_args: Vec<String>,
+    /// `-D` macros: name and optional value.
+    defines: Vec<(String, Option<String>)>,
+    /// `-I` folders after the kernel folder's own (absolute, or relative to `manifest_dir`).
+    include_dirs: Vec<PathBuf>,
     emit_cargo: bool,
     nvcc: NvccChoice,
     require_nvcc: Option<bool>,
@@ -74,11 +106,33 @@ pub struct BuildReport {
     pub up_to_date: Vec<PathBuf>,
     /// Resource report of every kernel compiled or cached.
     pub resources: Vec<KernelResources>,
+    /// The output files and compiled-kernel records of every file compiled or cached, in
+    /// source order (none for the NVRTC fallback).
+    pub outputs: Vec<KernelOutputs>,
     /// True when no nvcc was found and the NVRTC fallback is in use.
     pub nvrtc_fallback: bool,
     /// Every kernel folder of the build, absolute (the primary one first, whether or not it
     /// exists): what [`KERNEL_DIRS_ENV`] is set to.
     pub kernel_dirs: Vec<PathBuf>,
+}
+
+/// The files one `.cu` file compiled to, and what its record says.
+#[derive(Debug, Clone, Default)]
+pub struct KernelOutputs {
+    /// The `.cu` file.
+    pub source: PathBuf,
+    /// `<stem>.cubin` (a fatbin for several archs).
+    pub cubin: PathBuf,
+    /// `<stem>.kernels`, the compiled-kernel record ([`record`]).
+    pub record: PathBuf,
+    /// `<stem>.i`, the preprocessed device source ([`preprocessed`]).
+    pub preprocessed: PathBuf,
+    /// `<stem>.ptx`, the PTX of the first arch.
+    pub ptx: PathBuf,
+    /// The record parsed: one entry per compiled kernel.
+    pub kernels: Vec<KernelRecord>,
+    /// Compiled this time, rather than up to date.
+    pub compiled: bool,
 }
 
 /// Compiles `kernels/*.cu` of the crate being built; on error prints the compiler output and
@@ -104,6 +158,8 @@ impl KernelBuild {
             out_dir: None,
             archs: None,
             extra_nvcc_args: Vec::new(),
+            defines: Vec::new(),
+            include_dirs: Vec::new(),
             emit_cargo: true,
             nvcc: NvccChoice::Search,
             require_nvcc: None,
@@ -138,9 +194,33 @@ impl KernelBuild {
         self
     }
 
-    /// Extra nvcc flags (e.g. `-DUSE_FAST_MATH`), part of the cache key.
+    /// Extra nvcc flags (e.g. `--use_fast_math`), part of the cache key. They reach every step
+    /// of the compile, preprocessing included (the `.i` and `.kernels` files follow them).
     pub fn nvcc_arg(mut self, arg: impl Into<String>) -> Self {
         self.extra_nvcc_args.push(arg.into());
+        self
+    }
+
+    /// Defines the macro `name` for every kernel file (`-D<name>`), as `#define name 1` would.
+    /// `name` must be a C identifier ([`BuildError::BadDefine`] from [`KernelBuild::run`]).
+    pub fn define(mut self, name: impl Into<String>) -> Self {
+        self.defines.push((name.into(), None));
+        self
+    }
+
+    /// Defines the macro `name` as `value` for every kernel file (`-D<name>=<value>`). Commas in
+    /// `value` are escaped for nvcc (which would otherwise split the option at them).
+    pub fn define_value(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.defines.push((name.into(), Some(value.into())));
+        self
+    }
+
+    /// One more include folder for every kernel file (`-I<dir>`, after the file's own kernel
+    /// folder), absolute or relative to `CARGO_MANIFEST_DIR`; it must exist
+    /// ([`BuildError::MissingIncludeDir`]). Headers found there (`#include "x.h"` or `<x.h>`)
+    /// are part of the cache key, and the folder is watched (`rerun-if-changed`).
+    pub fn include_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.include_dirs.push(self.manifest_dir.join(dir));
         self
     }
 
@@ -187,6 +267,7 @@ impl KernelBuild {
             self.cargo(&format!("rerun-if-env-changed={var}"));
         }
         let dirs = self.kernel_dirs()?;
+        self.check_flags()?;
         let sources = self.collect_sources(&dirs)?;
         let archs = match &self.archs {
             Some(a) => a.clone(),
@@ -236,6 +317,42 @@ impl KernelBuild {
         Ok(dirs)
     }
 
+    /// [`BuildError::BadDefine`] for a macro name that is not an identifier,
+    /// [`BuildError::MissingIncludeDir`] for an include folder that does not exist; a
+    /// `rerun-if-changed` for each include folder.
+    fn check_flags(&self) -> Result<(), BuildError> {
+        for (name, _) in &self.defines {
+            let mut chars = name.chars();
+            let ident = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !ident {
+                return Err(BuildError::BadDefine { name: name.clone() });
+            }
+        }
+        for dir in &self.include_dirs {
+            if !dir.is_dir() {
+                return Err(BuildError::MissingIncludeDir { dir: dir.clone() });
+            }
+            self.cargo(&format!("rerun-if-changed={}", dir.display()));
+        }
+        Ok(())
+    }
+
+    /// The flags of every compile of a file of kernel folder `dir`: `-I<dir>`, the include
+    /// folders, the defines, then [`KernelBuild::nvcc_arg`]s.
+    fn flags(&self, dir: &Path) -> Vec<String> {
+        let mut flags = vec![format!("-I{}", dir.display())];
+        flags.extend(self.include_dirs.iter().map(|d| format!("-I{}", d.display())));
+        for (name, value) in &self.defines {
+            flags.push(match value {
+                None => format!("-D{name}"),
+                Some(v) => format!("-D{name}={}", v.replace(',', "\\,")),
+            });
+        }
+        flags.extend(self.extra_nvcc_args.iter().cloned());
+        flags
+    }
+
     /// The `.cu` files of `dirs`, with a `rerun-if-changed` for each folder, header and file.
     fn collect_sources(&self, dirs: &[PathBuf]) -> Result<Vec<KernelFile>, BuildError> {
         for dir in dirs {
@@ -278,9 +395,10 @@ impl KernelBuild {
             folders.join(", ")
         ));
         for src in sources {
-            let image = out_dir.join(image_name(&src.path));
-            std::fs::write(&image, b"").map_err(|e| BuildError::io(IoOp::Write, &image, e))?;
-            let _ = std::fs::remove_file(out_dir.join(output_name(&src.path, "stamp")));
+            let files = OutputFiles::new(out_dir, &src.path);
+            std::fs::write(&files.cubin, b"").map_err(|e| BuildError::io(IoOp::Write, &files.cubin, e))?;
+            // No compile, no record: old ones would describe a source that may have changed.
+            files.remove_derived();
         }
         Ok(BuildReport { nvrtc_fallback: true, ..BuildReport::default() })
     }
@@ -342,6 +460,7 @@ impl KernelBuild {
                 ));
             }
             report.resources.extend(outcome.resources);
+            report.outputs.push(outcome.outputs);
             if outcome.compiled {
                 report.compiled.push(src.path.clone())
             } else {
@@ -357,7 +476,7 @@ impl KernelBuild {
         }
     }
 
-    /// Compiles `src` unless its cubin's stamp matches the cache key.
+    /// Compiles `src` unless its stamp matches the cache key and all its outputs exist.
     fn build_one(
         &self,
         src: &KernelFile,
@@ -367,19 +486,19 @@ impl KernelBuild {
         archs: &[String],
     ) -> Result<Outcome, BuildError> {
         let in_kernel = |source| BuildError::Kernel { file: src.path.clone(), source: Box::new(source) };
-        let image = out_dir.join(image_name(&src.path));
-        let stamp = out_dir.join(output_name(&src.path, "stamp"));
-        let report_path = out_dir.join(output_name(&src.path, "resources.txt"));
-        let args = nvcc::args(&src.path, &image, &src.dir, archs, &self.extra_nvcc_args);
-        let key = sources::cache_key(&src.path, &src.dir, version, &args).map_err(in_kernel)?;
-        let cached = std::fs::read_to_string(&stamp).ok().is_some_and(|s| s == key)
-            && std::fs::metadata(&image).is_ok_and(|m| m.len() > 0);
-        if cached {
-            let text = std::fs::read_to_string(&report_path).unwrap_or_default();
-            return Ok(Outcome { compiled: false, resources: resources::parse(&text) });
+        let files = OutputFiles::new(out_dir, &src.path);
+        let args = nvcc::args(&src.path, &files.cubin, &files.keep_dir, archs, &self.flags(&src.dir));
+        let mut search = vec![src.dir.clone()];
+        search.extend(self.include_dirs.iter().cloned());
+        let key = sources::cache_key(&src.path, &search, version, &args).map_err(in_kernel)?;
+        if let Some(outcome) = files.cached(&key, &src.path) {
+            return Ok(outcome);
         }
-        let _ = std::fs::remove_file(&stamp);
-        let stderr = nvcc::run(nvcc, &src.path, &args)?;
+        files.remove_derived();
+        let _ = std::fs::remove_dir_all(&files.keep_dir);
+        let compiled = self.compile_keeping(src, nvcc, &args, &files, archs);
+        let _ = std::fs::remove_dir_all(&files.keep_dir);
+        let (stderr, kernels) = compiled?;
         let resources = resources::parse(&stderr);
         let mut text = stderr.clone();
         text.push_str("\n# summary\n");
@@ -387,16 +506,113 @@ impl KernelBuild {
             text.push_str(&k.line());
             text.push('\n');
         }
-        std::fs::write(&report_path, text).map_err(|e| in_kernel(BuildError::io(IoOp::Write, &report_path, e)))?;
-        std::fs::write(&stamp, key).map_err(|e| in_kernel(BuildError::io(IoOp::Write, &stamp, e)))?;
-        Ok(Outcome { compiled: true, resources })
+        let write = |path: &Path, text: &str| {
+            std::fs::write(path, text).map_err(|e| in_kernel(BuildError::io(IoOp::Write, path, e)))
+        };
+        write(&files.resources, &text)?;
+        // The stamp last: it vouches for every other output.
+        write(&files.stamp, &key)?;
+        Ok(Outcome { compiled: true, resources, outputs: files.outputs(&src.path, kernels, true) })
+    }
+
+    /// Runs nvcc with `args` (which keep intermediates in `files.keep_dir`), then moves the PTX and
+    /// the preprocessed source of the first arch out of it and writes the record. Returns nvcc's
+    /// stderr and the records.
+    fn compile_keeping(
+        &self,
+        src: &KernelFile,
+        nvcc: &Nvcc,
+        args: &[String],
+        files: &OutputFiles,
+        archs: &[String],
+    ) -> Result<(String, Vec<KernelRecord>), BuildError> {
+        let in_kernel = |source| BuildError::Kernel { file: src.path.clone(), source: Box::new(source) };
+        std::fs::create_dir_all(&files.keep_dir)
+            .map_err(|e| in_kernel(BuildError::io(IoOp::Create, &files.keep_dir, e)))?;
+        let stderr = nvcc::run(nvcc, &src.path, args)?;
+        let (ptx, ii) = nvcc::kept_files(&files.keep_dir, &src.path, archs).map_err(in_kernel)?;
+        for (from, to) in [(&ptx, &files.ptx), (&ii, &files.preprocessed)] {
+            std::fs::rename(from, to).map_err(|e| in_kernel(BuildError::io(IoOp::Write, to, e)))?;
+        }
+        let text =
+            std::fs::read_to_string(&files.ptx).map_err(|e| in_kernel(BuildError::io(IoOp::Read, &files.ptx, e)))?;
+        let kernels = records_from_ptx(&text);
+        let record = format_kernel_record(ptx_target(&text).as_deref(), &kernels);
+        std::fs::write(&files.record, record).map_err(|e| in_kernel(BuildError::io(IoOp::Write, &files.record, e)))?;
+        Ok((stderr, kernels))
     }
 }
 
-/// One kernel file's result: whether it was compiled (or cached), and ptxas' report.
+/// One kernel file's result: whether it was compiled (or cached), ptxas' report, its outputs.
 struct Outcome {
     compiled: bool,
     resources: Vec<KernelResources>,
+    outputs: KernelOutputs,
+}
+
+/// The paths of one kernel file's outputs in the output folder.
+struct OutputFiles {
+    cubin: PathBuf,
+    stamp: PathBuf,
+    resources: PathBuf,
+    record: PathBuf,
+    preprocessed: PathBuf,
+    ptx: PathBuf,
+    /// nvcc's `-keep-dir` for this file, removed after each compile.
+    keep_dir: PathBuf,
+}
+
+impl OutputFiles {
+    fn new(out_dir: &Path, src: &Path) -> Self {
+        let file = |suffix| out_dir.join(output_name(src, suffix));
+        OutputFiles {
+            cubin: file("cubin"),
+            stamp: file("stamp"),
+            resources: file("resources.txt"),
+            record: file("kernels"),
+            preprocessed: file("i"),
+            ptx: file("ptx"),
+            keep_dir: file("keep"),
+        }
+    }
+
+    /// The cached outcome, if the stamp holds `key`, the cubin is not empty, the preprocessed
+    /// source and PTX exist and the record parses; `None` means the file must be compiled.
+    fn cached(&self, key: &str, src: &Path) -> Option<Outcome> {
+        let stamped = std::fs::read_to_string(&self.stamp).ok().is_some_and(|s| s == key)
+            && std::fs::metadata(&self.cubin).is_ok_and(|m| m.len() > 0)
+            && self.preprocessed.is_file()
+            && self.ptx.is_file();
+        if !stamped {
+            return None;
+        }
+        let kernels = parse_kernel_record(&std::fs::read_to_string(&self.record).ok()?).ok()?;
+        let text = std::fs::read_to_string(&self.resources).unwrap_or_default();
+        Some(Outcome {
+            compiled: false,
+            resources: resources::parse(&text),
+            outputs: self.outputs(src, kernels, false),
+        })
+    }
+
+    /// Removes the stamp and every file derived from a compile other than the image.
+    fn remove_derived(&self) {
+        for path in [&self.stamp, &self.record, &self.preprocessed, &self.ptx] {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+
+    fn outputs(&self, src: &Path, kernels: Vec<KernelRecord>, compiled: bool) -> KernelOutputs {
+        KernelOutputs {
+            source: src.to_path_buf(),
+            cubin: self.cubin.clone(),
+            record: self.record.clone(),
+            preprocessed: self.preprocessed.clone(),
+            ptx: self.ptx.clone(),
+            kernels,
+            compiled,
+        }
+    }
 }
 
 /// `$OUT_DIR/kgraph/<stem>.cubin`: the file name `#[kernel]` embeds for `src`.

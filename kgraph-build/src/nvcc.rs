@@ -65,9 +65,14 @@ pub fn version(nvcc: &Nvcc) -> Result<String, BuildError> {
     Ok(text.lines().filter(|l| l.contains("release") || l.starts_with("Build")).collect::<Vec<_>>().join(" "))
 }
 
-/// The nvcc arguments that turn `src` into a device image at `out` for `archs` (`sm_90`, ...).
-/// One arch gives a cubin; several give a fatbin (also loadable with cuModuleLoadData).
-pub fn args(src: &Path, out: &Path, include_dir: &Path, archs: &[String], extra: &[String]) -> Vec<String> {
+/// The nvcc arguments that turn `src` into a device image at `out` for `archs` (`sm_90`, ...),
+/// with `flags` (`-I`, `-D` and extra flags) before the output. One arch gives a cubin; several
+/// give a fatbin (also loadable with cuModuleLoadData).
+///
+/// `-keep -keep-dir <keep_dir>` keeps the intermediate files of the same compile: the PTX
+/// ptxas assembled and the preprocessed device source cicc read ([`kept_files`]). Keeping them
+/// costs nothing measurable and does not change the image (same bytes).
+pub fn args(src: &Path, out: &Path, keep_dir: &Path, archs: &[String], flags: &[String]) -> Vec<String> {
     let mut a = Vec::new();
     if let [arch] = archs {
         a.extend(["-cubin".to_string(), format!("-arch={arch}")]);
@@ -79,10 +84,34 @@ pub fn args(src: &Path, out: &Path, include_dir: &Path, archs: &[String], extra:
         }
     }
     a.extend(["-O3".into(), "-lineinfo".into(), "-std=c++17".into(), "-Xptxas=-v".into()]);
-    a.push(format!("-I{}", include_dir.display()));
-    a.extend(extra.iter().cloned());
+    a.extend(["-keep".into(), "-keep-dir".into(), keep_dir.display().to_string()]);
+    a.extend(flags.iter().cloned());
     a.extend(["-o".into(), out.display().to_string(), src.display().to_string()]);
     a
+}
+
+/// The PTX and the preprocessed source of the first arch that `-keep` left in `keep_dir` for
+/// `src`: `<stem>.ptx` and `<stem>.cpp1.ii` for one arch, `<stem>.compute_<n>.ptx` and
+/// `<stem>.compute_<n>.cpp1.ii` per arch for several (nvcc 12 and 13 name them so).
+pub fn kept_files(keep_dir: &Path, src: &Path, archs: &[String]) -> Result<(PathBuf, PathBuf), BuildError> {
+    let stem = src.file_stem().unwrap_or_default().to_string_lossy();
+    let base = match archs {
+        [_] | [] => stem.to_string(),
+        [first, ..] => format!("{stem}.compute_{}", first.trim_start_matches("sm_")),
+    };
+    let (ptx, ii) = (keep_dir.join(format!("{base}.ptx")), keep_dir.join(format!("{base}.cpp1.ii")));
+    for path in [&ptx, &ii] {
+        if !path.is_file() {
+            let mut found: Vec<String> = std::fs::read_dir(keep_dir)
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+                .collect();
+            found.sort();
+            return Err(BuildError::MissingIntermediate { path: path.clone(), found });
+        }
+    }
+    Ok((ptx, ii))
 }
 
 /// Runs nvcc on `file` with `args`; returns its stderr (ptxas' resource report), or

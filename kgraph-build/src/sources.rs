@@ -58,9 +58,11 @@ fn list_with_extension(dir: &Path, extensions: &[&str]) -> Vec<PathBuf> {
     v
 }
 
-/// Local headers `src` includes (`#include "x.cuh"`), transitively: looked up beside the
-/// including file, then in `dir`, as nvcc's `-I{dir}` does.
-pub(crate) fn local_includes(src: &Path, dir: &Path) -> BTreeSet<PathBuf> {
+/// Local headers `src` includes, transitively, as nvcc resolves them with `-I` for each of
+/// `search` (the kernel folder first, then the include folders): `#include "x.cuh"` beside the
+/// including file, then in `search`; `#include <x.h>` in `search` only. Headers found nowhere
+/// (CUDA's and the system's) are not followed.
+pub(crate) fn local_includes(src: &Path, search: &[PathBuf]) -> BTreeSet<PathBuf> {
     let mut seen = BTreeSet::new();
     let mut todo = vec![src.to_path_buf()];
     while let Some(file) = todo.pop() {
@@ -70,9 +72,17 @@ pub(crate) fn local_includes(src: &Path, dir: &Path) -> BTreeSet<PathBuf> {
             let Some(rest) = line.strip_prefix('#').map(str::trim_start).and_then(|l| l.strip_prefix("include")) else {
                 continue;
             };
-            let Some(name) = rest.trim().strip_prefix('"').and_then(|r| r.split('"').next()) else { continue };
-            let base = file.parent().unwrap_or(dir);
-            let candidate = [base.join(name), dir.join(name)].into_iter().find(|p| p.is_file());
+            let rest = rest.trim();
+            let (name, beside) = if let Some(r) = rest.strip_prefix('"') {
+                (r.split('"').next(), true)
+            } else if let Some(r) = rest.strip_prefix('<') {
+                (r.split('>').next(), false)
+            } else {
+                continue;
+            };
+            let Some(name) = name else { continue };
+            let base = file.parent().filter(|_| beside).map(|b| b.join(name));
+            let candidate = base.into_iter().chain(search.iter().map(|d| d.join(name))).find(|p| p.is_file());
             if let Some(p) = candidate {
                 if seen.insert(p.clone()) {
                     todo.push(p);
@@ -83,8 +93,9 @@ pub(crate) fn local_includes(src: &Path, dir: &Path) -> BTreeSet<PathBuf> {
     seen
 }
 
-/// FNV-1a over the source, its local headers, nvcc's version and the arguments.
-pub(crate) fn cache_key(src: &Path, dir: &Path, version: &str, args: &[String]) -> Result<String, BuildError> {
+/// FNV-1a over the source, its local headers (see [`local_includes`] for `search`), nvcc's
+/// version and the arguments.
+pub(crate) fn cache_key(src: &Path, search: &[PathBuf], version: &str, args: &[String]) -> Result<String, BuildError> {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let mut feed = |bytes: &[u8]| {
         for b in bytes {
@@ -93,7 +104,7 @@ pub(crate) fn cache_key(src: &Path, dir: &Path, version: &str, args: &[String]) 
         }
     };
     feed(&std::fs::read(src).map_err(|e| BuildError::io(IoOp::Read, src, e))?);
-    for header in local_includes(src, dir) {
+    for header in local_includes(src, search) {
         feed(header.to_string_lossy().as_bytes());
         feed(&std::fs::read(&header).unwrap_or_default());
     }
@@ -121,11 +132,12 @@ mod tests {
         std::fs::write(dir.join("a.cu"), "#include \"b.cuh\"\nextern \"C\" __global__ void a() {}\n").unwrap();
         std::fs::write(dir.join("b.cuh"), "#include \"c.cuh\"\n").unwrap();
         std::fs::write(dir.join("c.cuh"), "// v1\n").unwrap();
-        let inc = local_includes(&dir.join("a.cu"), &dir);
+        let search = [dir.clone()];
+        let inc = local_includes(&dir.join("a.cu"), &search);
         assert_eq!(inc.len(), 2);
-        let k1 = cache_key(&dir.join("a.cu"), &dir, "v", &[]).unwrap();
+        let k1 = cache_key(&dir.join("a.cu"), &search, "v", &[]).unwrap();
         std::fs::write(dir.join("c.cuh"), "// v2\n").unwrap();
-        let k2 = cache_key(&dir.join("a.cu"), &dir, "v", &[]).unwrap();
+        let k2 = cache_key(&dir.join("a.cu"), &search, "v", &[]).unwrap();
         assert_ne!(k1, k2);
         std::fs::remove_dir_all(&dir).unwrap();
     }
