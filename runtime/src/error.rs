@@ -100,6 +100,39 @@ pub enum Error {
         /// The error that stopped it.
         source: Box<Error>,
     },
+    /// A kernel argument is shorter than its declared extent (`x: &[f32; n]` in the
+    /// `#[kernel]` declaration) for the scalar arguments of this launch; nothing was launched.
+    Extent {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// The pointer parameter whose argument is too short.
+        param: &'static str,
+        /// The extent's value for this launch: the elements the kernel may access.
+        required: u64,
+        /// The elements the argument holds.
+        actual: usize,
+    },
+    /// A declared extent could not be evaluated for the scalar arguments of this launch: it
+    /// overflows the type it is computed in, divides by zero, or is negative; nothing was
+    /// launched.
+    ExtentArithmetic {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// The pointer parameter whose extent failed.
+        param: &'static str,
+        /// The extent as declared and what went wrong.
+        detail: String,
+    },
+    /// An argument the kernel writes overlaps another pointer argument of the same launch
+    /// (within their extents); nothing was launched.
+    Aliasing {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// The written parameter (`&mut [T]` or `PinnedMut<T>`).
+        written: &'static str,
+        /// The parameter it overlaps.
+        other: &'static str,
+    },
 }
 
 /// `Result` with kgraph's [`Error`].
@@ -175,6 +208,17 @@ impl std::fmt::Display for Error {
             }
             Error::Graph { op, detail } => write!(f, "graph {op}: {detail}"),
             Error::InGraph { graph, op, source } => write!(f, "{graph}: {op}: {source}"),
+            Error::Extent { kernel, param, required, actual } => write!(
+                f,
+                "launching kernel `{kernel}`: argument `{param}` holds {actual} elements, its extent requires {required}"
+            ),
+            Error::ExtentArithmetic { kernel, param, detail } => {
+                write!(f, "launching kernel `{kernel}`: the extent of `{param}` cannot be evaluated: {detail}")
+            }
+            Error::Aliasing { kernel, written, other } => write!(
+                f,
+                "launching kernel `{kernel}`: argument `{written}`, which the kernel writes, overlaps argument `{other}`"
+            ),
         }
     }
 }

@@ -138,11 +138,13 @@ unsafe impl<T> DeviceOut<T> for CudaSlice<T> {}
 unsafe impl<T> DeviceOut<T> for CudaViewMut<'_, T> {}
 
 /// A device address of mapped pinned host memory (a [`crate::PinnedSlot`] or
-/// [`crate::MappedBuffer`]): the zero-copy kernel argument. The kernel reads host memory over
-/// PCIe/C2C directly, so the host's latest write is what the kernel sees.
-#[repr(transparent)]
+/// [`crate::MappedBuffer`]) with the number of elements there: the zero-copy kernel argument.
+/// The kernel reads host memory over PCIe/C2C directly, so the host's latest write is what the
+/// kernel sees. A checked launch compares [`PinnedPtr::len`] with the parameter's extent; the
+/// kernel receives [`PinnedPtr::addr`] only.
 pub struct PinnedPtr<T> {
     addr: sys::CUdeviceptr,
+    len: usize,
     _elem: PhantomData<*const T>,
 }
 
@@ -154,42 +156,50 @@ impl<T> Clone for PinnedPtr<T> {
 impl<T> Copy for PinnedPtr<T> {}
 impl<T> std::fmt::Debug for PinnedPtr<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "PinnedPtr({:#x})", self.addr)
+        write!(f, "PinnedPtr({:#x}, len {})", self.addr, self.len)
     }
 }
-// SAFETY: `PinnedPtr` is `repr(transparent)` over a `CUdeviceptr` (u64), which is exactly the
-// kernel ABI of a `const T*` argument, so `launch_builder().arg(&ptr)` passes the pointer.
-unsafe impl<T> cudarc::driver::DeviceRepr for PinnedPtr<T> {}
-// SAFETY: a device address is a plain integer; sending it does not touch the memory.
+// SAFETY: a device address and a length are plain integers; sending them touches no memory.
 unsafe impl<T> Send for PinnedPtr<T> {}
-// SAFETY: as above; shared references only copy the integer.
+// SAFETY: as above; shared references only copy the integers.
 unsafe impl<T> Sync for PinnedPtr<T> {}
 
 impl<T> PinnedPtr<T> {
-    /// Wraps a mapped device address.
+    /// Wraps a mapped device address of `len` elements.
     ///
     /// # Safety
-    /// `addr` must be the device address of mapped pinned host memory holding at least as many
-    /// `T` as the kernel reads, alive until every launch that uses it has finished.
-    pub unsafe fn from_raw(addr: sys::CUdeviceptr) -> Self {
-        PinnedPtr { addr, _elem: PhantomData }
+    /// `addr` must be the device address of mapped pinned host memory holding at least `len`
+    /// elements of `T`, alive until every launch that uses it has finished.
+    pub unsafe fn from_raw(addr: sys::CUdeviceptr, len: usize) -> Self {
+        PinnedPtr { addr, len, _elem: PhantomData }
     }
 
     /// The raw device address (what the kernel receives).
     pub fn addr(&self) -> sys::CUdeviceptr {
         self.addr
     }
+
+    /// The number of `T` the memory holds.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when the memory holds no element.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
 }
 
 /// A device address of mapped pinned host memory that a kernel **writes** (a
-/// [`crate::MappedBuffer`], lent through [`crate::MappedBuffer::device_ptr_mut`]): the
-/// zero-copy kernel output, for a `T*` parameter declared `PinnedMut<T>`. The kernel stores
-/// straight into host memory over PCIe/C2C, so its results need no download copy; the host may
-/// read them only after synchronizing the stream that ran the kernel (before that they may be
-/// stale, or half written).
-#[repr(transparent)]
+/// [`crate::MappedBuffer`], lent through [`crate::MappedBuffer::device_ptr_mut`]), with the
+/// number of elements there: the zero-copy kernel output, for a `T*` parameter declared
+/// `PinnedMut<T>`. The kernel stores straight into host memory over PCIe/C2C, so its results
+/// need no download copy; the host may read them only after synchronizing the stream that ran
+/// the kernel (before that they may be stale, or half written). A checked launch compares
+/// [`PinnedMutPtr::len`] with the parameter's extent and checks it overlaps no other argument.
 pub struct PinnedMutPtr<T> {
     addr: sys::CUdeviceptr,
+    len: usize,
     _elem: PhantomData<*mut T>,
 }
 
@@ -201,31 +211,38 @@ impl<T> Clone for PinnedMutPtr<T> {
 impl<T> Copy for PinnedMutPtr<T> {}
 impl<T> std::fmt::Debug for PinnedMutPtr<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "PinnedMutPtr({:#x})", self.addr)
+        write!(f, "PinnedMutPtr({:#x}, len {})", self.addr, self.len)
     }
 }
-// SAFETY: `PinnedMutPtr` is `repr(transparent)` over a `CUdeviceptr` (u64), which is exactly the
-// kernel ABI of a `T*` argument, so `launch_builder().arg(&ptr)` passes the pointer.
-unsafe impl<T> cudarc::driver::DeviceRepr for PinnedMutPtr<T> {}
-// SAFETY: a device address is a plain integer; sending it does not touch the memory.
+// SAFETY: a device address and a length are plain integers; sending them touches no memory.
 unsafe impl<T> Send for PinnedMutPtr<T> {}
-// SAFETY: as above; shared references only copy the integer.
+// SAFETY: as above; shared references only copy the integers.
 unsafe impl<T> Sync for PinnedMutPtr<T> {}
 
 impl<T> PinnedMutPtr<T> {
-    /// Wraps a mapped device address that kernels may write.
+    /// Wraps a mapped device address of `len` elements that kernels may write.
     ///
     /// # Safety
-    /// `addr` must be the device address of mapped pinned host memory holding at least as many
-    /// `T` as the kernel writes, alive until every launch that uses it has finished, and not
-    /// read or written by the host while such a launch may be running.
-    pub unsafe fn from_raw(addr: sys::CUdeviceptr) -> Self {
-        PinnedMutPtr { addr, _elem: PhantomData }
+    /// `addr` must be the device address of mapped pinned host memory holding at least `len`
+    /// elements of `T`, alive until every launch that uses it has finished, and not read or
+    /// written by the host while such a launch may be running.
+    pub unsafe fn from_raw(addr: sys::CUdeviceptr, len: usize) -> Self {
+        PinnedMutPtr { addr, len, _elem: PhantomData }
     }
 
     /// The raw device address (what the kernel receives).
     pub fn addr(&self) -> sys::CUdeviceptr {
         self.addr
+    }
+
+    /// The number of `T` the memory holds.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when the memory holds no element.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 }
 
@@ -236,15 +253,16 @@ mod tests {
     fn send_sync<T: Send + Sync + Copy>() {}
 
     #[test]
-    fn pinned_pointers_are_bare_copyable_device_addresses() {
+    fn pinned_pointers_are_copyable_addresses_with_lengths() {
         send_sync::<PinnedPtr<f32>>();
         send_sync::<PinnedMutPtr<u64>>();
-        // The kernel ABI of a `T*` argument is one 64-bit address: nothing else may be pushed.
-        assert_eq!(std::mem::size_of::<PinnedMutPtr<[f64; 4]>>(), std::mem::size_of::<sys::CUdeviceptr>());
         // SAFETY: the address is only stored and printed, never dereferenced or launched.
-        let out = unsafe { PinnedMutPtr::<f32>::from_raw(0x7f00_1000) };
+        let out = unsafe { PinnedMutPtr::<f32>::from_raw(0x7f00_1000, 40) };
         let copy = out;
-        assert_eq!((out.addr(), copy.addr()), (0x7f00_1000, 0x7f00_1000));
-        assert_eq!(format!("{out:?}"), "PinnedMutPtr(0x7f001000)");
+        assert_eq!((out.addr(), copy.addr(), copy.len()), (0x7f00_1000, 0x7f00_1000, 40));
+        assert_eq!(format!("{out:?}"), "PinnedMutPtr(0x7f001000, len 40)");
+        // SAFETY: as above.
+        let empty = unsafe { PinnedPtr::<f32>::from_raw(0, 0) };
+        assert!(empty.is_empty());
     }
 }

@@ -10,6 +10,8 @@
 //! - [`Graph`]: stream capture, instantiation, replay and topology queries.
 //! - [`KernelSource`], [`ModuleCache`], [`DeviceIn`]/[`DeviceOut`]: what `#[kernel]` bindings use
 //!   to load modules once and take typed arguments.
+//! - [`extent`]: what a checked `#[kernel]` launch runs first (declared extents against the
+//!   arguments' lengths, and no written argument overlapping another).
 //! - [`Error`]: one typed error for everything.
 
 #![warn(missing_docs)]
@@ -17,11 +19,12 @@
 
 // Layered like cudarc's sys -> result -> safe; a module uses only those above it in this list
 // (tests/module_layers.rs checks there is no cycle):
-// error, pod; kernel, launch, graph (error); pinned (error); transfer (error, pinned);
+// error, pod; extent, kernel, launch, graph (error); pinned (error); transfer (error, pinned);
 // device (error, kernel, pod, transfer); mapped (device, error, kernel, pinned, pod);
 // slot_bus (device, error, kernel, mapped).
 mod device;
 mod error;
+pub mod extent;
 mod graph;
 mod kernel;
 mod launch;

@@ -83,16 +83,16 @@ impl<T: Pod> MappedBuffer<T> {
         unsafe { std::slice::from_raw_parts_mut(self.host.as_ptr(), self.len) }
     }
 
-    /// The device address of element 0, for zero-copy kernel arguments (`const T*`).
-    /// Null for an empty buffer.
+    /// The device address of element 0 and the buffer's length, for zero-copy kernel arguments
+    /// (`const T*`). Null for an empty buffer.
     pub fn device_ptr(&self) -> PinnedPtr<T> {
         // SAFETY: the address maps this buffer's `len` elements and stays valid while `self`
         // lives; callers of the kernel keep `self` alive until the launch has finished.
-        unsafe { PinnedPtr::from_raw(self.device) }
+        unsafe { PinnedPtr::from_raw(self.device, self.len) }
     }
 
-    /// The device address of element 0, for kernels that **write** this buffer (a `T*` parameter
-    /// declared `PinnedMut<T>`): their results land in host memory with no download copy. Null
+    /// The device address of element 0 and the buffer's length, for kernels that **write** this
+    /// buffer (a `T*` parameter declared `PinnedMut<T>`): their results land in host memory with no download copy. Null
     /// for an empty buffer.
     ///
     /// The kernel writes host memory while it runs, after this call has returned: read the
@@ -104,7 +104,7 @@ impl<T: Pod> MappedBuffer<T> {
         // SAFETY: the address maps this buffer's `len` elements and stays valid while `self`
         // lives; callers of the kernel keep `self` alive until the launch has finished and read
         // it on the host only after synchronising (the documented contract above).
-        unsafe { PinnedMutPtr::from_raw(self.device) }
+        unsafe { PinnedMutPtr::from_raw(self.device, self.len) }
     }
 
     /// Copies the buffer into `dst` with volatile loads, one per element: every value is read
