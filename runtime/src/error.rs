@@ -133,6 +133,17 @@ pub enum Error {
         /// The parameter it overlaps.
         other: &'static str,
     },
+    /// A checked launch would start more threads than the `unsafe(extents)` promise covers
+    /// (`kgraph::extent::MAX_THREADS_PER_LAUNCH`, 2^31: beyond it a thread index computed in
+    /// C's `int` overflows); nothing was launched.
+    TooManyThreads {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// Threads in the launch configuration (saturated at `u64::MAX`).
+        threads: u64,
+        /// The most a checked launch may start.
+        max: u64,
+    },
 }
 
 /// `Result` with kgraph's [`Error`].
@@ -218,6 +229,10 @@ impl std::fmt::Display for Error {
             Error::Aliasing { kernel, written, other } => write!(
                 f,
                 "launching kernel `{kernel}`: argument `{written}`, which the kernel writes, overlaps argument `{other}`"
+            ),
+            Error::TooManyThreads { kernel, threads, max } => write!(
+                f,
+                "launching kernel `{kernel}`: the launch configuration has {threads} threads, a checked launch at most {max}"
             ),
         }
     }

@@ -13,7 +13,14 @@
 //! [`Error::ExtentArithmetic`], as it is for division by zero and a negative result. So an
 //! extent that a kernel's own 32-bit index arithmetic could not reach is never accepted.
 
+use cudarc::driver::LaunchConfig;
+
 use crate::error::{Error, Result};
+
+/// The most threads one checked launch may have: 2^31, so that a thread index computed in C's
+/// `int` (`blockIdx.x * blockDim.x + threadIdx.x`, the common idiom) cannot overflow and go
+/// negative. The `unsafe(extents)` promise is made for launches up to this size.
+pub const MAX_THREADS_PER_LAUNCH: u64 = 1 << 31;
 
 /// Why an extent could not be evaluated; becomes [`Error::ExtentArithmetic`] when a launch is
 /// refused.
@@ -234,6 +241,30 @@ fn too_short(kernel: &'static str, param: &'static str, required: u64, actual: u
     Error::Extent { kernel, param, required, actual }
 }
 
+/// Checks that `cfg` launches at most [`MAX_THREADS_PER_LAUNCH`] threads in all.
+///
+/// # Errors
+///
+/// [`Error::TooManyThreads`] when it launches more.
+#[inline(always)]
+pub fn check_threads(kernel: &'static str, cfg: &LaunchConfig) -> Result<()> {
+    let (g, b) = (cfg.grid_dim, cfg.block_dim);
+    // Six factors below 2^32 each: a product of two fits in u64, the rest saturate.
+    let blocks = (u64::from(g.0) * u64::from(g.1)).saturating_mul(u64::from(g.2));
+    let per_block = (u64::from(b.0) * u64::from(b.1)).saturating_mul(u64::from(b.2));
+    let total = blocks.saturating_mul(per_block);
+    if total > MAX_THREADS_PER_LAUNCH {
+        return Err(too_many_threads(kernel, total));
+    }
+    Ok(())
+}
+
+#[cold]
+#[inline(never)]
+fn too_many_threads(kernel: &'static str, threads: u64) -> Error {
+    Error::TooManyThreads { kernel, threads, max: MAX_THREADS_PER_LAUNCH }
+}
+
 /// The device bytes `[start, end)` an argument's extent covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ByteRange {
@@ -326,5 +357,19 @@ mod tests {
         let err = check_disjoint("k", "y", a, "x", ByteRange::of::<u8>(0x1000, 1)).unwrap_err();
         assert!(matches!(err, Error::Aliasing { kernel: "k", written: "y", other: "x" }));
         assert!(check_disjoint("k", "y", a, "x", ByteRange::of::<u8>(0x2000, 16)).is_ok());
+    }
+
+    #[test]
+    fn thread_counts() {
+        let cfg = |grid: (u32, u32, u32), block: (u32, u32, u32)| LaunchConfig {
+            grid_dim: grid,
+            block_dim: block,
+            shared_mem_bytes: 0,
+        };
+        assert!(check_threads("k", &cfg((1 << 21, 1, 1), (1024, 1, 1))).is_ok(), "exactly 2^31");
+        let err = check_threads("k", &cfg((1 << 21, 1, 1), (1024, 2, 1))).unwrap_err();
+        assert!(matches!(err, Error::TooManyThreads { kernel: "k", threads: 0x1_0000_0000, .. }), "{err}");
+        let huge = cfg((u32::MAX, u32::MAX, u32::MAX), (u32::MAX, u32::MAX, u32::MAX));
+        assert!(matches!(check_threads("k", &huge), Err(Error::TooManyThreads { threads: u64::MAX, .. })));
     }
 }
