@@ -4,9 +4,12 @@
 //!
 //! 1. The kernel: `kernels/saxpy.cu` (any `extern "C" __global__` function). `build.rs`
 //!    compiles every `kernels/*.cu` into the binary (or NVRTC compiles it at load time).
-//! 2. The one line: `#[kgraph::kernel("saxpy.cu")]` on a body-less `fn` with the kernel's
-//!    parameters. At compile time it is checked against the `.cu` source (a wrong type, order or
-//!    constness is a compile error here) and becomes the typed handle `Saxpy`.
+//! 2. The one line: `#[kgraph::kernel("saxpy.cu", unsafe(extents))]` on a body-less `fn` with
+//!    the kernel's parameters and how many elements each pointer covers (`x: &[f32; n]`). At
+//!    compile time it is checked against the `.cu` source (a wrong type, order or constness is a
+//!    compile error here) and becomes the typed handle `Saxpy`. `unsafe(extents)` is the one
+//!    promise you make: the kernel touches `x` and `y` only in `[0, n)`. In exchange `launch` is
+//!    safe: it refuses buffers shorter than `n`, or an `x` overlapping `y`, before launching.
 //! 3. Upload, launch, download.
 
 use std::process::ExitCode;
@@ -14,8 +17,8 @@ use std::process::ExitCode;
 use kgraph::LaunchConfig;
 
 /// `y = a * x + y` over `n` elements (`kernels/saxpy.cu`).
-#[kgraph::kernel("saxpy.cu")]
-pub fn saxpy(a: f32, x: &[f32], y: &mut [f32], n: i32);
+#[kgraph::kernel("saxpy.cu", unsafe(extents))]
+pub fn saxpy(a: f32, x: &[f32; n], y: &mut [f32; n], n: i32);
 
 fn main() -> ExitCode {
     match run() {
