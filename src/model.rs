@@ -18,6 +18,9 @@
 //!   time steps into shared weight gradients: zero gradient buffers before each step. Scratch
 //!   outputs (`d_pre_g`, `d_pre_t`) and forward outputs are overwritten. No output may alias an
 //!   input.
+//! - Every pointer parameter is declared with its extent, the buffer layout of the kernel's
+//!   `.cu` header (`h_new: &mut [f32; batch * n_hid]`), under `unsafe(extents)`: each handle's
+//!   `launch` checks every buffer against it before launching (`docs/safety.md`).
 //! - Every reduction runs in a fixed order (no atomics): results are bitwise reproducible.
 //! - Every kernel begins with a programmatic-dependent-launch wait, so it may be launched with
 //!   [`kgraph::LaunchOptions::PDL`] after any other model kernel.
