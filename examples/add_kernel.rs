@@ -14,8 +14,6 @@
 
 use std::process::ExitCode;
 
-use kgraph::LaunchConfig;
-
 /// `y = a * x + y` over `n` elements (`kernels/saxpy.cu`).
 #[kgraph::kernel("saxpy.cu", unsafe(extents))]
 pub fn saxpy(a: f32, x: &[f32; n], y: &mut [f32; n], n: i32);
@@ -39,7 +37,8 @@ fn run() -> kgraph::Result<()> {
     let x_dev = dev.upload(&x)?;
     let mut y_dev = dev.upload(&vec![1.0f32; n])?;
 
-    kernel.launch(dev.stream(), LaunchConfig::for_num_elems(n as u32), 2.0, &x_dev, &mut y_dev, n as i32)?;
+    // `cfg_for`: one thread per element, in blocks within the kernel's `__launch_bounds__`.
+    kernel.launch(dev.stream(), kernel.cfg_for(n as u32), 2.0, &x_dev, &mut y_dev, n as i32)?;
 
     let y = dev.download(&y_dev)?; // waits for the launch
     println!("x         = {x:?}");

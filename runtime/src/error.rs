@@ -144,6 +144,20 @@ pub enum Error {
         /// The most a checked launch may start.
         max: u64,
     },
+    /// A launch's block has more threads than the kernel's `__launch_bounds__` allows (the
+    /// driver would refuse it with a less specific error); nothing was launched.
+    BlockTooLarge {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// Threads per block in the launch configuration (saturated at `u32::MAX`).
+        block: u32,
+        /// The kernel's `__launch_bounds__` maximum.
+        bound: u32,
+        /// The `.cu` file of the kernel.
+        file: &'static str,
+        /// The line of its `__launch_bounds__`.
+        line: u32,
+    },
 }
 
 /// `Result` with kgraph's [`Error`].
@@ -233,6 +247,10 @@ impl std::fmt::Display for Error {
             Error::TooManyThreads { kernel, threads, max } => write!(
                 f,
                 "launching kernel `{kernel}`: the launch configuration has {threads} threads, a checked launch at most {max}"
+            ),
+            Error::BlockTooLarge { kernel, block, bound, file, line } => write!(
+                f,
+                "launching kernel `{kernel}`: blocks of {block} threads, but its `__launch_bounds__` ({file}:{line}) allows at most {bound}"
             ),
         }
     }

@@ -38,7 +38,7 @@ pub use device::Device;
 pub use error::{Error, Result};
 pub use graph::Graph;
 pub use kernel::{DeviceIn, DeviceOut, KernelSource, ModuleCache, PinnedMutPtr, PinnedPtr};
-pub use launch::{launch_ex, LaunchOptions};
+pub use launch::{check_block, config_for, launch_ex, LaunchOptions, DEFAULT_BLOCK};
 pub use mapped::{MappedBuffer, PinnedSlot};
 pub use pod::Pod;
 pub use slot_bus::SlotBus;

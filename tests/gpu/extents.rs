@@ -2,8 +2,9 @@
 //! error and before anything reaches the driver, every launch that would let the kernel step
 //! outside its arguments: an argument shorter than its extent, an extent that overflows or is
 //! negative, a written argument overlapping another, a launch too large for `int` thread
-//! indices. Every refused launch leaves the poisoned output as it was. The kernels are
-//! `tests/kernels/test_args.cu`'s.
+//! indices, a block beyond the kernel's `__launch_bounds__`. Every refused launch leaves the
+//! poisoned output as it was. The kernels are `tests/kernels/test_args.cu`'s (and one model
+//! kernel with launch bounds).
 
 use std::marker::PhantomData;
 
@@ -241,3 +242,27 @@ unsafe impl DeviceIn<f32> for View<'_> {
 // SAFETY: as above; the buffer is mutably borrowed, so nothing else uses it while kernels
 // write through the views. Two views may overlap: a checked launch refuses that.
 unsafe impl DeviceOut<f32> for View<'_> {}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn blocks_beyond_launch_bounds_are_refused_naming_the_cu_line() {
+    use kgraph_model::model::ZeroF32;
+    let dev = device();
+    let zero = ZeroF32::new(&dev).unwrap();
+    assert_eq!(ZeroF32::MAX_THREADS, Some(256), "kernels/model_util.cu: __launch_bounds__(256)");
+    let mut x = dev.upload(&[POISON; 1000]).unwrap();
+    let too_big = LaunchConfig { grid_dim: (2, 1, 1), block_dim: (512, 1, 1), shared_mem_bytes: 0 };
+    let err = zero.launch(dev.stream(), too_big, 1000, &mut x).unwrap_err();
+    match &err {
+        Error::BlockTooLarge { kernel: "zero_f32", block: 512, bound: 256, file, line } => {
+            assert!(file.ends_with("model_util.cu") && *line > 0, "{file}:{line}")
+        }
+        other => panic!("expected Error::BlockTooLarge, got {other:?}"),
+    }
+    assert!(err.to_string().contains("model_util.cu"), "{err}");
+    assert_poisoned(&dev, &x, "block too large");
+    let cfg = zero.cfg_for(1000);
+    assert_eq!((cfg.grid_dim, cfg.block_dim), ((4, 1, 1), (256, 1, 1)));
+    zero.launch(dev.stream(), cfg, 1000, &mut x).unwrap();
+    assert!(dev.download(&x).unwrap().iter().all(|&v| v == 0.0));
+}

@@ -58,6 +58,14 @@ pub(crate) fn launch_doc(decl: &KernelDecl, resolved: &Resolved) -> TokenStream 
         lines.extend(pinned_mut.map(String::from));
     }
     lines.extend(["", "# Errors", ""].map(String::from));
+    if let Some(bounds) = resolved.kernel.launch_bounds {
+        lines.push(format!(
+            "`kgraph::Error::BlockTooLarge` when `cfg`'s blocks have more than {} threads (the kernel's",
+            bounds.max_threads
+        ));
+        lines.push(format!("`__launch_bounds__`, {file}:{}).", bounds.line));
+        lines.push(String::new());
+    }
     if decl.has_checked_launch() {
         lines.extend(CHECKED_ERRORS.map(String::from));
     }

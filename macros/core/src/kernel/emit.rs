@@ -105,9 +105,56 @@ fn device_addresses(decl: &KernelDecl) -> Vec<TokenStream> {
         .collect()
 }
 
-/// `NAME`, `FILE` and `SOURCE`.
+/// `MAX_THREADS`: the kernel's `__launch_bounds__`, with its line in the docs.
+fn max_threads_const(resolved: &Resolved) -> TokenStream {
+    match resolved.kernel.launch_bounds {
+        Some(bounds) => {
+            let (max, doc) = (
+                bounds.max_threads,
+                format!(
+                    " `__launch_bounds__({})` at {}:{}: the most threads per block a launch may have.",
+                    bounds.max_threads, resolved.display, bounds.line
+                ),
+            );
+            quote! {
+                #[doc = #doc]
+                pub const MAX_THREADS: ::core::option::Option<u32> = ::core::option::Option::Some(#max);
+            }
+        }
+        None => quote! {
+            /// `None`: the kernel declares no `__launch_bounds__` (the device's limit applies).
+            pub const MAX_THREADS: ::core::option::Option<u32> = ::core::option::Option::None;
+        },
+    }
+}
+
+/// `cfg_for`: a 1-D launch configuration within the kernel's bounds.
+fn cfg_for() -> TokenStream {
+    quote! {
+        /// A one-dimensional launch configuration for `n` threads: blocks of
+        /// `min(MAX_THREADS, 256)` threads (256 without bounds), as many as cover `n`, at
+        /// least one.
+        pub fn cfg_for(&self, n: u32) -> ::kgraph::LaunchConfig {
+            ::kgraph::config_for(n, Self::MAX_THREADS)
+        }
+    }
+}
+
+/// The block-size check against `__launch_bounds__` (nothing without bounds).
+fn block_check(resolved: &Resolved) -> TokenStream {
+    match resolved.kernel.launch_bounds {
+        Some(bounds) => {
+            let (max, line) = (bounds.max_threads, u32::try_from(bounds.line).unwrap_or(u32::MAX));
+            quote!(::kgraph::check_block(Self::NAME, &cfg, #max, Self::FILE, #line)?;)
+        }
+        None => TokenStream::new(),
+    }
+}
+
+/// `NAME`, `FILE`, `MAX_THREADS` and `SOURCE`.
 fn handle_consts(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
     let (name, file) = (&decl.symbol, &resolved.display);
+    let max_threads = max_threads_const(resolved);
     let cubin = format!("/kgraph/{}.cubin", resolved.stem);
     let (source_path, include_dir) = (&resolved.source_path, &resolved.include_dir);
     quote! {
@@ -115,6 +162,7 @@ fn handle_consts(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
         pub const NAME: &'static str = #name;
         /// The `.cu` file the kernel is in.
         pub const FILE: &'static str = #file;
+        #max_threads
         /// The kernel's module: the cubin `kgraph-build` compiled, and the source for the NVRTC fallback.
         pub const SOURCE: ::kgraph::KernelSource = ::kgraph::KernelSource {
             file: #file,
@@ -209,6 +257,7 @@ fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignat
     let names: Vec<&Ident> = decl.params.iter().map(|p| &p.name).collect();
     let guard = guard(decl);
     let (lengths, overlaps) = (&guard.lengths, &guard.overlaps);
+    let block_check = block_check(resolved);
     // Hygienic, so a parameter named `args` cannot clash with it.
     let args = Ident::new("args", Span::mixed_site());
     let (body, ex_args) = (launch_body(decl, &args), launch_ex_call(decl, &args));
@@ -219,6 +268,7 @@ fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignat
         #[allow(clippy::too_many_arguments)]
         pub fn #launch {
             use ::kgraph::cudarc::driver::PushKernelArg as _;
+            #block_check
             #lengths
             #(#addresses)*
             #overlaps
@@ -248,6 +298,7 @@ fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignat
             if opts == ::kgraph::LaunchOptions::default() {
                 return self.launch(stream, cfg, #(#names),*);
             }
+            #block_check
             #lengths
             #(#addresses)*
             #overlaps
@@ -270,12 +321,14 @@ fn unsafe_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignatu
     let args = Ident::new("args", Span::mixed_site());
     let (body, ex_args) = (launch_body(decl, &args), launch_ex_call(decl, &args));
     let launch_with_doc = launch_with_doc();
+    let block_check = block_check(resolved);
     quote! {
         #launch_doc
         #[inline]
         #[allow(clippy::too_many_arguments)]
         pub unsafe fn #launch {
             use ::kgraph::cudarc::driver::PushKernelArg as _;
+            #block_check
             #(#addresses)*
             #body
             // SAFETY: the argument list matches the kernel's parameters in the `.cu` in count,
@@ -304,6 +357,7 @@ fn unsafe_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignatu
                 // SAFETY: the caller upholds `launch`'s contract, which is this function's.
                 return unsafe { self.launch(stream, cfg, #(#names),*) };
             }
+            #block_check
             #(#addresses)*
             #ex_args
             // SAFETY: as in `launch`: one pointer per kernel parameter, in the verified order,
@@ -325,6 +379,7 @@ pub(crate) fn handle(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
     let sigs = HandleSignatures::new(decl.params.iter().map(|p| (&p.name, Some(p.kind))));
     let consts = handle_consts(decl, resolved);
     let loaders = loaders();
+    let cfg_for = cfg_for();
     let launchers = launchers(decl, resolved, &sigs);
     quote! {
         #(#docs)*
@@ -343,6 +398,7 @@ pub(crate) fn handle(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
         impl #ty {
             #consts
             #loaders
+            #cfg_for
             #launchers
         }
     }
@@ -372,6 +428,12 @@ pub(crate) fn stub(vis: &Visibility, name: &Ident, attrs: &[Attribute], params: 
         impl #ty {
             /// The kernel's name.
             pub const NAME: &'static str = #symbol;
+            /// Unknown: the declaration has errors.
+            pub const MAX_THREADS: ::core::option::Option<u32> = ::core::option::Option::None;
+            /// Never returns: the declaration has errors.
+            pub fn cfg_for(&self, n: u32) -> ::kgraph::LaunchConfig {
+                ::core::unreachable!(#message)
+            }
             /// Never returns: the declaration has errors.
             pub fn #load {
                 ::core::unreachable!(#message)
