@@ -4,18 +4,19 @@
 //!
 //! 1. The kernel: `kernels/saxpy.cu` (any `extern "C" __global__` function). `build.rs`
 //!    compiles every `kernels/*.cu` into the binary (or NVRTC compiles it at load time).
-//! 2. The one line: `#[kgraph::kernel("saxpy.cu")]` on a body-less `fn` with the kernel's
-//!    parameters. At compile time it is checked against the `.cu` source (a wrong type, order or
-//!    constness is a compile error here) and becomes the typed handle `Saxpy`.
+//! 2. The one line: `#[kgraph::kernel("saxpy.cu", unsafe(extents))]` on a body-less `fn` with
+//!    the kernel's parameters and how many elements each pointer covers (`x: &[f32; n]`). At
+//!    compile time it is checked against the `.cu` source (a wrong type, order or constness is a
+//!    compile error here) and becomes the typed handle `Saxpy`. `unsafe(extents)` is the one
+//!    promise you make: the kernel touches `x` and `y` only in `[0, n)`. In exchange `launch` is
+//!    safe: it refuses buffers shorter than `n`, or an `x` overlapping `y`, before launching.
 //! 3. Upload, launch, download.
 
 use std::process::ExitCode;
 
-use kgraph::LaunchConfig;
-
 /// `y = a * x + y` over `n` elements (`kernels/saxpy.cu`).
-#[kgraph::kernel("saxpy.cu")]
-pub fn saxpy(a: f32, x: &[f32], y: &mut [f32], n: i32);
+#[kgraph::kernel("saxpy.cu", unsafe(extents))]
+pub fn saxpy(a: f32, x: &[f32; n], y: &mut [f32; n], n: i32);
 
 fn main() -> ExitCode {
     match run() {
@@ -36,7 +37,8 @@ fn run() -> kgraph::Result<()> {
     let x_dev = dev.upload(&x)?;
     let mut y_dev = dev.upload(&vec![1.0f32; n])?;
 
-    kernel.launch(dev.stream(), LaunchConfig::for_num_elems(n as u32), 2.0, &x_dev, &mut y_dev, n as i32)?;
+    // `cfg_for`: one thread per element, in blocks within the kernel's `__launch_bounds__`.
+    kernel.launch(dev.stream(), kernel.cfg_for(n as u32), 2.0, &x_dev, &mut y_dev, n as i32)?;
 
     let y = dev.download(&y_dev)?; // waits for the launch
     println!("x         = {x:?}");

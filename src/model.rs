@@ -18,6 +18,9 @@
 //!   time steps into shared weight gradients: zero gradient buffers before each step. Scratch
 //!   outputs (`d_pre_g`, `d_pre_t`) and forward outputs are overwritten. No output may alias an
 //!   input.
+//! - Every pointer parameter is declared with its extent, the buffer layout of the kernel's
+//!   `.cu` header (`h_new: &mut [f32; batch * n_hid]`), under `unsafe(extents)`: each handle's
+//!   `launch` checks every buffer against it before launching (`docs/safety.md`).
 //! - Every reduction runs in a fixed order (no atomics): results are bitwise reproducible.
 //! - Every kernel begins with a programmatic-dependent-launch wait, so it may be launched with
 //!   [`kgraph::LaunchOptions::PDL`] after any other model kernel.
@@ -70,157 +73,177 @@ pub mod kernels {
     /// MBP-10 snapshots `snap [batch, 40]` (device memory) to features `feat [batch, 45]`.
     /// Crossed, empty, non-positive-price, negative-size or non-finite books give 45 zeros
     /// (flag 0), never NaN/Inf. Launch: [`super::launch::snap_feature_assemble`].
-    #[kernel("snap_features.cu")]
-    pub fn snap_feature_assemble(snap: &[f32], batch: i32, feat: &mut [f32]);
+    #[kernel("snap_features.cu", unsafe(extents))]
+    pub fn snap_feature_assemble(snap: &[f32; batch * 40], batch: i32, feat: &mut [f32; batch * 45]);
 
     /// [`SnapFeatureAssemble`] reading the snapshots from mapped pinned host memory (zero-copy).
-    #[kernel("snap_features.cu", name = "snap_feature_assemble")]
-    pub fn snap_feature_assemble_pinned(snap: Pinned<f32>, batch: i32, feat: &mut [f32]);
+    #[kernel("snap_features.cu", name = "snap_feature_assemble", unsafe(extents))]
+    pub fn snap_feature_assemble_pinned(snap: Pinned<[f32; batch * 40]>, batch: i32, feat: &mut [f32; batch * 45]);
 
     /// CfC step: `h_new = h_old + (1 − e^(−softplus(W_t z + b_t)·dt)) (tanh(W_g z + b_g) − h_old)`,
     /// `z = [x; h_old]`. `x [batch, n_in]`, `h_old`, `h_new [batch, n_hid]`, `dt [batch]`,
     /// `w_g`, `w_t [n_hid, n_in + n_hid]`, `b_g`, `b_t [n_hid]`. `dt` is clamped to ≥ 0.
     /// Launch: [`super::launch::cfc_step`].
-    #[kernel("cfc_step.cu")]
+    #[kernel("cfc_step.cu", unsafe(extents))]
     pub fn cfc_step(
-        x: &[f32],
-        h_old: &[f32],
-        w_g: &[f32],
-        b_g: &[f32],
-        w_t: &[f32],
-        b_t: &[f32],
-        dt: &[f32],
+        x: &[f32; batch * n_in],
+        h_old: &[f32; batch * n_hid],
+        w_g: &[f32; n_hid * (n_in + n_hid)],
+        b_g: &[f32; n_hid],
+        w_t: &[f32; n_hid * (n_in + n_hid)],
+        b_t: &[f32; n_hid],
+        dt: &[f32; batch],
         batch: i32,
         n_in: i32,
         n_hid: i32,
-        h_new: &mut [f32],
+        h_new: &mut [f32; batch * n_hid],
     );
 
     /// CfC backward, step 1 of 2: pre-activation gradients `d_pre_g`, `d_pre_t [batch, n_hid]`
     /// (overwritten scratch) and the direct path `g_h_old += g_h_new (1 − a)`.
     /// Launch: [`super::launch::cfc_step_backward_gates`].
-    #[kernel("cfc_step.cu")]
+    #[kernel("cfc_step.cu", unsafe(extents))]
     pub fn cfc_step_backward_gates(
-        x: &[f32],
-        h_old: &[f32],
-        w_g: &[f32],
-        b_g: &[f32],
-        w_t: &[f32],
-        b_t: &[f32],
-        dt: &[f32],
-        g_h_new: &[f32],
+        x: &[f32; batch * n_in],
+        h_old: &[f32; batch * n_hid],
+        w_g: &[f32; n_hid * (n_in + n_hid)],
+        b_g: &[f32; n_hid],
+        w_t: &[f32; n_hid * (n_in + n_hid)],
+        b_t: &[f32; n_hid],
+        dt: &[f32; batch],
+        g_h_new: &[f32; batch * n_hid],
         batch: i32,
         n_in: i32,
         n_hid: i32,
-        d_pre_g: &mut [f32],
-        d_pre_t: &mut [f32],
-        g_h_old: &mut [f32],
+        d_pre_g: &mut [f32; batch * n_hid],
+        d_pre_t: &mut [f32; batch * n_hid],
+        g_h_old: &mut [f32; batch * n_hid],
     );
 
     /// CfC backward, step 2 of 2 (after the gates): `g_x`, `g_h_old += Wᵀ d_pre` and the
     /// weight/bias gradients `g_w_* += Σ_b d_pre zᵀ`, `g_b_* += Σ_b d_pre` (all accumulate).
     /// Launch: [`super::launch::cfc_step_backward_params`].
-    #[kernel("cfc_step.cu")]
+    #[kernel("cfc_step.cu", unsafe(extents))]
     pub fn cfc_step_backward_params(
-        x: &[f32],
-        h_old: &[f32],
-        w_g: &[f32],
-        w_t: &[f32],
-        d_pre_g: &[f32],
-        d_pre_t: &[f32],
+        x: &[f32; batch * n_in],
+        h_old: &[f32; batch * n_hid],
+        w_g: &[f32; n_hid * (n_in + n_hid)],
+        w_t: &[f32; n_hid * (n_in + n_hid)],
+        d_pre_g: &[f32; batch * n_hid],
+        d_pre_t: &[f32; batch * n_hid],
         batch: i32,
         n_in: i32,
         n_hid: i32,
-        g_x: &mut [f32],
-        g_h_old: &mut [f32],
-        g_w_g: &mut [f32],
-        g_b_g: &mut [f32],
-        g_w_t: &mut [f32],
-        g_b_t: &mut [f32],
+        g_x: &mut [f32; batch * n_in],
+        g_h_old: &mut [f32; batch * n_hid],
+        g_w_g: &mut [f32; n_hid * (n_in + n_hid)],
+        g_b_g: &mut [f32; n_hid],
+        g_w_t: &mut [f32; n_hid * (n_in + n_hid)],
+        g_b_t: &mut [f32; n_hid],
     );
 
     /// Heads: `logits = W_h h + b_h`, `probs = sigmoid(logits)`; `h [batch, n_hid]`,
     /// `w_h [5, n_hid]`, `b_h [5]`, `logits`, `probs [batch, 5]`.
     /// Launch: [`super::launch::multi_horizon_heads`].
-    #[kernel("heads.cu")]
+    #[kernel("heads.cu", unsafe(extents))]
     pub fn multi_horizon_heads(
-        h: &[f32],
-        w_h: &[f32],
-        b_h: &[f32],
+        h: &[f32; batch * n_hid],
+        w_h: &[f32; 5 * n_hid],
+        b_h: &[f32; 5],
         batch: i32,
         n_hid: i32,
-        logits: &mut [f32],
-        probs: &mut [f32],
+        logits: &mut [f32; batch * 5],
+        probs: &mut [f32; batch * 5],
     );
 
     /// [`MultiHorizonHeads`] writing `probs` straight into mapped pinned host memory (a
     /// [`kgraph::MappedBuffer`] lent through `device_ptr_mut`): a zero-copy output the host reads
     /// after synchronizing the stream, with no download copy. `logits` stay in device memory.
     /// Launch: [`super::launch::multi_horizon_heads`].
-    #[kernel("heads.cu", name = "multi_horizon_heads")]
+    #[kernel("heads.cu", name = "multi_horizon_heads", unsafe(extents))]
     pub fn multi_horizon_heads_pinned(
-        h: &[f32],
-        w_h: &[f32],
-        b_h: &[f32],
+        h: &[f32; batch * n_hid],
+        w_h: &[f32; 5 * n_hid],
+        b_h: &[f32; 5],
         batch: i32,
         n_hid: i32,
-        logits: &mut [f32],
-        probs: PinnedMut<f32>,
+        logits: &mut [f32; batch * 5],
+        probs: PinnedMut<[f32; batch * 5]>,
     );
 
     /// Heads backward from the gradients of both outputs (zeros for an unused one) and the
     /// forward's `probs`: `g_h`, `g_w_h`, `g_b_h` accumulate.
     /// Launch: [`super::launch::multi_horizon_heads_backward`].
-    #[kernel("heads.cu")]
+    #[kernel("heads.cu", unsafe(extents))]
     pub fn multi_horizon_heads_backward(
-        h: &[f32],
-        w_h: &[f32],
-        probs: &[f32],
-        g_logits: &[f32],
-        g_probs: &[f32],
+        h: &[f32; batch * n_hid],
+        w_h: &[f32; 5 * n_hid],
+        probs: &[f32; batch * 5],
+        g_logits: &[f32; batch * 5],
+        g_probs: &[f32; batch * 5],
         batch: i32,
         n_hid: i32,
-        g_h: &mut [f32],
-        g_w_h: &mut [f32],
-        g_b_h: &mut [f32],
+        g_h: &mut [f32; batch * n_hid],
+        g_w_h: &mut [f32; 5 * n_hid],
+        g_b_h: &mut [f32; 5],
     );
 
     /// Projection `y = P h + c`; `h [batch, n_hid]`, `p [8, n_hid]`, `c [8]`, `y [batch, 8]`.
     /// Launch: [`super::launch::projection`].
-    #[kernel("projection.cu")]
-    pub fn projection(h: &[f32], p: &[f32], c: &[f32], batch: i32, n_hid: i32, y: &mut [f32]);
+    #[kernel("projection.cu", unsafe(extents))]
+    pub fn projection(
+        h: &[f32; batch * n_hid],
+        p: &[f32; 8 * n_hid],
+        c: &[f32; 8],
+        batch: i32,
+        n_hid: i32,
+        y: &mut [f32; batch * 8],
+    );
 
     /// [`Projection`] writing `y` straight into mapped pinned host memory (zero-copy output,
     /// read by the host after synchronizing the stream). Launch: [`super::launch::projection`].
-    #[kernel("projection.cu", name = "projection")]
-    pub fn projection_pinned(h: &[f32], p: &[f32], c: &[f32], batch: i32, n_hid: i32, y: PinnedMut<f32>);
+    #[kernel("projection.cu", name = "projection", unsafe(extents))]
+    pub fn projection_pinned(
+        h: &[f32; batch * n_hid],
+        p: &[f32; 8 * n_hid],
+        c: &[f32; 8],
+        batch: i32,
+        n_hid: i32,
+        y: PinnedMut<[f32; batch * 8]>,
+    );
 
     /// Projection backward: `g_h`, `g_p`, `g_c` accumulate.
     /// Launch: [`super::launch::projection_backward`].
-    #[kernel("projection.cu")]
+    #[kernel("projection.cu", unsafe(extents))]
     pub fn projection_backward(
-        h: &[f32],
-        p: &[f32],
-        g_y: &[f32],
+        h: &[f32; batch * n_hid],
+        p: &[f32; 8 * n_hid],
+        g_y: &[f32; batch * 8],
         batch: i32,
         n_hid: i32,
-        g_h: &mut [f32],
-        g_p: &mut [f32],
-        g_c: &mut [f32],
+        g_h: &mut [f32; batch * n_hid],
+        g_p: &mut [f32; 8 * n_hid],
+        g_c: &mut [f32; 8],
     );
 
     /// BCE with logits, fused: `loss[0] = mean(softplus(z) − y z)` (overwritten) and
     /// `g_logits += (sigmoid(z) − y) / count`. Targets in [0, 1]. One block, deterministic.
     /// Launch: [`super::launch::bce_with_logits`].
-    #[kernel("bce.cu")]
-    pub fn bce_with_logits(logits: &[f32], targets: &[f32], count: i32, loss: &mut [f32], g_logits: &mut [f32]);
+    #[kernel("bce.cu", unsafe(extents))]
+    pub fn bce_with_logits(
+        logits: &[f32; count],
+        targets: &[f32; count],
+        count: i32,
+        loss: &mut [f32; 1],
+        g_logits: &mut [f32; count],
+    );
 
     /// AdamW in place over `param`, `m`, `v [n]` (PyTorch's formula; `eps` > 0), with the
     /// learning rate and bias corrections `1 − β^t` as scalars (for eager use).
     /// Launch: [`super::launch::adamw`].
-    #[kernel("adamw.cu")]
+    #[kernel("adamw.cu", unsafe(extents))]
     pub fn adamw(
-        grad: &[f32],
+        grad: &[f32; n],
         lr: f32,
         beta1: f32,
         beta2: f32,
@@ -229,45 +252,45 @@ pub mod kernels {
         bias_correction1: f32,
         bias_correction2: f32,
         n: i32,
-        param: &mut [f32],
-        m: &mut [f32],
-        v: &mut [f32],
+        param: &mut [f32; n],
+        m: &mut [f32; n],
+        v: &mut [f32; n],
     );
 
     /// [`Adamw`] reading `schedule = [lr, bias_correction1, bias_correction2]` from device
     /// memory, so a captured train graph takes each step's values on replay.
     /// Launch: [`super::launch::adamw`].
-    #[kernel("adamw.cu")]
+    #[kernel("adamw.cu", unsafe(extents))]
     pub fn adamw_scheduled(
-        grad: &[f32],
-        schedule: &[f32],
+        grad: &[f32; n],
+        schedule: &[f32; 3],
         beta1: f32,
         beta2: f32,
         eps: f32,
         weight_decay: f32,
         n: i32,
-        param: &mut [f32],
-        m: &mut [f32],
-        v: &mut [f32],
+        param: &mut [f32; n],
+        m: &mut [f32; n],
+        v: &mut [f32; n],
     );
 
     /// `x[i] = 0` for `i < n`: the graph format has no memset node, and gradients accumulate,
     /// so a train graph zeroes its gradient buffers with this first.
     /// Launch: [`super::launch::elementwise`].
-    #[kernel("model_util.cu")]
-    pub fn zero_f32(n: i32, x: &mut [f32]);
+    #[kernel("model_util.cu", unsafe(extents))]
+    pub fn zero_f32(n: i32, x: &mut [f32; n]);
 
     /// `dst[i] = src[i]` for `i < n` (no overlap): carries state across replays of a graph
     /// whose kernel reads the old value and writes the new one into another buffer.
     /// Launch: [`super::launch::elementwise`].
-    #[kernel("model_util.cu")]
-    pub fn copy_f32(src: &[f32], n: i32, dst: &mut [f32]);
+    #[kernel("model_util.cu", unsafe(extents))]
+    pub fn copy_f32(src: &[f32; n], n: i32, dst: &mut [f32; n]);
 
     /// [`CopyF32`] reading mapped pinned host memory: brings a host-written value (e.g. `dt`)
     /// into the device buffer a kernel takes as `&[f32]`, inside the graph, with no transfer.
     /// Launch: [`super::launch::elementwise`].
-    #[kernel("model_util.cu", name = "copy_f32")]
-    pub fn copy_f32_pinned(src: Pinned<f32>, n: i32, dst: &mut [f32]);
+    #[kernel("model_util.cu", name = "copy_f32", unsafe(extents))]
+    pub fn copy_f32_pinned(src: Pinned<[f32; n]>, n: i32, dst: &mut [f32; n]);
 }
 
 pub use kernels::*;

@@ -15,28 +15,28 @@ mod roundtrip;
 /// The benchmark kernels (`examples/bench/kernels/bench.cu`), the same device code as the C++ anchors.
 #[kgraph::kernels]
 pub mod k {
-    #[kernel("bench.cu")]
-    pub fn bench_axpb(x: &[f32], y: &mut [f32], a: f32, b: f32, n: i32);
-    #[kernel("bench.cu")]
-    pub fn bench_axpb_pdl(x: &[f32], y: &mut [f32], a: f32, b: f32, n: i32);
-    #[kernel("bench.cu")]
-    pub fn bench_work(x: &[f32], y: &mut [f32], n: i32, iters: i32);
-    #[kernel("bench.cu")]
+    #[kernel("bench.cu", unsafe(extents))]
+    pub fn bench_axpb(x: &[f32; n], y: &mut [f32; n], a: f32, b: f32, n: i32);
+    #[kernel("bench.cu", unsafe(extents))]
+    pub fn bench_axpb_pdl(x: &[f32; n], y: &mut [f32; n], a: f32, b: f32, n: i32);
+    #[kernel("bench.cu", unsafe(extents))]
+    pub fn bench_work(x: &[f32; n], y: &mut [f32; n], n: i32, iters: i32);
+    #[kernel("bench.cu", unsafe(extents))]
     #[allow(clippy::too_many_arguments)]
     pub fn bench_join8(
-        y0: &[f32],
-        y1: &[f32],
-        y2: &[f32],
-        y3: &[f32],
-        y4: &[f32],
-        y5: &[f32],
-        y6: &[f32],
-        y7: &[f32],
-        out: &mut [f32],
+        y0: &[f32; n],
+        y1: &[f32; n],
+        y2: &[f32; n],
+        y3: &[f32; n],
+        y4: &[f32; n],
+        y5: &[f32; n],
+        y6: &[f32; n],
+        y7: &[f32; n],
+        out: &mut [f32; n],
         n: i32,
     );
-    #[kernel("bench.cu")]
-    pub fn bench_fill(x: &mut [f32], n: i64, base: f32);
+    #[kernel("bench.cu", unsafe(extents))]
+    pub fn bench_fill(x: &mut [f32; n], n: i64, base: f32);
 }
 
 use std::process::ExitCode;

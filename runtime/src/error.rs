@@ -133,6 +133,64 @@ pub enum Error {
         /// The error that stopped it.
         source: Box<Error>,
     },
+    /// A kernel argument is shorter than its declared extent (`x: &[f32; n]` in the
+    /// `#[kernel]` declaration) for the scalar arguments of this launch; nothing was launched.
+    Extent {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// The pointer parameter whose argument is too short.
+        param: &'static str,
+        /// The extent's value for this launch: the elements the kernel may access.
+        required: u64,
+        /// The elements the argument holds.
+        actual: usize,
+    },
+    /// A declared extent could not be evaluated for the scalar arguments of this launch: it
+    /// overflows the type it is computed in, divides by zero, or is negative; nothing was
+    /// launched.
+    ExtentArithmetic {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// The pointer parameter whose extent failed.
+        param: &'static str,
+        /// The extent as declared and what went wrong.
+        detail: String,
+    },
+    /// An argument the kernel writes overlaps another pointer argument of the same launch
+    /// (within their extents); nothing was launched.
+    Aliasing {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// The written parameter (`&mut [T]` or `PinnedMut<T>`).
+        written: &'static str,
+        /// The parameter it overlaps.
+        other: &'static str,
+    },
+    /// A checked launch would start more threads than the `unsafe(extents)` promise covers
+    /// (`kgraph::extent::MAX_THREADS_PER_LAUNCH`, 2^31: beyond it a thread index computed in
+    /// C's `int` overflows); nothing was launched.
+    TooManyThreads {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// Threads in the launch configuration (saturated at `u64::MAX`).
+        threads: u64,
+        /// The most a checked launch may start.
+        max: u64,
+    },
+    /// A launch's block has more threads than the kernel's `__launch_bounds__` allows (the
+    /// driver would refuse it with a less specific error); nothing was launched.
+    BlockTooLarge {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// Threads per block in the launch configuration (saturated at `u32::MAX`).
+        block: u32,
+        /// The kernel's `__launch_bounds__` maximum.
+        bound: u32,
+        /// The `.cu` file of the kernel.
+        file: &'static str,
+        /// The line of its `__launch_bounds__`.
+        line: u32,
+    },
 }
 
 /// `Result` with kgraph's [`Error`].
@@ -220,6 +278,25 @@ impl std::fmt::Display for Error {
                 "`{kernel}`: mapped pinned argument `{param}` belongs to another CUDA context than the launch stream"
             ),
             Error::InGraph { graph, op, source } => write!(f, "{graph}: {op}: {source}"),
+            Error::Extent { kernel, param, required, actual } => write!(
+                f,
+                "launching kernel `{kernel}`: argument `{param}` holds {actual} elements, its extent requires {required}"
+            ),
+            Error::ExtentArithmetic { kernel, param, detail } => {
+                write!(f, "launching kernel `{kernel}`: the extent of `{param}` cannot be evaluated: {detail}")
+            }
+            Error::Aliasing { kernel, written, other } => write!(
+                f,
+                "launching kernel `{kernel}`: argument `{written}`, which the kernel writes, overlaps argument `{other}`"
+            ),
+            Error::TooManyThreads { kernel, threads, max } => write!(
+                f,
+                "launching kernel `{kernel}`: the launch configuration has {threads} threads, a checked launch at most {max}"
+            ),
+            Error::BlockTooLarge { kernel, block, bound, file, line } => write!(
+                f,
+                "launching kernel `{kernel}`: blocks of {block} threads, but its `__launch_bounds__` ({file}:{line}) allows at most {bound}"
+            ),
         }
     }
 }

@@ -212,6 +212,8 @@ pub struct PinnedPtr<'a, T> {
     addr: sys::CUdeviceptr,
     /// The context the buffer was allocated in; null when made by `from_raw`.
     ctx: sys::CUcontext,
+    /// Elements of `T` the memory holds, for a checked launch's extent check.
+    len: usize,
     _borrow: PhantomData<&'a [T]>,
 }
 
@@ -223,7 +225,7 @@ impl<T> Clone for PinnedPtr<'_, T> {
 impl<T> Copy for PinnedPtr<'_, T> {}
 impl<T> std::fmt::Debug for PinnedPtr<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "PinnedPtr({:#x})", self.addr)
+        write!(f, "PinnedPtr({:#x}, len {})", self.addr, self.len)
     }
 }
 // SAFETY: `PinnedPtr` is `repr(C)` with the `CUdeviceptr` (u64) first: `launch_builder().arg(&ptr)`
@@ -241,16 +243,16 @@ impl<T> PinnedPtr<'_, T> {
     /// [`check_same_context`] passes it).
     ///
     /// # Safety
-    /// `addr` must be the device address of mapped pinned host memory holding at least as many
-    /// `T` as the kernel reads, alive until every launch that uses it has finished, and not
-    /// written by the host through a reference while such a launch may be running.
-    pub unsafe fn from_raw(addr: sys::CUdeviceptr) -> Self {
-        PinnedPtr { addr, ctx: std::ptr::null_mut(), _borrow: PhantomData }
+    /// `addr` must be the device address of mapped pinned host memory holding at least `len`
+    /// elements of `T`, alive until every launch that uses it has finished, and not written by
+    /// the host through a reference while such a launch may be running.
+    pub unsafe fn from_raw(addr: sys::CUdeviceptr, len: usize) -> Self {
+        PinnedPtr { addr, ctx: std::ptr::null_mut(), len, _borrow: PhantomData }
     }
 
-    /// A pointer to memory of `ctx`, borrowing for `'a` what keeps it alive.
-    pub(crate) fn lend(addr: sys::CUdeviceptr, ctx: sys::CUcontext) -> Self {
-        PinnedPtr { addr, ctx, _borrow: PhantomData }
+    /// A pointer to `len` elements in memory of `ctx`, borrowing for `'a` what keeps it alive.
+    pub(crate) fn lend(addr: sys::CUdeviceptr, ctx: sys::CUcontext, len: usize) -> Self {
+        PinnedPtr { addr, ctx, len, _borrow: PhantomData }
     }
 
     /// The raw device address (what the kernel receives).
@@ -262,6 +264,16 @@ impl<T> PinnedPtr<'_, T> {
     /// [`check_same_context`].
     pub fn context(&self) -> sys::CUcontext {
         self.ctx
+    }
+
+    /// The number of `T` the memory holds (a checked launch compares it with the extent).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when the memory holds no element.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 }
 
@@ -280,12 +292,14 @@ pub struct PinnedMutPtr<'a, T> {
     addr: sys::CUdeviceptr,
     /// The context the buffer was allocated in; null when made by `from_raw`.
     ctx: sys::CUcontext,
+    /// Elements of `T` the memory holds, for a checked launch's extent check.
+    len: usize,
     _borrow: PhantomData<&'a mut [T]>,
 }
 
 impl<T> std::fmt::Debug for PinnedMutPtr<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "PinnedMutPtr({:#x})", self.addr)
+        write!(f, "PinnedMutPtr({:#x}, len {})", self.addr, self.len)
     }
 }
 // SAFETY: `PinnedMutPtr` is `repr(C)` with the `CUdeviceptr` (u64) first: `launch_builder().arg(&ptr)`
@@ -303,23 +317,23 @@ impl<T> PinnedMutPtr<'_, T> {
     /// context (so [`check_same_context`] passes it).
     ///
     /// # Safety
-    /// `addr` must be the device address of mapped pinned host memory holding at least as many
-    /// `T` as the kernel writes, alive until every launch that uses it has finished, and not
-    /// read or written by the host (except with volatile accesses) while such a launch may be
-    /// running.
-    pub unsafe fn from_raw(addr: sys::CUdeviceptr) -> Self {
-        PinnedMutPtr { addr, ctx: std::ptr::null_mut(), _borrow: PhantomData }
+    /// `addr` must be the device address of mapped pinned host memory holding at least `len`
+    /// elements of `T`, alive until every launch that uses it has finished, and not read or
+    /// written by the host (except with volatile accesses) while such a launch may be running.
+    pub unsafe fn from_raw(addr: sys::CUdeviceptr, len: usize) -> Self {
+        PinnedMutPtr { addr, ctx: std::ptr::null_mut(), len, _borrow: PhantomData }
     }
 
-    /// A pointer to memory of `ctx`, mutably borrowing for `'a` what keeps it alive.
-    pub(crate) fn lend(addr: sys::CUdeviceptr, ctx: sys::CUcontext) -> Self {
-        PinnedMutPtr { addr, ctx, _borrow: PhantomData }
+    /// A pointer to `len` elements in memory of `ctx`, mutably borrowing for `'a` what keeps
+    /// it alive.
+    pub(crate) fn lend(addr: sys::CUdeviceptr, ctx: sys::CUcontext, len: usize) -> Self {
+        PinnedMutPtr { addr, ctx, len, _borrow: PhantomData }
     }
 
     /// A second pointer to the same memory for a shorter borrow, e.g. for one launch of
     /// several: `k.launch(s, cfg, out.reborrow())`.
     pub fn reborrow(&mut self) -> PinnedMutPtr<'_, T> {
-        PinnedMutPtr { addr: self.addr, ctx: self.ctx, _borrow: PhantomData }
+        PinnedMutPtr { addr: self.addr, ctx: self.ctx, len: self.len, _borrow: PhantomData }
     }
 
     /// The raw device address (what the kernel receives).
@@ -331,6 +345,16 @@ impl<T> PinnedMutPtr<'_, T> {
     /// [`check_same_context`].
     pub fn context(&self) -> sys::CUcontext {
         self.ctx
+    }
+
+    /// The number of `T` the memory holds (a checked launch compares it with the extent).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when the memory holds no element.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 }
 
@@ -350,14 +374,16 @@ mod tests {
         assert_eq!(std::mem::offset_of!(PinnedMutPtr<'static, [f64; 4]>, addr), 0);
         assert_eq!(std::mem::offset_of!(PinnedPtr<'static, u8>, addr), 0);
         // SAFETY: the address is only stored and printed, never dereferenced or launched.
-        let mut out = unsafe { PinnedMutPtr::<f32>::from_raw(0x7f00_1000) };
+        let mut out = unsafe { PinnedMutPtr::<f32>::from_raw(0x7f00_1000, 40) };
         let again = out.reborrow();
         assert_eq!(again.addr(), 0x7f00_1000);
         assert!(again.context().is_null(), "from_raw carries no context");
-        assert_eq!(format!("{out:?}"), "PinnedMutPtr(0x7f001000)");
+        assert_eq!(format!("{out:?}"), "PinnedMutPtr(0x7f001000, len 40)");
+        assert_eq!(out.len(), 40);
         // SAFETY: as above.
-        let read = unsafe { PinnedPtr::<f32>::from_raw(0x10) };
+        let read = unsafe { PinnedPtr::<f32>::from_raw(0x10, 0) };
         let copied = read;
         assert_eq!((read.addr(), copied.addr()), (0x10, 0x10));
+        assert!(read.is_empty());
     }
 }

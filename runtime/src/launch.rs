@@ -25,6 +25,41 @@ impl LaunchOptions {
     pub const PDL: LaunchOptions = LaunchOptions { pdl: true };
 }
 
+/// Checks that `cfg`'s blocks have at most `bound` threads, the kernel's `__launch_bounds__`
+/// (at `file:line`), before the driver sees the launch.
+///
+/// # Errors
+///
+/// [`Error::BlockTooLarge`] when they have more.
+#[inline(always)]
+pub fn check_block(kernel: &'static str, cfg: &LaunchConfig, bound: u32, file: &'static str, line: u32) -> Result<()> {
+    let (x, y, z) = cfg.block_dim;
+    let block = (u64::from(x) * u64::from(y)).saturating_mul(u64::from(z));
+    if block > u64::from(bound) {
+        return Err(block_too_large(kernel, block, bound, file, line));
+    }
+    Ok(())
+}
+
+#[cold]
+#[inline(never)]
+fn block_too_large(kernel: &'static str, block: u64, bound: u32, file: &'static str, line: u32) -> Error {
+    let block = u32::try_from(block).unwrap_or(u32::MAX);
+    Error::BlockTooLarge { kernel, block, bound, file, line }
+}
+
+/// The threads per block [`config_for`] uses for a kernel without `__launch_bounds__` (and its
+/// cap for one with larger bounds).
+pub const DEFAULT_BLOCK: u32 = 256;
+
+/// A one-dimensional launch configuration for `n` threads: blocks of
+/// `min(max_threads, DEFAULT_BLOCK)` threads (`DEFAULT_BLOCK` without bounds), as many as cover
+/// `n`, and at least one.
+pub fn config_for(n: u32, max_threads: Option<u32>) -> LaunchConfig {
+    let block = max_threads.map_or(DEFAULT_BLOCK, |bound| bound.min(DEFAULT_BLOCK)).max(1);
+    LaunchConfig { grid_dim: (n.div_ceil(block).max(1), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }
+}
+
 /// Launches `function` with `cfg` and `opts` on `stream`; `args` holds one pointer per kernel
 /// parameter, pointing at the parameter's value (as `cuLaunchKernel` expects).
 ///
@@ -63,4 +98,27 @@ pub unsafe fn launch_ex(
     unsafe { sys::cuLaunchKernelEx(&config, function.cu_function(), args.as_mut_ptr(), std::ptr::null_mut()) }
         .result()
         .map_err(|source| Error::Launch { kernel, source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_bounds_and_configs() {
+        let cfg = config_for(1000, Some(128));
+        assert_eq!((cfg.grid_dim, cfg.block_dim), ((8, 1, 1), (128, 1, 1)));
+        let cfg = config_for(1000, None);
+        assert_eq!((cfg.grid_dim, cfg.block_dim), ((4, 1, 1), (256, 1, 1)));
+        assert_eq!(config_for(0, Some(1024)).grid_dim, (1, 1, 1), "at least one block");
+        assert_eq!(config_for(u32::MAX, Some(1024)).grid_dim.0, u32::MAX.div_ceil(256));
+        assert!(check_block("k", &config_for(1000, Some(128)), 128, "k.cu", 3).is_ok());
+        let big = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (16, 16, 1), shared_mem_bytes: 0 };
+        let err = check_block("k", &big, 128, "k.cu", 3).unwrap_err();
+        assert!(matches!(err, Error::BlockTooLarge { kernel: "k", block: 256, bound: 128, file: "k.cu", line: 3 }));
+        assert_eq!(
+            err.to_string(),
+            "launching kernel `k`: blocks of 256 threads, but its `__launch_bounds__` (k.cu:3) allows at most 128"
+        );
+    }
 }

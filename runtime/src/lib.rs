@@ -13,6 +13,8 @@
 //!   to load modules once and take typed arguments.
 //! - [`check_same_stream`], [`check_same_context`]: the launch-side checks that keep an
 //!   argument's use ordered with its allocation's lifetime.
+//! - [`extent`]: what a checked `#[kernel]` launch runs first (declared extents against the
+//!   arguments' lengths, and no written argument overlapping another).
 //! - [`Error`]: one typed error for everything.
 //!
 //! `docs/safety.md` lists every `unsafe` contract of this API and how the safe part upholds
@@ -23,11 +25,12 @@
 
 // Layered like cudarc's sys -> result -> safe; a module uses only those above it in this list
 // (tests/module_layers.rs checks there is no cycle):
-// error, pod; kernel, launch, graph (error); pinned (error); transfer (error, pinned);
+// error, pod; extent, kernel, launch, graph (error); pinned (error); transfer (error, pinned);
 // device (error, kernel, pod, transfer); mapped (device, error, kernel, pinned, pod);
 // slot_bus (device, error, kernel, mapped).
 mod device;
 mod error;
+pub mod extent;
 mod graph;
 mod kernel;
 mod launch;
@@ -44,7 +47,7 @@ pub use graph::Graph;
 pub use kernel::{
     check_same_context, check_same_stream, DeviceIn, DeviceOut, KernelSource, ModuleCache, PinnedMutPtr, PinnedPtr,
 };
-pub use launch::{launch_ex, LaunchOptions};
+pub use launch::{check_block, config_for, launch_ex, LaunchOptions, DEFAULT_BLOCK};
 pub use mapped::{MappedBuffer, PinnedSlot};
 pub use pod::Pod;
 pub use slot_bus::SlotBus;

@@ -148,17 +148,17 @@ impl<T: Pod> MappedBuffer<T> {
         unsafe { std::slice::from_raw_parts_mut(self.host.as_ptr(), self.len) }
     }
 
-    /// The device address of element 0, for zero-copy kernel arguments (`const T*`), borrowing
-    /// the buffer. Null for an empty buffer. Marks the buffer lent for reading: the next
+    /// The device address of element 0 and the buffer's length, for zero-copy kernel arguments
+    /// (`const T*`), borrowing the buffer. Null for an empty buffer. Marks the buffer lent for reading: the next
     /// [`Self::as_mut_slice`] and the drop wait for the device first.
     pub fn device_ptr(&self) -> PinnedPtr<'_, T> {
         self.mark_lent(LENT_EVER | LENT_READ);
-        PinnedPtr::lend(self.device, self.cu_context())
+        PinnedPtr::lend(self.device, self.cu_context(), self.len)
     }
 
-    /// The device address of element 0, for kernels that **write** this buffer (a `T*` parameter
-    /// declared `PinnedMut<T>`): their results land in host memory with no download copy. Null
-    /// for an empty buffer.
+    /// The device address of element 0 and the buffer's length, for kernels that **write** this
+    /// buffer (a `T*` parameter declared `PinnedMut<T>`): their results land in host memory with
+    /// no download copy. Null for an empty buffer.
     ///
     /// The pointer mutably borrows the buffer, so no host view exists while it does. The kernel
     /// writes host memory while it runs, after the launch has returned: [`Self::as_slice`]
@@ -166,7 +166,7 @@ impl<T: Pod> MappedBuffer<T> {
     /// the stream that ran the kernel first to see its results).
     pub fn device_ptr_mut(&mut self) -> PinnedMutPtr<'_, T> {
         *self.lent.get_mut() |= LENT_EVER | LENT_WRITE;
-        PinnedMutPtr::lend(self.device, self.cu_context())
+        PinnedMutPtr::lend(self.device, self.cu_context(), self.len)
     }
 
     /// Copies the buffer into `dst` with volatile loads, one per element: every value is read

@@ -13,47 +13,47 @@ use super::common::device;
 #[kgraph::kernels]
 mod args {
     /// `y[n-1-i] = x[i]`.
-    #[kernel("test_args.cu")]
-    pub fn ka_reverse(x: &[f32], y: &mut [f32], n: i32);
+    #[kernel("test_args.cu", unsafe(extents))]
+    pub fn ka_reverse(x: &[f32; n], y: &mut [f32; n], n: i32);
 
-    #[kernel("test_args.cu")]
-    pub fn ka_fill_f32(n: i32, s: f32, out: &mut [f32]);
-    #[kernel("test_args.cu")]
-    pub fn ka_fill_f64(n: i32, s: f64, out: &mut [f64]);
-    #[kernel("test_args.cu")]
-    pub fn ka_fill_i8(n: i32, s: i8, out: &mut [i8]);
-    #[kernel("test_args.cu")]
-    pub fn ka_fill_u8(n: i32, s: u8, out: &mut [u8]);
-    #[kernel("test_args.cu")]
-    pub fn ka_fill_i16(n: i32, s: i16, out: &mut [i16]);
-    #[kernel("test_args.cu")]
-    pub fn ka_fill_u16(n: i32, s: u16, out: &mut [u16]);
-    #[kernel("test_args.cu")]
-    pub fn ka_fill_i32(n: i32, s: i32, out: &mut [i32]);
-    #[kernel("test_args.cu")]
-    pub fn ka_fill_u32(n: i32, s: u32, out: &mut [u32]);
-    #[kernel("test_args.cu")]
-    pub fn ka_fill_i64(n: i32, s: i64, out: &mut [i64]);
-    #[kernel("test_args.cu")]
-    pub fn ka_fill_u64(n: i32, s: u64, out: &mut [u64]);
+    #[kernel("test_args.cu", unsafe(extents))]
+    pub fn ka_fill_f32(n: i32, s: f32, out: &mut [f32; n]);
+    #[kernel("test_args.cu", unsafe(extents))]
+    pub fn ka_fill_f64(n: i32, s: f64, out: &mut [f64; n]);
+    #[kernel("test_args.cu", unsafe(extents))]
+    pub fn ka_fill_i8(n: i32, s: i8, out: &mut [i8; n]);
+    #[kernel("test_args.cu", unsafe(extents))]
+    pub fn ka_fill_u8(n: i32, s: u8, out: &mut [u8; n]);
+    #[kernel("test_args.cu", unsafe(extents))]
+    pub fn ka_fill_i16(n: i32, s: i16, out: &mut [i16; n]);
+    #[kernel("test_args.cu", unsafe(extents))]
+    pub fn ka_fill_u16(n: i32, s: u16, out: &mut [u16; n]);
+    #[kernel("test_args.cu", unsafe(extents))]
+    pub fn ka_fill_i32(n: i32, s: i32, out: &mut [i32; n]);
+    #[kernel("test_args.cu", unsafe(extents))]
+    pub fn ka_fill_u32(n: i32, s: u32, out: &mut [u32; n]);
+    #[kernel("test_args.cu", unsafe(extents))]
+    pub fn ka_fill_i64(n: i32, s: i64, out: &mut [i64; n]);
+    #[kernel("test_args.cu", unsafe(extents))]
+    pub fn ka_fill_u64(n: i32, s: u64, out: &mut [u64; n]);
 
     /// `out[i] = src[i]`, `src` in mapped pinned host memory.
-    #[kernel("test_args.cu")]
-    pub fn ka_copy_pinned_f32(src: Pinned<f32>, n: i32, out: &mut [f32]);
-    #[kernel("test_args.cu")]
-    pub fn ka_copy_pinned_u64(src: Pinned<u64>, n: i32, out: &mut [u64]);
+    #[kernel("test_args.cu", unsafe(extents))]
+    pub fn ka_copy_pinned_f32(src: Pinned<[f32; n]>, n: i32, out: &mut [f32; n]);
+    #[kernel("test_args.cu", unsafe(extents))]
+    pub fn ka_copy_pinned_u64(src: Pinned<[u64; n]>, n: i32, out: &mut [u64; n]);
 
     /// `out[i] = src[i]`, `out` in mapped pinned host memory the kernel writes.
-    #[kernel("test_args.cu")]
-    pub fn ka_copy_to_pinned_f32(src: &[f32], n: i32, out: PinnedMut<f32>);
+    #[kernel("test_args.cu", unsafe(extents))]
+    pub fn ka_copy_to_pinned_f32(src: &[f32; n], n: i32, out: PinnedMut<[f32; n]>);
     /// `out[i] = base + i`, `out` in mapped pinned host memory the kernel writes.
-    #[kernel("test_args.cu")]
-    pub fn ka_iota_to_pinned_u64(base: u64, n: i32, out: PinnedMut<u64>);
+    #[kernel("test_args.cu", unsafe(extents))]
+    pub fn ka_iota_to_pinned_u64(base: u64, n: i32, out: PinnedMut<[u64; n]>);
 }
 
 /// The same kernel bound outside a registry, under another Rust name.
-#[kgraph::kernel("test_args.cu", name = "ka_reverse")]
-fn reverse_standalone(x: &[f32], y: &mut [f32], n: i32);
+#[kgraph::kernel("test_args.cu", name = "ka_reverse", unsafe(extents))]
+fn reverse_standalone(x: &[f32; n], y: &mut [f32; n], n: i32);
 
 fn cfg(n: usize) -> LaunchConfig {
     LaunchConfig::for_num_elems(n as u32)

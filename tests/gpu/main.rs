@@ -3,6 +3,7 @@
 //! machine runs them with `--ignored` (`../shared/gpu-bundle`, then `bash .gpu/run`).
 
 mod common;
+mod extents;
 mod graph;
 mod graph_pdl;
 mod kernel_args;

@@ -12,8 +12,8 @@ use super::common::device;
 use super::graph::TestAffine;
 
 /// `out[i] = base + i` for `i < n` (tests/kernels/test_runtime.cu), bound outside any registry.
-#[kgraph::kernel("test_runtime.cu")]
-fn rt_iota_u32(out: &mut [u32], n: i32, base: u32);
+#[kgraph::kernel("test_runtime.cu", unsafe(extents))]
+fn rt_iota_u32(out: &mut [u32; n], n: i32, base: u32);
 
 const N: usize = 1000;
 

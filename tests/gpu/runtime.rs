@@ -59,6 +59,7 @@ impl TestKernels {
         assert!(idx < out.len());
         let idx = idx as i32;
         let mut l = s.launch_builder(&self.read_slot_u64);
+        let slot = slot.addr();
         l.arg(&slot).arg(out).arg(&idx);
         // SAFETY: matches rt_read_slot_u64(const unsigned long long*, unsigned long long*, int);
         // the slot holds one u64 and idx < out.len().

@@ -164,7 +164,7 @@ fn pinned_pointers_carry_their_context() {
     assert_eq!(buf.device_ptr_mut().context(), ctx);
     check_same_context("k", "x", dev.stream(), buf.device_ptr().context()).unwrap();
     // SAFETY: the pointer is only checked, never launched.
-    let raw = unsafe { PinnedPtr::<f32>::from_raw(buf.device_ptr().addr()) };
+    let raw = unsafe { PinnedPtr::<f32>::from_raw(buf.device_ptr().addr(), N) };
     check_same_context("k", "x", dev.stream(), raw.context()).unwrap();
     let bogus = 0x10 as kgraph::cudarc::driver::sys::CUcontext;
     assert!(matches!(

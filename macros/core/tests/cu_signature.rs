@@ -69,6 +69,23 @@ namespace outer { extern "C" __global__ void c(size_t n, unsigned long long m, l
 }
 
 #[test]
+fn launch_bounds_are_read_when_they_are_numbers() {
+    let src = r#"
+#define BLOCK 128
+extern "C" __global__ void
+__launch_bounds__(256, 2) a(float* out) {}
+extern "C" __global__ void __launch_bounds__(0x80u) b(float* out) {}
+extern "C" __global__ void __launch_bounds__(BLOCK) c(float* out) {}
+extern "C" __global__ void d(float* out) {}
+"#;
+    let bounds = |name: &str| find_kernel(src, name).unwrap().launch_bounds.map(|b| (b.max_threads, b.line));
+    assert_eq!(bounds("a"), Some((256, 4)));
+    assert_eq!(bounds("b"), Some((128, 5)));
+    assert_eq!(bounds("c"), None, "a macro is not guessed at");
+    assert_eq!(bounds("d"), None);
+}
+
+#[test]
 fn every_element_type_spelling() {
     let cases = [
         ("float", Elem::F32),

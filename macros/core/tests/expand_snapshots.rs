@@ -23,12 +23,14 @@ fn pretty(tokens: TokenStream) -> String {
     text
 }
 
+/// With extents under `unsafe(extents)`: a safe `launch` that checks the thread count, every
+/// extent, every length and every written argument against the others before launching.
 #[test]
 fn standalone_kernel_with_read_write_slices_and_scalars() {
     let out = expand_kernel(
-        quote!("cfc_step.cu"),
+        quote!("cfc_step.cu", unsafe(extents)),
         quote! {
-            pub fn cfc_step(w_in: &[f32], x: &[f32], h_old: &[f32], dt: f32, n: i32, h_new: &mut [f32]);
+            pub fn cfc_step(w_in: &[f32; n * n], x: &[f32; n], h_old: &[f32; n], dt: f32, n: i32, h_new: &mut [f32; n]);
         },
         &config(),
     );
@@ -38,9 +40,9 @@ fn standalone_kernel_with_read_write_slices_and_scalars() {
 #[test]
 fn pinned_pointer_argument() {
     let out = expand_kernel(
-        quote!("snap.cu"),
+        quote!("snap.cu", unsafe(extents)),
         quote! {
-            pub(crate) fn snap_features(snap: Pinned<f32>, out: &mut [f32], n: i32);
+            pub(crate) fn snap_features(snap: Pinned<[f32; n]>, out: &mut [f32; n], n: i32);
         },
         &config(),
     );
@@ -50,9 +52,9 @@ fn pinned_pointer_argument() {
 #[test]
 fn pinned_mut_output_argument() {
     let out = expand_kernel(
-        quote!("host_out.cu"),
+        quote!("host_out.cu", unsafe(extents)),
         quote! {
-            pub fn publish(x: &[f32], scale: Pinned<f32>, host_out: PinnedMut<f32>, n: i32);
+            pub fn publish(x: &[f32; n], scale: Pinned<[f32; 1]>, host_out: PinnedMut<[f32; n]>, n: i32);
         },
         &config(),
     );
@@ -66,10 +68,10 @@ fn registry_with_two_kernels_of_one_file() {
         quote! {
             pub mod ops {
                 use super::*;
-                #[kernel("pair.cu")]
-                pub fn scale(x: &mut [f32], a: f32, n: i32);
-                #[kgraph::kernel("pair.cu")]
-                pub fn shift(x: &mut [f32], b: f32, n: i32);
+                #[kernel("pair.cu", unsafe(extents))]
+                pub fn scale(x: &mut [f32; n], a: f32, n: i32);
+                #[kgraph::kernel("pair.cu", unsafe(extents))]
+                pub fn shift(x: &mut [f32; n], b: f32, n: i32);
             }
         },
         &config(),
@@ -83,6 +85,37 @@ fn name_override_binds_another_symbol() {
         quote!("versions.cu", name = "axpy_f32_v2"),
         quote! {
             pub fn axpy(x: &[f32], y: &mut [f32], a: f32, n: u32);
+        },
+        &config(),
+    );
+    insta::assert_snapshot!(pretty(out));
+}
+
+/// Extents over scalars of several types are computed in the type C would use (`u64` here,
+/// from `j: u64`), with `min`, `max`, `/` and `%`.
+#[test]
+fn extents_in_the_c_type_of_their_scalars() {
+    let out = expand_kernel(
+        quote!("scalars.cu", unsafe(extents)),
+        quote! {
+            pub fn all_scalars(
+                a: f32, b: f64, c: i8, d: u8, e: i16, f: u16, g: i32, h: u32, i: i64, j: u64,
+                out: &mut [f64; max(g, min(h, 4)) + (i / 2) % 3 + j + 2 - 1],
+            );
+        },
+        &config(),
+    );
+    insta::assert_snapshot!(pretty(out));
+}
+
+/// Without extents, `launch` and `launch_with` are `unsafe fn`s whose `# Safety` states the
+/// contract, and nothing is checked.
+#[test]
+fn no_extents_give_an_unsafe_launch() {
+    let out = expand_kernel(
+        quote!("cfc_step.cu"),
+        quote! {
+            pub fn cfc_step(w_in: &[f32], x: &[f32], h_old: &[f32], dt: f32, n: i32, h_new: &mut [f32]);
         },
         &config(),
     );

@@ -8,11 +8,12 @@ use kgraph_codegen::graph::{analyze, Analysis, GraphRequest};
 use kgraph_codegen::syntax::naming::graph_struct_name;
 
 const DECLS: &str = r#"
-#[kernel("k.cu")] pub fn k_scale(x: &[f32], y: &mut [f32], s: f32, n: i32, m: u64);
-#[kernel("k.cu")] pub fn k_step(h: &mut [f32], x: &[f32], n: i32);
-#[kernel("k.cu")] pub fn k_copy(x: &[f32], y: &mut [f32], n: i32);
-#[kernel("k.cu")] pub fn k_publish(x: &[f32], out: PinnedMut<f32>, n: i32);
-#[kernel("k.cu")] pub fn k_echo(src: Pinned<f32>, out: PinnedMut<f32>, n: i32);
+#[kernel("k.cu", unsafe(extents))] pub fn k_scale(x: &[f32; n], y: &mut [f32; n], s: f32, n: i32, m: u64);
+#[kernel("k.cu", unsafe(extents))] pub fn k_step(h: &mut [f32; n], x: &[f32; n], n: i32);
+#[kernel("k.cu", unsafe(extents))] pub fn k_copy(x: &[f32; n], y: &mut [f32; n], n: i32);
+#[kernel("k.cu", unsafe(extents))] pub fn k_publish(x: &[f32; n], out: PinnedMut<[f32; n]>, n: i32);
+#[kernel("k.cu", unsafe(extents))] pub fn k_echo(src: Pinned<[f32; n]>, out: PinnedMut<[f32; n]>, n: i32);
+#[kernel("k.cu")] pub fn k_unchecked(x: &[f32], y: &mut [f32], n: i32);
 "#;
 
 const HEAD: &str = "[kernels]\nsource = \"decls.rs\"\nmodule = \"crate::decls\"\n";
@@ -249,5 +250,31 @@ fn structural_errors_point_at_the_node_table() {
     assert!(
         e.contains("missing argument(s) `x`, `y`, `n` for kernel `k_copy(x: &[f32], y: &mut [f32], n: i32)`"),
         "{e}"
+    );
+}
+
+#[test]
+fn a_kernel_without_extents_cannot_be_a_node() {
+    let spec = r#"
+[dims]
+n = 64
+[buffers.x]
+dtype = "f32"
+len = "n"
+role = "input"
+[buffers.y]
+dtype = "f32"
+len = "n"
+role = "output"
+[[node]]
+kernel = "k_unchecked"
+grid = 1
+block = 64
+args = { x = "x", y = "y", n = "n" }
+"#;
+    let errors = run(spec).expect_err("an unchecked kernel is refused");
+    assert!(
+        errors.iter().any(|e| e.contains("`k_unchecked` is declared without extents") && e.contains("unsafe(extents)")),
+        "{errors:?}"
     );
 }

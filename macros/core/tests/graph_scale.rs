@@ -10,8 +10,8 @@ use kgraph_codegen::graph::dataflow::{conflicts, reduce, Edge};
 use kgraph_codegen::graph::{analyze, generate, Analysis, GraphRequest};
 
 const DECLS: &str = r#"
-#[kernel("k.cu")] pub fn k_copy(x: &[f32], y: &mut [f32], n: i32);
-#[kernel("k.cu")] pub fn k_step(h: &mut [f32], x: &[f32], n: i32);
+#[kernel("k.cu", unsafe(extents))] pub fn k_copy(x: &[f32; n], y: &mut [f32; n], n: i32);
+#[kernel("k.cu", unsafe(extents))] pub fn k_step(h: &mut [f32; n], x: &[f32; n], n: i32);
 "#;
 
 fn size(default: usize) -> usize {

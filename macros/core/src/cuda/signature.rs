@@ -19,6 +19,17 @@ pub struct CuKernel {
     pub line: usize,
     /// Parameters in order.
     pub params: Vec<CuParam>,
+    /// Its `__launch_bounds__(N, ...)`, when it has one with a number kgraph can read.
+    pub launch_bounds: Option<LaunchBounds>,
+}
+
+/// A kernel's `__launch_bounds__(max_threads, ...)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchBounds {
+    /// The most threads per block the kernel is compiled for.
+    pub max_threads: u32,
+    /// The line of `__launch_bounds__` (1-based).
+    pub line: usize,
 }
 
 /// One kernel parameter.
@@ -123,6 +134,7 @@ struct FnDecl<'t> {
     global: bool,
     extern_c: bool,
     params: &'t [Token],
+    launch_bounds: Option<LaunchBounds>,
 }
 
 /// Finds kernel `name` in `.cu` text and reads its parameters.
@@ -144,7 +156,7 @@ pub fn find_kernel(src: &str, name: &str) -> Result<CuKernel, CuError> {
         param,
         token: bad.map_or_else(|| ",".to_string(), Token::text),
     })?;
-    Ok(CuKernel { name: name.to_string(), line: decl.line, params })
+    Ok(CuKernel { name: name.to_string(), line: decl.line, params, launch_bounds: decl.launch_bounds })
 }
 
 /// Names of every `extern "C" __global__` kernel in `.cu` text, in order.
@@ -207,6 +219,7 @@ fn scan(toks: &[Token]) -> Vec<FnDecl<'_>> {
                     global: seg.iter().any(|t| t.ident() == Some("__global__")),
                     extern_c: blocks.contains(&Block::ExternC) || (0..seg.len()).any(|k| is_extern_c(seg, k)),
                     params: &toks[(i + 2).min(close)..close],
+                    launch_bounds: launch_bounds(seg),
                 });
             }
             i = close;
@@ -214,6 +227,22 @@ fn scan(toks: &[Token]) -> Vec<FnDecl<'_>> {
         i += 1;
     }
     decls
+}
+
+/// `__launch_bounds__(N` among a declarator's specifiers, when `N` is an integer literal (a
+/// macro or expression is not guessed at: `None`).
+fn launch_bounds(seg: &[Token]) -> Option<LaunchBounds> {
+    let k = seg.iter().position(|t| t.ident() == Some("__launch_bounds__"))?;
+    if !seg.get(k + 1)?.is_punct("(") || !seg.get(k + 3).is_some_and(|t| t.is_punct(")") || t.is_punct(",")) {
+        return None;
+    }
+    let Tok::Literal(text) = &seg.get(k + 2)?.tok else { return None };
+    let digits = text.trim_end_matches(['u', 'U', 'l', 'L']);
+    let max_threads = match digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+        Some(hex) => u32::from_str_radix(hex, 16).ok()?,
+        None => digits.parse().ok()?,
+    };
+    Some(LaunchBounds { max_threads, line: seg[k].line })
 }
 
 fn is_extern_c(seg: &[Token], k: usize) -> bool {

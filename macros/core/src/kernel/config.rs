@@ -1,9 +1,12 @@
-//! Where `#[kernel("x.cu")]` files are found, and reading them once per expansion.
+//! Where `#[kernel("x.cu")]` files are found, reading them once per expansion, and where a
+//! verified kernel lives (`Resolved`).
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+
+use crate::cuda::signature::CuKernel;
 
 /// Where the macros find kernel files, and whether generated code can embed cubins.
 #[derive(Debug, Clone)]
@@ -126,4 +129,19 @@ fn read_cu(file: &str, config: &Config) -> Result<CuFile, String> {
         "kernel file `{file}` not found (looked for {}): kernel files live in the crate's `kernels/` folder",
         looked.join(", ")
     ))
+}
+
+/// Where a verified kernel lives, as the generated code needs it.
+#[derive(Debug, Clone)]
+pub(crate) struct Resolved {
+    /// The `.cu` path for messages and docs (relative to the crate root when inside it).
+    pub display: String,
+    /// Absolute path of the `.cu`, for `include_str!`.
+    pub source_path: String,
+    /// Absolute kernel folder, for `#include "x.cuh"` under NVRTC.
+    pub include_dir: String,
+    /// File stem: the cubin is `$OUT_DIR/kgraph/<stem>.cubin`.
+    pub stem: String,
+    /// The kernel's signature as read from the `.cu`.
+    pub kernel: CuKernel,
 }

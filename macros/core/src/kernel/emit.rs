@@ -6,26 +6,13 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::{Attribute, Ident, Visibility};
 
-use crate::cuda::signature::CuKernel;
+use super::config::Resolved;
+use super::docs::{launch_doc, struct_doc};
+use super::guard::guard;
 use crate::emit_util::doc_lines;
 use crate::syntax::model::{KernelDecl, ParamKind};
 use crate::syntax::naming::{handle_ident, ident_text, kernel_handle_ident};
 use crate::syntax::parse::ParsedParam;
-
-/// Where a verified kernel lives, as the generated code needs it.
-#[derive(Debug, Clone)]
-pub(crate) struct Resolved {
-    /// The `.cu` path for messages and docs (relative to the crate root when inside it).
-    pub display: String,
-    /// Absolute path of the `.cu`, for `include_str!`.
-    pub source_path: String,
-    /// Absolute kernel folder, for `#include "x.cuh"` under NVRTC.
-    pub include_dir: String,
-    /// File stem: the cubin is `$OUT_DIR/kgraph/<stem>.cubin`.
-    pub stem: String,
-    /// The kernel's signature as read from the `.cu`.
-    pub kernel: CuKernel,
-}
 
 /// `#[cfg(...)]` attributes, which must be repeated on everything generated for a declaration.
 fn cfg_attrs(attrs: &[Attribute]) -> Vec<&Attribute> {
@@ -99,63 +86,6 @@ impl HandleSignatures {
     }
 }
 
-/// The handle struct's rustdoc, after the declaration's own doc comments (if any).
-fn struct_doc(decl: &KernelDecl, resolved: &Resolved, ty: &Ident, has_docs: bool) -> TokenStream {
-    let (name, file, line) = (&decl.symbol, &resolved.display, resolved.kernel.line);
-    let mut lines = Vec::new();
-    if has_docs {
-        lines.push(String::new());
-    }
-    lines.extend([
-        format!("Kernel `{name}` of `{file}` (line {line}), bound by `#[kernel]`:"),
-        format!("`extern \"C\" __global__ void {}`.", resolved.kernel.signature()),
-        String::new(),
-        "The declaration was checked against that source when this crate was compiled.".into(),
-        format!("Load it with [`{ty}::new`] or [`{ty}::load`], then call [`{ty}::launch`]."),
-    ]);
-    doc_lines(lines)
-}
-
-/// `launch`'s rustdoc: the arguments with their `.cu` parameters, the contract, the errors.
-fn launch_doc(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
-    let (name, file, line) = (&decl.symbol, &resolved.display, resolved.kernel.line);
-    let mut lines = vec![
-        format!("Launches `{name}` ({file}:{line}) on `stream` with `cfg`."),
-        String::new(),
-        "Arguments, in the kernel's order:".to_string(),
-    ];
-    for (p, cu) in decl.params.iter().zip(&resolved.kernel.params) {
-        lines.push(format!("- `{}`: `{cu}`", p.name));
-    }
-    let contract = [
-        "",
-        "# Contract",
-        "",
-        "`#[kernel]` verified at compile time that the number, order, element types and",
-        "constness of these arguments match the kernel's parameters, so the call itself is",
-        "safe. What the kernel does with them is the kernel author's responsibility: its",
-        "indexing for `cfg` must stay within the buffers passed here.",
-    ];
-    lines.extend(contract.map(String::from));
-    if decl.params.iter().any(|p| matches!(p.kind, ParamKind::PinnedMut(_))) {
-        let pinned_mut = [
-            "",
-            "The kernel writes mapped pinned host memory through its `PinnedMutPtr` arguments:",
-            "read that memory on the host only after synchronizing `stream`.",
-        ];
-        lines.extend(pinned_mut.map(String::from));
-    }
-    let errors = [
-        "",
-        "# Errors",
-        "",
-        "`kgraph::Error::Launch` when the driver rejects the launch (or an earlier",
-        "asynchronous fault surfaces).",
-    ];
-    lines.extend(errors.map(String::from));
-    doc_lines(lines)
-}
-
 /// `let x = <device address of x>;` for each pointer parameter (scalars are pushed as they are).
 fn device_addresses(decl: &KernelDecl) -> Vec<TokenStream> {
     decl.params
@@ -175,9 +105,56 @@ fn device_addresses(decl: &KernelDecl) -> Vec<TokenStream> {
         .collect()
 }
 
-/// `NAME`, `FILE` and `SOURCE`.
+/// `MAX_THREADS`: the kernel's `__launch_bounds__`, with its line in the docs.
+fn max_threads_const(resolved: &Resolved) -> TokenStream {
+    match resolved.kernel.launch_bounds {
+        Some(bounds) => {
+            let (max, doc) = (
+                bounds.max_threads,
+                format!(
+                    " `__launch_bounds__({})` at {}:{}: the most threads per block a launch may have.",
+                    bounds.max_threads, resolved.display, bounds.line
+                ),
+            );
+            quote! {
+                #[doc = #doc]
+                pub const MAX_THREADS: ::core::option::Option<u32> = ::core::option::Option::Some(#max);
+            }
+        }
+        None => quote! {
+            /// `None`: the kernel declares no `__launch_bounds__` (the device's limit applies).
+            pub const MAX_THREADS: ::core::option::Option<u32> = ::core::option::Option::None;
+        },
+    }
+}
+
+/// `cfg_for`: a 1-D launch configuration within the kernel's bounds.
+fn cfg_for() -> TokenStream {
+    quote! {
+        /// A one-dimensional launch configuration for `n` threads: blocks of
+        /// `min(MAX_THREADS, 256)` threads (256 without bounds), as many as cover `n`, at
+        /// least one.
+        pub fn cfg_for(&self, n: u32) -> ::kgraph::LaunchConfig {
+            ::kgraph::config_for(n, Self::MAX_THREADS)
+        }
+    }
+}
+
+/// The block-size check against `__launch_bounds__` (nothing without bounds).
+fn block_check(resolved: &Resolved) -> TokenStream {
+    match resolved.kernel.launch_bounds {
+        Some(bounds) => {
+            let (max, line) = (bounds.max_threads, u32::try_from(bounds.line).unwrap_or(u32::MAX));
+            quote!(::kgraph::check_block(Self::NAME, &cfg, #max, Self::FILE, #line)?;)
+        }
+        None => TokenStream::new(),
+    }
+}
+
+/// `NAME`, `FILE`, `MAX_THREADS` and `SOURCE`.
 fn handle_consts(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
     let (name, file) = (&decl.symbol, &resolved.display);
+    let max_threads = max_threads_const(resolved);
     let cubin = format!("/kgraph/{}.cubin", resolved.stem);
     let (source_path, include_dir) = (&resolved.source_path, &resolved.include_dir);
     quote! {
@@ -185,6 +162,7 @@ fn handle_consts(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
         pub const NAME: &'static str = #name;
         /// The `.cu` file the kernel is in.
         pub const FILE: &'static str = #file;
+        #max_threads
         /// The kernel's module: the cubin `kgraph-build` compiled, and the source for the NVRTC fallback.
         pub const SOURCE: ::kgraph::KernelSource = ::kgraph::KernelSource {
             file: #file,
@@ -232,39 +210,84 @@ fn loaders() -> TokenStream {
     }
 }
 
-/// `launch` (through cudarc's `launch_builder`) and `launch_with` (through `launch_ex`).
+/// `launch` (through cudarc's `launch_builder`) and `launch_with` (through `launch_ex`):
+/// safe and checked for a declaration with extents, `unsafe` without.
 fn launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignatures) -> TokenStream {
+    if decl.has_checked_launch() {
+        checked_launchers(decl, resolved, sigs)
+    } else {
+        unsafe_launchers(decl, resolved, sigs)
+    }
+}
+
+/// The launch itself, after the arguments are checked (or trusted): every pointer argument
+/// becomes its device address, then one `arg` per parameter in order.
+fn launch_body(decl: &KernelDecl, args: &Ident) -> TokenStream {
+    let names: Vec<&Ident> = decl.params.iter().map(|p| &p.name).collect();
+    quote! {
+        let mut #args = stream.launch_builder(&self.function);
+        #(#args.arg(&#names);)*
+    }
+}
+
+/// The `launch_ex` call of `launch_with`, after the addresses.
+fn launch_ex_call(decl: &KernelDecl, args: &Ident) -> TokenStream {
+    let names: Vec<&Ident> = decl.params.iter().map(|p| &p.name).collect();
+    quote! {
+        let mut #args = [#(&#names as *const _ as *mut ::core::ffi::c_void),*];
+    }
+}
+
+/// The first paragraph of `launch_with`'s rustdoc.
+fn launch_with_doc() -> TokenStream {
+    doc_lines([
+        "[`Self::launch`] with launch options, e.g. `kgraph::LaunchOptions::PDL`",
+        "(programmatic dependent launch through `cuLaunchKernelEx`: the kernel must wait",
+        "on its grid dependency, `griddepcontrol.wait`, before reading what the previous",
+        "kernel wrote). With default options this is exactly [`Self::launch`].",
+    ])
+}
+
+/// The safe `launch` and `launch_with` of a declaration with extents: both run the guard
+/// (extents, lengths, overlaps) before anything reaches the driver.
+fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignatures) -> TokenStream {
     let launch_doc = launch_doc(decl, resolved);
     let (launch, launch_with) = (sigs.launch(), sigs.launch_with());
     let addresses = device_addresses(decl);
     let names: Vec<&Ident> = decl.params.iter().map(|p| &p.name).collect();
+    let guard = guard(decl);
+    let (lengths, overlaps) = (&guard.lengths, &guard.overlaps);
+    let block_check = block_check(resolved);
     // Hygienic, so a parameter named `args` cannot clash with it.
     let args = Ident::new("args", Span::mixed_site());
+    let (body, ex_args) = (launch_body(decl, &args), launch_ex_call(decl, &args));
+    let launch_with_doc = launch_with_doc();
     quote! {
         #launch_doc
         #[inline]
         #[allow(clippy::too_many_arguments)]
         pub fn #launch {
             use ::kgraph::cudarc::driver::PushKernelArg as _;
+            #block_check
+            #lengths
             #(#addresses)*
-            let mut #args = stream.launch_builder(&self.function);
-            #(#args.arg(&#names);)*
+            #overlaps
+            #body
             // SAFETY: the argument list matches the kernel's parameters in the `.cu` in count,
             // order, element type and constness (verified by `check.rs` at expansion); each
             // pointer is the device address of an allocation borrowed for this call
             // (`DeviceIn`/`DeviceOut`) or of mapped pinned memory its owner keeps alive
-            // (`PinnedPtr`, `PinnedMutPtr`); scalars are pushed by reference to locals that
+            // (`PinnedPtr`, `PinnedMutPtr`), holding at least its extent (checked above);
+            // no written argument overlaps another within the extents (checked above); the
+            // declaration's `unsafe(extents)` is its author's promise that the kernel accesses
+            // nothing outside the extents. Scalars are pushed by reference to locals that
             // outlive the call.
-            // Indexing inside the kernel is its author's contract, documented on `launch`.
             unsafe { #args.launch(cfg) }
                 .map(|_events| ())
                 .map_err(|source| ::kgraph::Error::Launch { kernel: Self::NAME, source })
         }
 
-        /// [`Self::launch`] with launch options, e.g. `kgraph::LaunchOptions::PDL`
-        /// (programmatic dependent launch through `cuLaunchKernelEx`: the kernel must wait
-        /// on its grid dependency, `griddepcontrol.wait`, before reading what the previous
-        /// kernel wrote). With default options this is exactly [`Self::launch`].
+        #launch_with_doc
         ///
         /// # Errors
         ///
@@ -275,10 +298,71 @@ fn launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignatures) ->
             if opts == ::kgraph::LaunchOptions::default() {
                 return self.launch(stream, cfg, #(#names),*);
             }
+            #block_check
+            #lengths
             #(#addresses)*
-            let mut #args = [#(&#names as *const _ as *mut ::core::ffi::c_void),*];
+            #overlaps
+            #ex_args
             // SAFETY: as in `launch`: one pointer per kernel parameter, in the verified order,
-            // each to a local (device address or scalar) that outlives the call.
+            // each to a local (device address or scalar) that outlives the call, the arguments
+            // checked against the extents the declaration promises.
+            unsafe { ::kgraph::launch_ex(stream, &self.function, Self::NAME, cfg, opts, &mut #args) }
+        }
+    }
+}
+
+/// The `unsafe` `launch` and `launch_with` of a declaration without extents: nothing bounds
+/// what the kernel accesses, so the caller takes on the contract in `# Safety`.
+fn unsafe_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignatures) -> TokenStream {
+    let launch_doc = launch_doc(decl, resolved);
+    let (launch, launch_with) = (sigs.launch(), sigs.launch_with());
+    let addresses = device_addresses(decl);
+    let names: Vec<&Ident> = decl.params.iter().map(|p| &p.name).collect();
+    let args = Ident::new("args", Span::mixed_site());
+    let (body, ex_args) = (launch_body(decl, &args), launch_ex_call(decl, &args));
+    let launch_with_doc = launch_with_doc();
+    let block_check = block_check(resolved);
+    quote! {
+        #launch_doc
+        #[inline]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe fn #launch {
+            use ::kgraph::cudarc::driver::PushKernelArg as _;
+            #block_check
+            #(#addresses)*
+            #body
+            // SAFETY: the argument list matches the kernel's parameters in the `.cu` in count,
+            // order, element type and constness (verified by `check.rs` at expansion); each
+            // pointer is the device address of an allocation borrowed for this call or of
+            // mapped pinned memory its owner keeps alive; what the kernel accesses through
+            // them is the caller's contract (`# Safety` above).
+            unsafe { #args.launch(cfg) }
+                .map(|_events| ())
+                .map_err(|source| ::kgraph::Error::Launch { kernel: Self::NAME, source })
+        }
+
+        #launch_with_doc
+        ///
+        /// # Safety
+        ///
+        /// As for [`Self::launch`].
+        ///
+        /// # Errors
+        ///
+        /// As [`Self::launch`].
+        #[inline]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe fn #launch_with {
+            if opts == ::kgraph::LaunchOptions::default() {
+                // SAFETY: the caller upholds `launch`'s contract, which is this function's.
+                return unsafe { self.launch(stream, cfg, #(#names),*) };
+            }
+            #block_check
+            #(#addresses)*
+            #ex_args
+            // SAFETY: as in `launch`: one pointer per kernel parameter, in the verified order,
+            // each to a local (device address or scalar) that outlives the call; the caller
+            // upholds the contract on what the kernel accesses.
             unsafe { ::kgraph::launch_ex(stream, &self.function, Self::NAME, cfg, opts, &mut #args) }
         }
     }
@@ -295,6 +379,7 @@ pub(crate) fn handle(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
     let sigs = HandleSignatures::new(decl.params.iter().map(|p| (&p.name, Some(p.kind))));
     let consts = handle_consts(decl, resolved);
     let loaders = loaders();
+    let cfg_for = cfg_for();
     let launchers = launchers(decl, resolved, &sigs);
     quote! {
         #(#docs)*
@@ -313,6 +398,7 @@ pub(crate) fn handle(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
         impl #ty {
             #consts
             #loaders
+            #cfg_for
             #launchers
         }
     }
@@ -342,6 +428,12 @@ pub(crate) fn stub(vis: &Visibility, name: &Ident, attrs: &[Attribute], params: 
         impl #ty {
             /// The kernel's name.
             pub const NAME: &'static str = #symbol;
+            /// Unknown: the declaration has errors.
+            pub const MAX_THREADS: ::core::option::Option<u32> = ::core::option::Option::None;
+            /// Never returns: the declaration has errors.
+            pub fn cfg_for(&self, n: u32) -> ::kgraph::LaunchConfig {
+                ::core::unreachable!(#message)
+            }
             /// Never returns: the declaration has errors.
             pub fn #load {
                 ::core::unreachable!(#message)

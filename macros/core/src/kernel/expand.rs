@@ -7,8 +7,9 @@ use syn::parse::Parser;
 use syn::Ident;
 
 use super::check::check_decl;
-use super::config::{Config, Files};
-use super::emit::{self, Entry, Resolved};
+use super::config::{Config, Files, Resolved};
+use super::emit::{self, Entry};
+use super::extent_rules::check_extents;
 use crate::cuda::signature::find_kernel;
 use crate::syntax::model::KernelDecl;
 use crate::syntax::naming::{handle_ident, ident_text, kernel_handle_ident};
@@ -31,7 +32,8 @@ fn verify(parsed: &DeclParse, config: &Config, files: &mut Files) -> Result<(Ker
     };
     let cu = files.get(&decl.file, config).map_err(|msg| vec![syn::Error::new(decl.file_span, msg)])?;
     let found = find_kernel(&cu.text, &decl.symbol);
-    let errors = check_decl(&decl, &cu.display, &found);
+    let mut errors = check_decl(&decl, &cu.display, &found);
+    errors.extend(check_extents(&decl));
     match found {
         Ok(kernel) if errors.is_empty() => {
             let stem = decl.file.strip_suffix(".cu").unwrap_or(&decl.file).to_string();

@@ -1,10 +1,14 @@
 //! The `#[kernel]` binding, in the style of serde_derive: the declaration (parsed by
 //! [`crate::syntax`]) is checked against the kernel's signature read from its `.cu`
-//! ([`crate::cuda`]), every mismatch a spanned error (`check`), then the handle struct is
-//! generated over cudarc's `launch_builder` (`emit`, which only reads the checked model).
+//! ([`crate::cuda`]), every mismatch a spanned error (`check`), its extents checked
+//! (`extent_rules`), then the handle struct is generated over cudarc's `launch_builder`
+//! (`emit`, with the checks of a checked launch from `guard`; both only read the checked model).
 //! [`expand`] runs it for the two attribute macros; [`config`] says where `.cu` files are found.
 
 mod check;
 pub mod config;
+mod docs;
 mod emit;
 pub mod expand;
+mod extent_rules;
+mod guard;

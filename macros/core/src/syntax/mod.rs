@@ -1,10 +1,11 @@
 //! The front end shared by both generators: the typed [`model`] of `#[kernel]` declarations
-//! (with spans), their [`parse`]r, the `#[kernels] mod` parser (`registry`), the [`source`]
+//! (with spans) and their [`extent`]s (`x: &[f32; n]`), their [`parse`]r, the `#[kernels] mod` parser (`registry`), the [`source`]
 //! reader that finds declarations in a Rust file (for graph specs), and the [`naming`] and
 //! [`text`] rules every later stage uses (handle and struct names, signatures in messages).
 //!
 //! Nothing here reads a `.cu` file or generates code.
 
+pub mod extent;
 pub mod model;
 pub mod naming;
 pub mod parse;

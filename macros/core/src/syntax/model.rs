@@ -47,6 +47,125 @@ pub enum ParamKind {
     PinnedMut(Elem),
 }
 
+/// A binary operator of an extent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExtentOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/` (truncating, as C does)
+    Div,
+    /// `%`
+    Rem,
+}
+
+/// `min(a, b)` or `max(a, b)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExtentFn {
+    /// `min(a, b)`
+    Min,
+    /// `max(a, b)`
+    Max,
+}
+
+/// An extent expression.
+#[derive(Debug, Clone)]
+pub enum ExtentExpr {
+    /// An integer literal (no suffix).
+    Int {
+        /// Its value.
+        value: u64,
+        /// Where it is written.
+        span: Span,
+    },
+    /// A parameter name (a scalar parameter, once checked).
+    Name(syn::Ident),
+    /// `lhs op rhs`.
+    Binary {
+        /// The operator.
+        op: ExtentOp,
+        /// Left operand.
+        lhs: Box<ExtentExpr>,
+        /// Right operand.
+        rhs: Box<ExtentExpr>,
+    },
+    /// `min(a, b)` or `max(a, b)`.
+    Call {
+        /// Which.
+        func: ExtentFn,
+        /// First argument.
+        a: Box<ExtentExpr>,
+        /// Second argument.
+        b: Box<ExtentExpr>,
+    },
+}
+
+/// A pointer parameter's extent as declared.
+#[derive(Debug, Clone)]
+pub struct Extent {
+    /// The expression.
+    pub expr: ExtentExpr,
+    /// The expression as written (`batch * n_hid`), for messages and docs.
+    pub text: String,
+    /// The span of the expression.
+    pub span: Span,
+}
+
+impl ExtentOp {
+    /// The operator's spelling.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            ExtentOp::Add => "+",
+            ExtentOp::Sub => "-",
+            ExtentOp::Mul => "*",
+            ExtentOp::Div => "/",
+            ExtentOp::Rem => "%",
+        }
+    }
+}
+
+impl ExtentExpr {
+    /// Every name the expression uses, in order (with repeats).
+    pub fn names(&self) -> Vec<&syn::Ident> {
+        let mut out = Vec::new();
+        self.visit(&mut |e| {
+            if let ExtentExpr::Name(name) = e {
+                out.push(name);
+            }
+        });
+        out
+    }
+
+    /// Every literal the expression uses, with its span.
+    pub fn literals(&self) -> Vec<(u64, Span)> {
+        let mut out = Vec::new();
+        self.visit(&mut |e| {
+            if let ExtentExpr::Int { value, span } = e {
+                out.push((*value, *span));
+            }
+        });
+        out
+    }
+
+    fn visit<'a>(&'a self, f: &mut dyn FnMut(&'a ExtentExpr)) {
+        f(self);
+        match self {
+            ExtentExpr::Int { .. } | ExtentExpr::Name(_) => {}
+            ExtentExpr::Binary { lhs, rhs, .. } => {
+                lhs.visit(f);
+                rhs.visit(f);
+            }
+            ExtentExpr::Call { a, b, .. } => {
+                a.visit(f);
+                b.visit(f);
+            }
+        }
+    }
+}
+
 /// One declared parameter.
 #[derive(Debug, Clone)]
 pub struct Param {
@@ -54,8 +173,10 @@ pub struct Param {
     pub name: syn::Ident,
     /// How it is passed.
     pub kind: ParamKind,
-    /// The declared Rust type as written (`&[f32]`, `Pinned<f32>`...), for messages and spans.
+    /// The declared Rust type as written (`&[f32; n]`, `Pinned<f32>`...), for messages and spans.
     pub ty: syn::Type,
+    /// The declared extent of a pointer parameter (`n` in `&[f32; n]`), if any.
+    pub extent: Option<Extent>,
     /// The span of `name: Type` where the compiler can join spans, else of the name.
     /// (For an error underlining the whole parameter use `quote!(#name: #ty)` with
     /// `syn::Error::new_spanned`, which works on stable.)
@@ -84,6 +205,22 @@ pub struct KernelDecl {
     pub symbol_span: Span,
     /// Span of the parenthesized parameter list, for arity errors.
     pub params_span: Span,
+    /// The span of `unsafe(extents)` in the attribute, when given: the kernel author's
+    /// promise that the kernel accesses each pointer argument only within its extent (and
+    /// then the generated `launch` is safe and checked).
+    pub extents_promise: Option<Span>,
+}
+
+impl KernelDecl {
+    /// The parameter named `name`, if any.
+    pub fn param(&self, name: &str) -> Option<&Param> {
+        self.params.iter().find(|p| p.name == name)
+    }
+
+    /// True when `launch` is safe: the declaration states extents under `unsafe(extents)`.
+    pub fn has_checked_launch(&self) -> bool {
+        self.extents_promise.is_some()
+    }
 }
 
 impl Elem {
@@ -145,6 +282,16 @@ impl ParamKind {
     /// or a value.
     pub fn is_pinned(self) -> bool {
         matches!(self, ParamKind::Pinned(_) | ParamKind::PinnedMut(_))
+    }
+
+    /// A pointer (`&[T]`, `&mut [T]`, `Pinned<T>`, `PinnedMut<T>`), as opposed to a value.
+    pub fn is_pointer(self) -> bool {
+        !matches!(self, ParamKind::Scalar(_))
+    }
+
+    /// An integer value (`i32`, `u64`...): what an extent may name.
+    pub fn is_integer_scalar(self) -> bool {
+        matches!(self, ParamKind::Scalar(elem) if !matches!(elem, Elem::F32 | Elem::F64))
     }
 
     /// The kernel writes through it (`&mut [T]` or `PinnedMut<T>`).

@@ -10,14 +10,15 @@ use syn::parse::{ParseStream, Parser};
 use syn::spanned::Spanned;
 use syn::{Attribute, Ident, LitStr, Token, Type, Visibility};
 
-use super::model::{Elem, KernelDecl, Param, ParamKind};
+use super::extent::extent_from_expr;
+use super::model::{Elem, Extent, KernelDecl, Param, ParamKind};
 use super::naming::ident_text;
 
 /// Parameter names the generated `launch(&self, stream, cfg, ...)` and
 /// `launch_with(&self, stream, cfg, opts, ...)` use themselves.
 pub(crate) const RESERVED_PARAMS: [&str; 3] = ["stream", "cfg", "opts"];
 
-/// The arguments of `#[kernel("file.cu", name = "symbol")]`.
+/// The arguments of `#[kernel("file.cu", name = "symbol", unsafe(extents))]`.
 #[derive(Debug, Clone)]
 #[doc(hidden)]
 pub struct KernelArgs {
@@ -27,6 +28,8 @@ pub struct KernelArgs {
     pub file_span: Span,
     /// `name = "symbol"` with the span of its literal, when given.
     pub symbol: Option<(String, Span)>,
+    /// The span of `unsafe(extents)`, when given.
+    pub extents_promise: Option<Span>,
 }
 
 /// One parameter as far as it parsed (`kind` is `None` when its type is not supported).
@@ -39,6 +42,8 @@ pub struct ParsedParam {
     pub ty: Type,
     /// How it is passed, when the type is supported.
     pub kind: Option<ParamKind>,
+    /// Its extent (`n` in `&[f32; n]`), when one is declared and reads.
+    pub extent: Option<Extent>,
 }
 
 /// A declaration as far as it parsed, with every error found on the way.
@@ -77,6 +82,7 @@ impl DeclParse {
                     name: p.name.clone(),
                     kind: p.kind?,
                     ty: p.ty.clone(),
+                    extent: p.extent.clone(),
                     span: p.name.span().join(p.ty.span()).unwrap_or_else(|| p.name.span()),
                 })
             })
@@ -95,6 +101,7 @@ impl DeclParse {
             file_span: args.file_span,
             symbol_span,
             params_span: self.params_span,
+            extents_promise: args.extents_promise,
         })
     }
 }
@@ -115,7 +122,8 @@ fn kernel_attr_tokens(attr: &Attribute) -> syn::Result<TokenStream> {
     }
 }
 
-const ARGS_HELP: &str = "expected `#[kernel(\"file.cu\")]` or `#[kernel(\"file.cu\", name = \"symbol\")]`";
+const ARGS_HELP: &str = "expected `#[kernel(\"file.cu\")]`, optionally followed by `name = \"symbol\"` and \
+     `unsafe(extents)`";
 
 /// Parses the attribute's arguments: the `.cu` file, then an optional `name = "symbol"`.
 /// `span` is where to report an empty argument list (the attribute itself).
@@ -129,16 +137,27 @@ pub(crate) fn parse_kernel_args(tokens: TokenStream, span: Span) -> syn::Result<
         })?;
         check_file_name(&file)?;
         let mut symbol: Option<(String, Span)> = None;
+        let mut extents_promise: Option<Span> = None;
         while !input.is_empty() {
             input.parse::<Token![,]>()?;
             if input.is_empty() {
                 break;
             }
+            if input.peek(Token![unsafe]) {
+                let span = parse_extents_promise(input)?;
+                if extents_promise.replace(span).is_some() {
+                    return Err(syn::Error::new(span, "`unsafe(extents)` given twice"));
+                }
+                continue;
+            }
             let key: Ident = input.parse().map_err(|e| syn::Error::new(e.span(), ARGS_HELP))?;
             if key != "name" {
                 return Err(syn::Error::new(
                     key.span(),
-                    format!("unknown option `{key}`: the only option is `name = \"symbol\"` (the kernel's extern \"C\" name)"),
+                    format!(
+                        "unknown option `{key}`: the options are `name = \"symbol\"` (the kernel's extern \"C\" name) \
+                         and `unsafe(extents)` (the promise that the kernel stays within the declared extents)"
+                    ),
                 ));
             }
             input.parse::<Token![=]>()?;
@@ -155,9 +174,25 @@ pub(crate) fn parse_kernel_args(tokens: TokenStream, span: Span) -> syn::Result<
             }
             symbol = Some((value, lit.span()));
         }
-        Ok(KernelArgs { file: file.value(), file_span: file.span(), symbol })
+        Ok(KernelArgs { file: file.value(), file_span: file.span(), symbol, extents_promise })
     };
     parser.parse2(tokens)
+}
+
+/// `unsafe(extents)`, returning the span of `unsafe` (where promise errors point).
+fn parse_extents_promise(input: ParseStream) -> syn::Result<Span> {
+    let unsafe_token: Token![unsafe] = input.parse()?;
+    let content;
+    syn::parenthesized!(content in input);
+    let word: Ident = content.parse().map_err(|e| syn::Error::new(e.span(), "expected `unsafe(extents)`"))?;
+    if word != "extents" || !content.is_empty() {
+        return Err(syn::Error::new(
+            word.span(),
+            "expected `unsafe(extents)`: the kernel author's promise that the kernel accesses each pointer \
+             argument only within its declared extent",
+        ));
+    }
+    Ok(unsafe_token.span)
 }
 
 fn check_file_name(file: &LitStr) -> syn::Result<()> {
@@ -416,52 +451,80 @@ fn parse_param(input: ParseStream) -> syn::Result<(ParsedParam, Option<syn::Erro
             format!("parameter name `{name}` is taken by the generated `{method}`: rename it"),
         ));
     }
-    let (kind, err) = match classify_type(&ty) {
-        Ok(kind) => (Some(kind), None),
-        Err(e) => (None, Some(e)),
+    let (kind, extent, err) = match classify_type(&ty) {
+        Ok((kind, None)) => (Some(kind), None, None),
+        Ok((kind, Some(len))) => match extent_from_expr(len, tidy_tokens(&len.to_token_stream())) {
+            Ok(extent) => (Some(kind), Some(extent), None),
+            Err(e) => (Some(kind), None, Some(e)),
+        },
+        Err(e) => (None, None, Some(e)),
     };
-    Ok((ParsedParam { name, ty, kind }, err))
+    Ok((ParsedParam { name, ty, kind, extent }, err))
 }
 
 const TYPE_HELP: &str = "kernel parameters are `&[T]` (for `const T*`), `&mut [T]` (for `T*`), `T` (by value), \
      `Pinned<T>` (`const T*` into pinned host memory) or `PinnedMut<T>` (`T*` into pinned host memory), \
-     with T one of f32 f64 i8 u8 i16 u16 i32 u32 i64 u64";
+     with T one of f32 f64 i8 u8 i16 u16 i32 u32 i64 u64; a pointer's extent is written as an array length: \
+     `&[T; n]`, `&mut [T; n]`, `Pinned<[T; n]>`, `PinnedMut<[T; n]>`";
 
-/// Maps a declared Rust type to how the argument is passed.
-pub(crate) fn classify_type(ty: &Type) -> syn::Result<ParamKind> {
+/// Maps a declared Rust type to how the argument is passed, and the length expression of its
+/// extent when it is written as an array (`&[f32; n]`, `Pinned<[f32; n]>`).
+pub(crate) fn classify_type(ty: &Type) -> syn::Result<(ParamKind, Option<&syn::Expr>)> {
     match ty {
         Type::Group(g) => classify_type(&g.elem),
         Type::Paren(p) => classify_type(&p.elem),
-        Type::Reference(r) => match &*r.elem {
-            Type::Slice(s) => {
-                Ok(ParamKind::Slice { elem: elem_of(&s.elem, "slice element")?, mutable: r.mutability.is_some() })
-            }
-            _ => Err(unsupported(ty)),
-        },
+        Type::Reference(r) => {
+            let mutable = r.mutability.is_some();
+            let (elem, len) = pointee(&r.elem, "slice element").ok_or_else(|| unsupported(ty))??;
+            Ok((ParamKind::Slice { elem, mutable }, len))
+        }
         Type::Path(p) if p.qself.is_none() => {
             let last = p.path.segments.last().ok_or_else(|| unsupported(ty))?;
             if last.ident == "Pinned" || last.ident == "PinnedMut" {
-                let wrapper = last.ident.to_string();
-                let arg = match &last.arguments {
-                    syn::PathArguments::AngleBracketed(a) if a.args.len() == 1 => match &a.args[0] {
-                        syn::GenericArgument::Type(t) => Some(t),
-                        _ => None,
-                    },
-                    _ => None,
-                };
-                let arg = arg.ok_or_else(|| {
-                    syn::Error::new_spanned(ty, format!("`{wrapper}` takes one element type: `{wrapper}<f32>`"))
-                })?;
-                let elem = elem_of(arg, &format!("`{wrapper}` element"))?;
-                return Ok(if wrapper == "Pinned" { ParamKind::Pinned(elem) } else { ParamKind::PinnedMut(elem) });
+                return classify_pinned(ty, last);
             }
             if p.path.segments.len() == 1 && last.arguments.is_none() {
-                return Ok(ParamKind::Scalar(elem_of(ty, "scalar")?));
+                return Ok((ParamKind::Scalar(elem_of(ty, "scalar")?), None));
             }
             Err(unsupported(ty))
         }
         _ => Err(unsupported(ty)),
     }
+}
+
+/// The element type and extent of a pointee written `[T]`, `[T; len]` (or, for `Pinned<T>`,
+/// a bare `T`), or `None` when it is none of these.
+fn pointee<'t>(ty: &'t Type, what: &str) -> Option<syn::Result<(Elem, Option<&'t syn::Expr>)>> {
+    match ty {
+        Type::Group(g) => pointee(&g.elem, what),
+        Type::Slice(s) => Some(elem_of(&s.elem, what).map(|e| (e, None))),
+        Type::Array(a) => Some(elem_of(&a.elem, what).map(|e| (e, Some(&a.len)))),
+        _ => None,
+    }
+}
+
+/// `Pinned<T>`, `Pinned<[T; len]>`, `PinnedMut<T>`, `PinnedMut<[T; len]>`.
+fn classify_pinned<'t>(ty: &'t Type, last: &'t syn::PathSegment) -> syn::Result<(ParamKind, Option<&'t syn::Expr>)> {
+    let wrapper = last.ident.to_string();
+    let arg = match &last.arguments {
+        syn::PathArguments::AngleBracketed(a) if a.args.len() == 1 => match &a.args[0] {
+            syn::GenericArgument::Type(t) => Some(t),
+            _ => None,
+        },
+        _ => None,
+    };
+    let arg = arg.ok_or_else(|| {
+        syn::Error::new_spanned(
+            ty,
+            format!("`{wrapper}` takes one element type: `{wrapper}<f32>` or `{wrapper}<[f32; n]>`"),
+        )
+    })?;
+    let what = format!("`{wrapper}` element");
+    let (elem, len) = match pointee(arg, &what) {
+        Some(found) => found?,
+        None => (elem_of(arg, &what)?, None),
+    };
+    Ok((if wrapper == "Pinned" { ParamKind::Pinned(elem) } else { ParamKind::PinnedMut(elem) }, len))
 }
 
 fn elem_of(ty: &Type, what: &str) -> syn::Result<Elem> {

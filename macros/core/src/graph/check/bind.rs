@@ -75,6 +75,22 @@ pub(crate) fn bind_nodes(cx: &mut Ctx<'_>, raw: &RawSpec, env: &Env<'_>) -> Boun
     out
 }
 
+/// Rule: a graph launches its kernels through their checked `launch_with`, which only a
+/// declaration with extents under `unsafe(extents)` has (without, `launch` is `unsafe`).
+fn unchecked_kernel(cx: &mut Ctx<'_>, kernel: &S<String>, decl: &KernelDecl) {
+    if decl.has_checked_launch() {
+        return;
+    }
+    cx.diags.error(
+        kernel.span.clone(),
+        format!(
+            "kernel `{}` is declared without extents, so its `launch` is `unsafe` and a graph cannot launch it: \
+             give every pointer parameter its extent (`x: &[f32; n]`) and add `unsafe(extents)` to its `#[kernel]`",
+            kernel.v
+        ),
+    );
+}
+
 /// Binds one node into `out` when it binds without error.
 fn bind_node(
     cx: &mut Ctx<'_>,
@@ -95,6 +111,7 @@ fn bind_node(
         unknown_kernel(cx, kernel, env.decls);
         return;
     };
+    unchecked_kernel(cx, kernel, decl);
     let Some((args, spans)) = bind_args(cx, node, kernel, decl, env) else { return };
     let (Some(grid), Some(block), Some(shared), true) = (launch.grid, launch.block, launch.shared, name_ok) else {
         return;

@@ -1,0 +1,137 @@
+//! The rules for extents (`x: &[f32; n]`) and the `unsafe(extents)` promise, one function per
+//! rule. They need the declaration only (no `.cu`), so they run, and report, alongside the
+//! signature check.
+
+use crate::syntax::extent::extent_type;
+use crate::syntax::model::{Elem, Extent, KernelDecl, Param, ParamKind};
+
+/// Every extent error of `decl`.
+pub(crate) fn check_extents(decl: &KernelDecl) -> Vec<syn::Error> {
+    let mut errors = extent_name_errors(decl);
+    errors.extend(missing_promise_error(decl));
+    errors.extend(missing_extent_errors(decl));
+    if errors.is_empty() {
+        errors.extend(literal_range_errors(decl));
+    }
+    errors
+}
+
+/// The pointer parameters with their extents.
+fn extents(decl: &KernelDecl) -> impl Iterator<Item = (&Param, &Extent)> {
+    decl.params.iter().filter_map(|p| p.extent.as_ref().map(|e| (p, e)))
+}
+
+/// "`batch`, `n`" (the integer scalar parameters), or `None` when there are none.
+fn integer_scalar_names(decl: &KernelDecl) -> Option<String> {
+    let names: Vec<String> =
+        decl.params.iter().filter(|p| p.kind.is_integer_scalar()).map(|p| format!("`{}`", p.name)).collect();
+    (!names.is_empty()).then(|| names.join(", "))
+}
+
+/// "(here: `batch`, `n`)" or "(this kernel has none: use integer literals)".
+fn integer_scalars_hint(decl: &KernelDecl) -> String {
+    match integer_scalar_names(decl) {
+        Some(names) => format!("(here: {names})"),
+        None => "(this kernel has none: use integer literals)".to_string(),
+    }
+}
+
+/// Rule: an extent names only integer scalar parameters of the kernel.
+fn extent_name_errors(decl: &KernelDecl) -> Vec<syn::Error> {
+    let mut errors = Vec::new();
+    for (param, extent) in extents(decl) {
+        for name in extent.expr.names() {
+            let why = match decl.param(&name.to_string()) {
+                None => format!("`{name}`, which is not a parameter of `{}`", decl.symbol),
+                Some(p) if p.kind.is_pointer() => format!("`{name}`, a pointer parameter"),
+                Some(p) if !p.kind.is_integer_scalar() => format!("`{name}`, which is `{}`", p.kind.rust_decl()),
+                Some(_) => continue,
+            };
+            errors.push(syn::Error::new(
+                name.span(),
+                format!(
+                    "the extent of `{}` names {why}: an extent is an integer expression over the kernel's integer \
+                     scalar parameters {}",
+                    param.name,
+                    integer_scalars_hint(decl)
+                ),
+            ));
+        }
+    }
+    errors
+}
+
+/// Rule: extents are trusted only under `unsafe(extents)` (one error, at the first extent).
+fn missing_promise_error(decl: &KernelDecl) -> Option<syn::Error> {
+    if decl.extents_promise.is_some() {
+        return None;
+    }
+    let (param, extent) = extents(decl).next()?;
+    Some(syn::Error::new(
+        extent.span,
+        format!(
+            "the extent of `{}` is a promise about what kernel `{}` accesses, and kgraph cannot verify it: \
+             make the promise with `unsafe(extents)` in the attribute, `#[kernel(\"{}\", unsafe(extents))]`; \
+             then `launch` checks every argument against its extent and is safe to call",
+            param.name, decl.symbol, decl.file
+        ),
+    ))
+}
+
+/// Rule: under `unsafe(extents)`, every pointer parameter has an extent.
+fn missing_extent_errors(decl: &KernelDecl) -> Vec<syn::Error> {
+    if decl.extents_promise.is_none() {
+        return Vec::new();
+    }
+    decl.params
+        .iter()
+        .filter(|p| p.kind.is_pointer() && p.extent.is_none())
+        .map(|p| {
+            let (name, ty) = (&p.name, &p.ty);
+            let with_extent = match p.kind {
+                ParamKind::Slice { elem, mutable: false } => format!("&[{elem}; ...]"),
+                ParamKind::Slice { elem, mutable: true } => format!("&mut [{elem}; ...]"),
+                ParamKind::Pinned(elem) => format!("Pinned<[{elem}; ...]>"),
+                ParamKind::PinnedMut(elem) => format!("PinnedMut<[{elem}; ...]>"),
+                ParamKind::Scalar(_) => unreachable!("filtered to pointers"),
+            };
+            syn::Error::new_spanned(
+                quote::quote!(#name: #ty),
+                format!(
+                    "`unsafe(extents)` needs an extent on every pointer parameter: declare `{name}: {with_extent}` \
+                     with how many elements `{}` may access through `{name}`, in terms of {}",
+                    decl.symbol,
+                    integer_scalar_names(decl).unwrap_or_else(|| "integer literals".to_string())
+                ),
+            )
+        })
+        .collect()
+}
+
+/// Rule: every literal of an extent fits in the type the extent is computed in.
+fn literal_range_errors(decl: &KernelDecl) -> Vec<syn::Error> {
+    let mut errors = Vec::new();
+    for (param, extent) in extents(decl) {
+        let ty = extent_type(decl, extent);
+        let max = match ty {
+            Elem::I32 => i32::MAX as u64,
+            Elem::U32 => u32::MAX as u64,
+            Elem::I64 => i64::MAX as u64,
+            _ => u64::MAX,
+        };
+        for (value, span) in extent.expr.literals() {
+            if value > max {
+                errors.push(syn::Error::new(
+                    span,
+                    format!(
+                        "{value} does not fit in `{ty}`, the type the extent of `{}` is computed in (C's `{}`, from \
+                         the scalar parameters it names)",
+                        param.name,
+                        ty.c_name()
+                    ),
+                ));
+            }
+        }
+    }
+    errors
+}

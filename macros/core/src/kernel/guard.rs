@@ -1,0 +1,136 @@
+//! The checks a checked `launch` runs before it launches (a declaration with extents under
+//! `unsafe(extents)`), as inline code over `kgraph::extent`: the launch's thread count bounded
+//! (at most 2^31, so `int` thread indices cannot overflow), each extent evaluated from the
+//! scalar arguments, each pointer argument's length compared with its extent, and each written
+//! argument's bytes compared with every other pointer argument's. A few integer operations per
+//! argument; no allocation, no formatting unless a launch is refused.
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::{Ident, LitInt};
+
+use crate::syntax::extent::extent_type;
+use crate::syntax::model::{Elem, ExtentExpr, ExtentFn, ExtentOp, KernelDecl, Param, ParamKind};
+use crate::syntax::naming::ident_text;
+
+/// The generated checks, in two parts around the lines that turn the pointer arguments into
+/// device addresses (`let x = device_addr(x);`).
+pub(crate) struct Guard {
+    /// Bounds the thread count, evaluates every extent and checks every argument's length
+    /// (before the addresses).
+    pub lengths: TokenStream,
+    /// Checks that no written argument overlaps another (after the addresses).
+    pub overlaps: TokenStream,
+}
+
+/// The checks of a checked launch of `decl`; empty for a declaration without extents.
+pub(crate) fn guard(decl: &KernelDecl) -> Guard {
+    let pointers: Vec<&Param> = decl.params.iter().filter(|p| p.extent.is_some()).collect();
+    let extents = pointers.iter().map(|p| extent_value(decl, p));
+    let lengths = pointers.iter().map(|p| length_check(p));
+    let overlaps = overlap_checks(&pointers);
+    let lengths = quote! {
+        ::kgraph::extent::check_threads(Self::NAME, &cfg)?;
+        #(#extents)*
+        #(#lengths)*
+    };
+    Guard { lengths, overlaps: quote!(#(#overlaps)*) }
+}
+
+/// The local holding the extent of `param` (hygienic: no parameter name can clash with it).
+fn extent_local(param: &Param) -> Ident {
+    Ident::new(&format!("{}_extent", ident_text(&param.name)), Span::mixed_site())
+}
+
+/// `let x_extent: u64 = ::kgraph::extent::extent(NAME, "x", "n", <n, checked>)?;`
+fn extent_value(decl: &KernelDecl, param: &Param) -> TokenStream {
+    let extent = param.extent.as_ref().expect("only parameters with extents");
+    let ty = extent_type(decl, extent);
+    let value = expr_tokens(&extent.expr, ty);
+    let local = extent_local(param);
+    let (name, text) = (ident_text(&param.name), &extent.text);
+    quote! {
+        let #local: u64 = ::kgraph::extent::extent(Self::NAME, #name, #text, #value)?;
+    }
+}
+
+/// The expression over `kgraph::extent`'s checked operations, computed in `ty`.
+fn expr_tokens(expr: &ExtentExpr, ty: Elem) -> TokenStream {
+    let t = ty.rust_ident();
+    match expr {
+        ExtentExpr::Int { value, span } => {
+            let lit = LitInt::new(&format!("{value}{}", ty.rust_name()), *span);
+            quote!(::kgraph::extent::lit(#lit))
+        }
+        ExtentExpr::Name(name) => {
+            let text = ident_text(name);
+            quote!(::kgraph::extent::scalar::<#t, _>(#text, #name))
+        }
+        ExtentExpr::Binary { op, lhs, rhs } => {
+            let f = match op {
+                ExtentOp::Add => quote!(add),
+                ExtentOp::Sub => quote!(sub),
+                ExtentOp::Mul => quote!(mul),
+                ExtentOp::Div => quote!(div),
+                ExtentOp::Rem => quote!(rem),
+            };
+            let (l, r) = (expr_tokens(lhs, ty), expr_tokens(rhs, ty));
+            quote!(::kgraph::extent::#f(#l, #r))
+        }
+        ExtentExpr::Call { func, a, b } => {
+            let f = match func {
+                ExtentFn::Min => quote!(min),
+                ExtentFn::Max => quote!(max),
+            };
+            let (a, b) = (expr_tokens(a, ty), expr_tokens(b, ty));
+            quote!(::kgraph::extent::#f(#a, #b))
+        }
+    }
+}
+
+/// `::kgraph::extent::check_len(NAME, "x", x_extent, <length of x>)?;`
+fn length_check(param: &Param) -> TokenStream {
+    let (n, local, name) = (&param.name, extent_local(param), ident_text(&param.name));
+    let t = param.kind.elem().rust_ident();
+    let len = match param.kind {
+        ParamKind::Slice { mutable: false, .. } => quote!(::kgraph::DeviceIn::<#t>::elem_len(#n)),
+        ParamKind::Slice { mutable: true, .. } => quote!(::kgraph::DeviceIn::<#t>::elem_len(&*#n)),
+        ParamKind::Pinned(_) | ParamKind::PinnedMut(_) => quote!(#n.len()),
+        ParamKind::Scalar(_) => unreachable!("scalars have no extent"),
+    };
+    quote! {
+        ::kgraph::extent::check_len(Self::NAME, #name, #local, #len)?;
+    }
+}
+
+/// One `check_disjoint` per pair of a written argument and another pointer argument (each
+/// pair once), over the device addresses and extents.
+fn overlap_checks(pointers: &[&Param]) -> Vec<TokenStream> {
+    let mut checks = Vec::new();
+    for (i, written) in pointers.iter().enumerate() {
+        if !written.kind.is_written() {
+            continue;
+        }
+        for (j, other) in pointers.iter().enumerate() {
+            // A pair of written arguments is checked once, from the first of the two.
+            if i == j || (other.kind.is_written() && j < i) {
+                continue;
+            }
+            checks.push(disjoint(written, other));
+        }
+    }
+    checks
+}
+
+/// `::kgraph::extent::check_disjoint(NAME, "y", <bytes of y>, "x", <bytes of x>)?;`
+fn disjoint(written: &Param, other: &Param) -> TokenStream {
+    let bytes = |p: &Param| {
+        let (n, local, t) = (&p.name, extent_local(p), p.kind.elem().rust_ident());
+        quote!(::kgraph::extent::ByteRange::of::<#t>(#n, #local))
+    };
+    let (w_name, o_name) = (ident_text(&written.name), ident_text(&other.name));
+    let (w, o) = (bytes(written), bytes(other));
+    quote! {
+        ::kgraph::extent::check_disjoint(Self::NAME, #w_name, #w, #o_name, #o)?;
+    }
+}

@@ -1,0 +1,96 @@
+//! Extents: how many elements a pointer parameter must hold, written as the length of an
+//! array type in the declaration (`x: &[f32; n]`, `w: &[f32; n_hid * (n_in + n_hid)]`,
+//! `snap: Pinned<[f32; batch * 40]>`). An extent is an integer expression over the kernel's
+//! scalar parameters and integer literals with `+ - * / %`, parentheses, `min(a, b)` and
+//! `max(a, b)`. This file reads them from `syn::Expr` into the model's [`Extent`] and says
+//! which type each is computed in; which names are allowed is a rule of
+//! `kernel/extent_rules` (it needs the whole parameter list).
+
+use syn::spanned::Spanned;
+
+use super::model::{Elem, Extent, ExtentExpr, ExtentFn, ExtentOp, KernelDecl};
+
+/// The type C evaluates an extent in, from the types of the scalars it names (the usual
+/// arithmetic conversions: everything narrower than `int` becomes `int`; `unsigned int` wins
+/// over `int`; a 64-bit type over 32-bit ones; `unsigned long long` over everything). An
+/// extent of literals only is `long long`. Always one of `I32`, `U32`, `I64`, `U64`.
+pub fn evaluation_type(scalars: impl IntoIterator<Item = Elem>) -> Elem {
+    let rank = |e: Elem| match e {
+        Elem::U64 => 4,
+        Elem::I64 => 3,
+        Elem::U32 => 2,
+        _ => 1,
+    };
+    match scalars.into_iter().map(rank).max() {
+        None => Elem::I64,
+        Some(4) => Elem::U64,
+        Some(3) => Elem::I64,
+        Some(2) => Elem::U32,
+        Some(_) => Elem::I32,
+    }
+}
+
+/// The type the extent is computed in, from the scalars of `decl` it names.
+pub fn extent_type(decl: &KernelDecl, extent: &Extent) -> Elem {
+    let scalar = |name: &syn::Ident| decl.param(&name.to_string()).map(|p| p.kind.elem());
+    evaluation_type(extent.expr.names().into_iter().filter_map(scalar))
+}
+
+const EXTENT_HELP: &str = "an extent is an integer expression over the kernel's scalar parameters and integer \
+     literals: `+ - * / %`, parentheses, `min(a, b)`, `max(a, b)`, e.g. `[f32; batch * (n_in + n_hid)]`";
+
+/// Reads an extent from the length expression of an array type; `text` is how it is written.
+pub fn extent_from_expr(expr: &syn::Expr, text: String) -> syn::Result<Extent> {
+    Ok(Extent { expr: read_expr(expr)?, text, span: expr.span() })
+}
+
+fn read_expr(expr: &syn::Expr) -> syn::Result<ExtentExpr> {
+    let unsupported = |what: &str| syn::Error::new_spanned(expr, format!("{what} in an extent: {EXTENT_HELP}"));
+    match expr {
+        syn::Expr::Paren(p) => read_expr(&p.expr),
+        syn::Expr::Group(g) => read_expr(&g.expr),
+        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(lit), .. }) => {
+            if !lit.suffix().is_empty() {
+                return Err(syn::Error::new(lit.span(), "an extent's literals take no suffix (`40`, not `40i32`)"));
+            }
+            let value = lit.base10_parse::<u64>()?;
+            Ok(ExtentExpr::Int { value, span: lit.span() })
+        }
+        syn::Expr::Path(p) if p.qself.is_none() && p.attrs.is_empty() => match p.path.get_ident() {
+            Some(ident) => Ok(ExtentExpr::Name(ident.clone())),
+            None => Err(unsupported("a path")),
+        },
+        syn::Expr::Binary(b) => {
+            let op = match b.op {
+                syn::BinOp::Add(_) => ExtentOp::Add,
+                syn::BinOp::Sub(_) => ExtentOp::Sub,
+                syn::BinOp::Mul(_) => ExtentOp::Mul,
+                syn::BinOp::Div(_) => ExtentOp::Div,
+                syn::BinOp::Rem(_) => ExtentOp::Rem,
+                _ => return Err(syn::Error::new_spanned(b.op, format!("unsupported operator: {EXTENT_HELP}"))),
+            };
+            Ok(ExtentExpr::Binary { op, lhs: Box::new(read_expr(&b.left)?), rhs: Box::new(read_expr(&b.right)?) })
+        }
+        syn::Expr::Call(call) => read_call(call),
+        syn::Expr::Lit(_) => Err(unsupported("a non-integer literal")),
+        _ => Err(unsupported("an unsupported expression")),
+    }
+}
+
+fn read_call(call: &syn::ExprCall) -> syn::Result<ExtentExpr> {
+    let func = match &*call.func {
+        syn::Expr::Path(p) if p.path.is_ident("min") => ExtentFn::Min,
+        syn::Expr::Path(p) if p.path.is_ident("max") => ExtentFn::Max,
+        other => {
+            return Err(syn::Error::new_spanned(
+                other,
+                format!("an extent calls only `min(a, b)` and `max(a, b)`: {EXTENT_HELP}"),
+            ))
+        }
+    };
+    let args: Vec<&syn::Expr> = call.args.iter().collect();
+    let [a, b] = args[..] else {
+        return Err(syn::Error::new_spanned(call, "`min` and `max` take two arguments"));
+    };
+    Ok(ExtentExpr::Call { func, a: Box::new(read_expr(a)?), b: Box::new(read_expr(b)?) })
+}
