@@ -11,6 +11,7 @@ mod chain;
 mod fanout;
 mod report;
 mod roundtrip;
+mod train;
 
 /// The benchmark kernels (`examples/bench/kernels/bench.cu`), the same device code as the C++ anchors.
 #[kgraph::kernels]
@@ -81,5 +82,6 @@ fn run(quick: bool) -> anyhow::Result<Report> {
     fanout::run(&dev, iters, &mut report)?;
     roundtrip::run(&dev, iters.max(3000), &mut report)?;
     adamw::run(&dev, &kernels, &mut report)?;
+    train::run(&dev, iters, &mut report)?;
     Ok(report)
 }

@@ -1,0 +1,37 @@
+//! The train step (B = 256: features, CfC, heads, BCE, backward, AdamW; `graphs/train_step.toml`)
+//! as one replay of its captured graph: GPU time of the graph alone, and the host-visible step
+//! (replay + stream sync) with the batch and schedule already on the device. The figure the
+//! PyTorch peer (`examples/bench/peers/train_step.py`) is compared with.
+
+use kgraph::Device;
+use kgraph_model::graphs::synthetic::BookStream;
+use kgraph_model::graphs::{ModelWeights, TrainBatch, TrainStep};
+
+use crate::report::{median_us, Report};
+
+pub fn run(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()> {
+    let mut g = TrainStep::new(dev)?;
+    g.load_weights(&ModelWeights::init(7))?;
+    g.capture()?;
+    let (mut books, mut batch) = (BookStream::independent(3), TrainBatch::new());
+    batch.fill(&mut books)?;
+    g.upload_batch(&batch)?;
+    let mut step = 0u32;
+    let t = median_us(iters, || {
+        step += 1;
+        g.upload_schedule_for(step, 1e-3)?;
+        g.replay()?;
+        Ok(dev.synchronize()?)
+    })?;
+    report.add("kgraph_train_step_replay_sync", t, "us");
+    let graph = g.graph().ok_or_else(|| anyhow::anyhow!("the train step is captured"))?;
+    let mut gpu = Vec::with_capacity(iters);
+    for _ in 0..iters {
+        gpu.push(f64::from(graph.replay_timed()?) * 1e3);
+    }
+    gpu.sort_by(f64::total_cmp);
+    report.add("kgraph_train_step_graph_gpu_time", gpu[gpu.len() / 2], "us");
+    let loss = g.download_loss()?[0];
+    anyhow::ensure!(loss.is_finite(), "the train step's loss is {loss}");
+    Ok(())
+}
