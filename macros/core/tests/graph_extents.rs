@@ -3,7 +3,7 @@
 //! defaults) in the C type the runtime computes them in, with the same checked arithmetic; and a
 //! node launches at most 2^31 threads. Kernel declarations are given inline.
 
-use kgraph_codegen::graph::{analyze, Analysis, GraphRequest};
+use kgraph_codegen::graph::{analyze, generate, Analysis, GraphRequest};
 
 const DECLS: &str = r#"
 #[kernel("k.cu", unsafe(extents))] pub fn k_affine(x: &[f32; n], y: &mut [f32; n], a: f32, n: i32);
@@ -180,4 +180,56 @@ fn a_node_launches_at_most_two_to_the_31_threads() {
     );
     let e = errors(&node("[65535, 65535, 65535]", "[1024, 1, 1]"));
     one_error_at(&e, 16, 8, "= 288217182213504000 threads");
+}
+
+/// The generated code of an inline spec, formatted.
+fn code(spec: &str) -> String {
+    let text = format!("{HEAD}{spec}");
+    let read_file = |_: &str| Ok(DECLS.to_string());
+    let req =
+        GraphRequest { spec_path: "g.toml", spec_text: &text, struct_name: None, root: "", read_file: &read_file };
+    let tokens = generate(&req).unwrap_or_else(|e| panic!("{}", e.join("\n")));
+    prettyplease::unparse(&syn::parse2(tokens).expect("generated code parses"))
+}
+
+/// The body of `set_<name>`, up to the field assignment.
+fn setter_checks<'c>(code: &'c str, name: &str) -> &'c str {
+    let start = code.find(&format!("pub fn set_{name}(")).expect("setter");
+    let end = start + code[start..].find(&format!("self.scalar_{name} = value;")).expect("assignment");
+    &code[start..end]
+}
+
+#[test]
+fn setters_of_scalars_that_feed_extents_re_check_them_before_changing_anything() {
+    // `rows` (a scalar) times `cols` (a constant) into x and y of 4096, and `n` of k_affine
+    // into two buffers of different lengths; `a` feeds no extent.
+    let spec = "[dims]\nlen = 4096\n\
+        [buffers.x]\ndtype = \"f32\"\nlen = \"len\"\nrole = \"input\"\n\
+        [buffers.y]\ndtype = \"f32\"\nlen = \"len\"\nrole = \"output\"\n\
+        [buffers.z]\ndtype = \"f32\"\nlen = 64\nrole = \"output\"\n\
+        [scalars.rows]\ndtype = \"i32\"\ndefault = 64\n\
+        [scalars.n]\ndtype = \"i32\"\ndefault = 64\n\
+        [scalars.a]\ndtype = \"f32\"\n\
+        [[node]]\nkernel = \"k_grid\"\ngrid = 1\nblock = 32\nargs = { x = \"x\", y = \"y\", rows = \"rows\", cols = 64 }\n\
+        [[node]]\nkernel = \"k_affine\"\ngrid = 1\nblock = 32\nargs = { x = \"y\", y = \"z\", a = \"a\", n = \"n\" }\n";
+    let code = code(spec);
+    let rows = setter_checks(&code, "rows");
+    // x and y have the same extent and length: one check.
+    assert_eq!(rows.matches("::kgraph::extent::within(").count(), 1, "{rows}");
+    let compact: String = rows.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        compact.contains(
+            "::kgraph::extent::within( ::kgraph::extent::mul( ::kgraph::extent::scalar::<i32, _>(\"rows\", value), \
+             ::kgraph::extent::scalar::<i32, _>(\"cols\", 64i32), ), 4096u64, )"
+        ),
+        "{rows}"
+    );
+    assert!(compact
+        .contains("node: \"k_grid\", param: \"x\", expr: \"rows * cols\", buffer: \"x\", required, len: 4096u64"));
+    // `n` reaches y (4096) and z (64): two checks, each against its own length.
+    let n = setter_checks(&code, "n");
+    assert_eq!(n.matches("::kgraph::extent::within(").count(), 2, "{n}");
+    assert!(n.contains("4096u64") && n.contains("64u64"), "{n}");
+    // A scalar that feeds no extent is set without a check, as before.
+    assert!(!setter_checks(&code, "a").contains("within"), "{code}");
 }
