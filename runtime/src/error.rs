@@ -191,6 +191,29 @@ pub enum Error {
         /// The line of its `__launch_bounds__`.
         line: u32,
     },
+    /// `set_<scalar>` of a generated graph struct was given a value for which a node's extent
+    /// that the scalar feeds (`x: &[f32; n]` with `n` bound to the scalar) does not fit the
+    /// buffer bound to the parameter, or cannot be evaluated; the scalar and the captured graph
+    /// are unchanged, so the next replay runs with the old value.
+    ScalarBreaksExtent {
+        /// The graph struct's name.
+        graph: &'static str,
+        /// The scalar.
+        scalar: &'static str,
+        /// The node whose extent it breaks.
+        node: &'static str,
+        /// The node kernel's pointer parameter.
+        param: &'static str,
+        /// The parameter's extent as declared (`batch * n_in`).
+        expr: &'static str,
+        /// The buffer bound to the parameter.
+        buffer: &'static str,
+        /// The extent's value for the new scalar value, in elements; `None` when it has none
+        /// (it overflows the C type it is computed in, divides by zero, or is negative).
+        required: Option<u64>,
+        /// The buffer's length in elements.
+        len: u64,
+    },
 }
 
 /// `Result` with kgraph's [`Error`].
@@ -297,6 +320,18 @@ impl std::fmt::Display for Error {
                 f,
                 "launching kernel `{kernel}`: blocks of {block} threads, but its `__launch_bounds__` ({file}:{line}) allows at most {bound}"
             ),
+            Error::ScalarBreaksExtent { graph, scalar, node, param, expr, buffer, required, len } => {
+                write!(f, "{graph}::set_{scalar}: refused (nothing changed): the extent `{expr}` of `{param}` in node `{node}` ")?;
+                match required {
+                    Some(required) => {
+                        write!(f, "would be {required} elements, but buffer `{buffer}` holds {len}")
+                    }
+                    None => write!(
+                        f,
+                        "could not be evaluated (it overflows the C type it is computed in, divides by zero, or is negative); buffer `{buffer}` holds {len}"
+                    ),
+                }
+            }
         }
     }
 }

@@ -265,6 +265,27 @@ fn too_many_threads(kernel: &'static str, threads: u64) -> Error {
     Error::TooManyThreads { kernel, threads, max: MAX_THREADS_PER_LAUNCH }
 }
 
+/// For the setters of generated graph structs (`set_<scalar>`): whether the extent `value` is a
+/// number of elements of at most `len`.
+///
+/// # Errors
+///
+/// The extent's value when it is larger than `len`; `None` when it has none (the evaluation
+/// failed, or the value is negative). The setter turns it into [`Error::ScalarBreaksExtent`].
+#[inline(always)]
+pub fn within<I: ExtentInt>(value: Partial<I>, len: u64) -> std::result::Result<(), Option<u64>> {
+    let v: i128 = value.map_err(|_| None)?.into();
+    if v < 0 {
+        return Err(None);
+    }
+    // Every non-negative `ExtentInt` fits in `u64`.
+    let v = v as u64;
+    if v > len {
+        return Err(Some(v));
+    }
+    Ok(())
+}
+
 /// The device bytes `[start, end)` an argument's extent covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ByteRange {
@@ -342,6 +363,29 @@ mod tests {
         assert_eq!(sub(lit(1u32), lit(2u32)), Err(ExtentFault::Overflow { op: "-", ty: "u32" }));
         assert_eq!(scalar::<u64, i64>("n", -1), Err(ExtentFault::Conversion { scalar: "n", value: -1, ty: "u64" }));
         assert_eq!(min(lit(3i32), max(lit(1i32), lit(2i32))), Ok(2));
+    }
+
+    #[test]
+    fn setter_extents_are_within_their_buffers() {
+        assert_eq!(within(scalar::<i32, i32>("n", 16), 16), Ok(()));
+        assert_eq!(within(scalar::<i32, i32>("n", 17), 16), Err(Some(17)));
+        assert_eq!(within(scalar::<i32, i32>("n", -1), 16), Err(None));
+        assert_eq!(within(mul(scalar::<i32, i32>("n", 1 << 16), lit(1 << 16)), u64::MAX), Err(None));
+        assert_eq!(within(scalar::<u64, u64>("n", u64::MAX), u64::MAX), Ok(()));
+        let err = Error::ScalarBreaksExtent {
+            graph: "G",
+            scalar: "n",
+            node: "affine",
+            param: "x",
+            expr: "n",
+            buffer: "x",
+            required: Some(4096),
+            len: 256,
+        };
+        assert_eq!(
+            err.to_string(),
+            "G::set_n: refused (nothing changed): the extent `n` of `x` in node `affine` would be 4096 elements, but buffer `x` holds 256"
+        );
     }
 
     #[test]

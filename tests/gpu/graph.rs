@@ -16,6 +16,7 @@ kgraph::graph!("graphs/test_affine.toml");
 kgraph::graph!("graphs/test_branches.toml");
 kgraph::graph!("graphs/test_pinned.toml", name = PinnedGraph);
 kgraph::graph!("graphs/test_pinned_out.toml");
+kgraph::graph!("graphs/test_extent_scalar.toml");
 
 fn bits(v: &[f32]) -> Vec<u32> {
     v.iter().map(|x| x.to_bits()).collect()
@@ -292,4 +293,58 @@ fn misuse_gives_typed_errors_naming_the_graph_and_buffer() {
     }
     let mut short = vec![0.0; 5];
     assert!(matches!(g.download_y_into(&mut short), Err(Error::LengthMismatch { .. })));
+}
+
+/// The `acc` of a `TestExtentScalar` after `upload_x(x)` and one eager run per entry of `runs`, with `n` set to it.
+fn extent_scalar_eager(dev: &Device, x: &[f32], runs: &[i32]) -> Vec<f32> {
+    let mut g = TestExtentScalar::new(dev).unwrap();
+    g.upload_x(x).unwrap();
+    for &n in runs {
+        g.set_n(n).unwrap();
+        g.run_eager().unwrap();
+    }
+    g.download_acc().unwrap()
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_scalar_value_that_breaks_an_extent_is_refused_and_replays_keep_the_old_value() {
+    let dev = device();
+    let x = random(TestExtentScalar::LEN, 21);
+    let mut g = TestExtentScalar::new(&dev).unwrap();
+    g.upload_x(&x).unwrap();
+    g.capture().unwrap();
+    let exec = g.graph().unwrap().cu_graph_exec();
+    g.replay().unwrap();
+
+    // One past the buffers: the extent `n` of `x` (the first check) would be 257 elements.
+    match g.set_n(257) {
+        Err(Error::ScalarBreaksExtent { graph, scalar, node, param, expr, buffer, required, len }) => {
+            assert_eq!((graph, scalar, node, param, expr, buffer), ("TestExtentScalar", "n", "scale", "x", "n", "x"));
+            assert_eq!((required, len), (Some(257), 256));
+        }
+        other => panic!("set_n(257) must be refused, got {other:?}"),
+    }
+    let err = g.set_n(1 << 20).unwrap_err();
+    assert!(err.to_string().contains("would be 1048576 elements, but buffer `x` holds 256"), "{err}");
+    // A negative extent has no value at all.
+    assert!(matches!(g.set_n(-1), Err(Error::ScalarBreaksExtent { required: None, .. })));
+    assert_eq!(g.n(), 256, "a refused value changes nothing");
+    assert_eq!(g.graph().unwrap().cu_graph_exec(), exec);
+
+    // The next replay still runs with n = 256: every element accumulated twice.
+    g.replay().unwrap();
+    let acc = g.download_acc().unwrap();
+    assert_same_bits("replay after refused set_n", &acc, &extent_scalar_eager(&dev, &x, &[256, 256]));
+
+    // A value within the buffers is taken and patched in place: only the first 128 move.
+    g.set_n(128).unwrap();
+    g.replay().unwrap();
+    let after = g.download_acc().unwrap();
+    assert_same_bits("replay after set_n(128)", &after, &extent_scalar_eager(&dev, &x, &[256, 256, 128]));
+    assert_same_bits("elements past n", &after[128..], &acc[128..]);
+    assert_ne!(bits(&after[..128]), bits(&acc[..128]), "the first n elements accumulate");
+    // And the full length is allowed again.
+    g.set_n(256).unwrap();
+    assert_eq!(g.graph().unwrap().cu_graph_exec(), exec, "set_n must not re-capture");
 }

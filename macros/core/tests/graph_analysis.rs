@@ -44,8 +44,8 @@ fn buf(name: &str, role: &str, len: &str) -> String {
 fn constants_are_evaluated_and_typed_by_their_parameter() {
     let spec = format!(
         "[dims]\nn = 300\n{}{}[[node]]\nkernel = \"k_scale\"\ngrid = \"ceil(n / 128)\"\nblock = [64, 2]\nshared = \"4 * n\"\nargs = {{ x = \"x\", y = \"y\", s = 3, n = \"2 * n - 1\", m = \"n * n\" }}\n",
-        buf("x", "input", "\"n\""),
-        buf("y", "output", "\"n\"")
+        buf("x", "input", "\"2 * n\""),
+        buf("y", "output", "\"2 * n\"")
     );
     let a = run(&spec).unwrap_or_else(|e| panic!("{}", e.join("\n")));
     let node = &a.ir.nodes[0];

@@ -9,7 +9,7 @@ use kgraph_codegen::graph::{analyze, Analysis, GraphRequest};
 
 const DECLS: &str = r#"
 #[kernel("k.cu", unsafe(extents))] pub fn k_scale(x: &[f32; n], y: &mut [f32; n], s: f32, n: i32);
-#[kernel("k.cu", unsafe(extents))] pub fn k_wide(y: &mut [f32; f], d: f64, a: i8, b: u8, c: i16, e: u16, f: i32, g: u32, h: i64, i: u64);
+#[kernel("k.cu", unsafe(extents))] pub fn k_wide(y: &mut [f32; 1], d: f64, a: i8, b: u8, c: i16, e: u16, f: i32, g: u32, h: i64, i: u64);
 pub mod inner {
     pub mod deeper {
         #[kernel("k.cu", unsafe(extents))] pub fn k_inner(y: &mut [f32; n], n: i32);

@@ -4,7 +4,8 @@
 //! the checks (which reject clashing names) and the emitters agree without depending on each
 //! other.
 
-use crate::syntax::model::{Elem, KernelDecl};
+use crate::syntax::model::{Elem, Extent, KernelDecl, Param};
+use crate::syntax::naming::ident_text;
 
 /// What a buffer is for; decides its Rust type, its host methods and what kernels may do to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -324,6 +325,55 @@ impl GraphIr {
             match out.iter_mut().find(|(x, _)| *x == b) {
                 Some(e) => e.1 |= w,
                 None => out.push((b, w)),
+            }
+        }
+        out
+    }
+}
+
+/// A pointer argument of a node with its parameter's declared extent: what the compile-time
+/// extent rules check and what a setter re-checks when one of the extent's names is a scalar.
+#[derive(Debug, Clone, Copy)]
+pub struct ExtentUse<'d> {
+    /// Index into the node's `args`.
+    pub arg: usize,
+    /// The kernel parameter.
+    pub param: &'d Param,
+    /// Its declared extent.
+    pub extent: &'d Extent,
+    /// Index into `GraphIr::buffers`: the buffer bound to it.
+    pub buffer: usize,
+}
+
+impl Node {
+    /// The argument bound to kernel parameter `param`, if any.
+    pub fn arg(&self, param: &str) -> Option<&Arg> {
+        self.args.iter().find(|a| a.param == param)
+    }
+
+    /// Every pointer argument whose parameter declares an extent (in `decl`, the node's
+    /// kernel), in parameter order.
+    pub fn extent_uses<'d>(&self, decl: &'d KernelDecl) -> Vec<ExtentUse<'d>> {
+        let mut out = Vec::new();
+        for (i, a) in self.args.iter().enumerate() {
+            let Some((buffer, _)) = a.binding.buffer_access() else { continue };
+            let Some(param) = decl.param(&a.param) else { continue };
+            if let Some(extent) = &param.extent {
+                out.push(ExtentUse { arg: i, param, extent, buffer });
+            }
+        }
+        out
+    }
+
+    /// The scalars (indices into `GraphIr::scalars`) that the extent `extent` of this node
+    /// depends on, each once: those bound to a parameter the extent names.
+    pub fn extent_scalars(&self, extent: &Extent) -> Vec<usize> {
+        let mut out = Vec::new();
+        for name in extent.expr.names() {
+            if let Some(Binding::Scalar { scalar }) = self.arg(&ident_text(name)).map(|a| &a.binding) {
+                if !out.contains(scalar) {
+                    out.push(*scalar);
+                }
             }
         }
         out

@@ -1,7 +1,8 @@
 //! A node's launch configuration: `grid` and `block` (1 to 3 dimensions within the CUDA
-//! limits) and `shared` (dynamic shared memory).
+//! limits, and at most 2^31 threads in all: see `extents`) and `shared` (dynamic shared memory).
 
 use super::context::Ctx;
+use super::extents::threads_within_promise;
 use super::values::num_src;
 use crate::graph::ir::Dim3;
 use crate::graph::spec::{Num, RawNode, S};
@@ -23,6 +24,9 @@ pub(crate) fn launch(cx: &mut Ctx<'_>, node: &RawNode) -> Launch {
     let grid = launch_dims(cx, &node.grid, node, "grid", MAX_GRID);
     let block = launch_dims(cx, &node.block, node, "block", MAX_BLOCK);
     let shared = shared_mem(cx, node);
+    if let (Some(g), Some(b)) = (&grid, &block) {
+        threads_within_promise(cx, node, g, b);
+    }
     Launch { grid, block, shared }
 }
 

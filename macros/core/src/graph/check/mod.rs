@@ -4,7 +4,8 @@
 //!
 //! One module per group of rules, in the order they run: `declare` (the `[kernels]` table,
 //! dims, buffers, scalars), [`names`] (what they generate must not clash), `bind` (each node
-//! against its kernel's signature, with `launch` for its launch configuration), `module` (the
+//! against its kernel's signature, with `launch` for its launch configuration), `extents`
+//! (every launch within its kernel's declared extents and thread limit), `module` (the
 //! `[kernels] module` path against the declarations' source), `usage` (node order, everything
 //! used). `context` is the state they share, `values` the typed constants.
 //! Nothing here depends on code generation.
@@ -12,6 +13,7 @@
 mod bind;
 mod context;
 mod declare;
+mod extents;
 mod launch;
 mod module;
 pub mod names;
@@ -52,6 +54,14 @@ pub fn validate(raw: &RawSpec, kernels: &Kernels, spec_path: &str, diags: &mut D
     let decls: Vec<KernelDecl> = found.iter().map(|d| d.decl.clone()).collect();
     let env = bind::Env::new(&decls, &buffers.items, &scalars.items);
     let bound = bind::bind_nodes(&mut cx, raw, &env);
+    extents::extents_fit_buffers(
+        &mut cx,
+        &bound.nodes,
+        &bound.kernels,
+        &bound.arg_spans,
+        &buffers.items,
+        &scalars.items,
+    );
     if let (Some(k), Some(path)) = (&raw.kernels, &module) {
         module::module_matches_source(&mut cx, k, path, &kernel_source, &bound.kernels, found);
     }

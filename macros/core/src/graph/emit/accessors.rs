@@ -1,11 +1,13 @@
 //! Read-only accessors of the buffers, and each scalar's getter and `set_<scalar>` (which
-//! updates the captured graph in place through the nodes' `__update_node_<n>`).
+//! refuses a value that breaks an extent the scalar feeds, then updates the captured graph in
+//! place through the nodes' `__update_node_<n>`).
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::fields::{buffer_field, scalar_field, storage_type};
 use super::input::CodegenInput;
+use super::update::extent_checks;
 use crate::emit_util::{doc_attr, ident};
 use crate::graph::ir::{Binding, GraphIr};
 
@@ -22,7 +24,7 @@ pub(crate) fn accessors(cg: &CodegenInput<'_>) -> TokenStream {
         out.extend(buffer_accessor(ir, b));
     }
     for s in 0..ir.scalars.len() {
-        out.extend(scalar_accessors(ir, s));
+        out.extend(scalar_accessors(cg, s));
     }
     out
 }
@@ -45,7 +47,8 @@ fn buffer_accessor(ir: &GraphIr, b: usize) -> TokenStream {
     quote!(#doc pub fn #m(&self) -> &#ty { &self.#f })
 }
 
-fn scalar_accessors(ir: &GraphIr, s: usize) -> TokenStream {
+fn scalar_accessors(cg: &CodegenInput<'_>, s: usize) -> TokenStream {
+    let ir = cg.ir;
     let sc = &ir.scalars[s];
     let f = scalar_field(ir, s);
     let m = ident(&sc.name);
@@ -59,8 +62,14 @@ fn scalar_accessors(ir: &GraphIr, s: usize) -> TokenStream {
         .collect();
     let update = users.iter().map(|&n| format_ident!("__update_node_{}", n));
     let used_by: Vec<String> = users.iter().map(|&n| format!("`{}`", ir.nodes[n].name)).collect();
+    let checks = extent_checks(cg, s);
+    let refuses = if checks.is_empty() {
+        String::new()
+    } else {
+        " It feeds kernel extents, so it first checks that `value` keeps each of them (evaluated as the kernel's checked launch would) within its buffer, and refuses a value that does not with `kgraph::Error::ScalarBreaksExtent`, changing nothing: the captured graph keeps running with the old value.".to_string()
+    };
     let doc = format!(
-        "Sets scalar `{}` ({}). Takes effect at the next launch: eager runs pass it directly, and when a graph is captured its kernel nodes that take it ({}) are updated in place with `cuGraphExecKernelNodeSetParams` — no re-capture.",
+        "Sets scalar `{}` ({}). Takes effect at the next launch: eager runs pass it directly, and when a graph is captured its kernel nodes that take it ({}) are updated in place with `cuGraphExecKernelNodeSetParams` — no re-capture.{refuses}",
         sc.name,
         sc.elem,
         used_by.join(", ")
@@ -70,6 +79,7 @@ fn scalar_accessors(ir: &GraphIr, s: usize) -> TokenStream {
         #getter
         #doc
         pub fn #set(&mut self, value: #t) -> ::kgraph::Result<()> {
+            #( #checks )*
             self.#f = value;
             #( self.#update()?; )*
             ::core::result::Result::Ok(())

@@ -1,6 +1,7 @@
 //! The replay-time scalar updates behind `set_<scalar>`: per node that takes a scalar, a
 //! private `__update_node_<n>` rewriting its kernel parameters in the instantiated graph with
-//! `cuGraphExecKernelNodeSetParams`, no re-capture.
+//! `cuGraphExecKernelNodeSetParams`, no re-capture; and the checks a setter makes first, that
+//! the new value keeps every extent it feeds within its buffer ([`extent_checks`]).
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -10,6 +11,9 @@ use super::input::CodegenInput;
 use super::literal::typed_literal;
 use crate::emit_util::doc_attr;
 use crate::graph::ir::{Binding, GraphIr};
+use crate::syntax::extent::extent_type;
+use crate::syntax::model::{Elem, ExtentExpr, ExtentFn, ExtentOp};
+use crate::syntax::naming::ident_text;
 
 /// The parameter update of node `n` (only for nodes that take a scalar).
 pub(crate) fn update_fn(ir: &GraphIr, n: usize) -> Option<TokenStream> {
@@ -94,6 +98,95 @@ pub(crate) fn set_params_helper(cg: &CodegenInput<'_>) -> TokenStream {
             unsafe { sys::cuGraphExecKernelNodeSetParams_v2(graph.cu_graph_exec(), node, &p) }
                 .result()
                 .map_err(|e| ::kgraph::Error::driver(op(), e))
+        }
+    }
+}
+
+/// The checks `set_<scalar s>(value)` makes before it changes anything: for every node
+/// argument whose extent names a parameter bound to scalar `s`, the extent evaluated with
+/// `value` (and the other scalars' current values, the constants as captured) through
+/// `kgraph::extent`'s checked operations in the extent's C type must be at most the bound
+/// buffer's length, else `Error::ScalarBreaksExtent`. The graph was checked at compile time
+/// with every scalar at its default, and each setter keeps it so, which is why a replay needs
+/// no check. Identical checks (the same expression and length) are made once. Empty when the
+/// scalar feeds no extent.
+pub(crate) fn extent_checks(cg: &CodegenInput<'_>, s: usize) -> Vec<TokenStream> {
+    let ir = cg.ir;
+    let graph = cg.name.to_string();
+    let scalar = &ir.scalars[s].name;
+    let mut seen: Vec<(String, u64)> = Vec::new();
+    let mut out = Vec::new();
+    for node in &ir.nodes {
+        let decl = &ir.kernels[node.kernel];
+        for u in node.extent_uses(decl) {
+            if !node.extent_scalars(u.extent).contains(&s) {
+                continue;
+            }
+            let ty = extent_type(decl, u.extent);
+            let value = extent_tokens(ir, node, &u.extent.expr, ty, s);
+            let buf = &ir.buffers[u.buffer];
+            let key = (value.to_string(), buf.len);
+            if seen.contains(&key) {
+                continue;
+            }
+            seen.push(key);
+            let len = buf.len;
+            let (node_name, param, expr, buffer) = (&node.name, ident_text(&u.param.name), &u.extent.text, &buf.name);
+            out.push(quote! {
+                if let ::core::result::Result::Err(required) = ::kgraph::extent::within(#value, #len) {
+                    return ::core::result::Result::Err(::kgraph::Error::ScalarBreaksExtent {
+                        graph: #graph, scalar: #scalar, node: #node_name, param: #param, expr: #expr,
+                        buffer: #buffer, required, len: #len,
+                    });
+                }
+            });
+        }
+    }
+    out
+}
+
+/// An extent of `node` over `kgraph::extent`'s checked operations in `ty`: each name is the
+/// node's argument for that parameter: `value` for scalar `s` (the setter's argument), the
+/// field of another scalar, or the constant.
+fn extent_tokens(ir: &GraphIr, node: &crate::graph::ir::Node, expr: &ExtentExpr, ty: Elem, s: usize) -> TokenStream {
+    let t = ty.rust_ident();
+    match expr {
+        ExtentExpr::Int { value, .. } => {
+            let lit = proc_macro2::Literal::u64_unsuffixed(*value);
+            quote!(::kgraph::extent::lit::<#t>(#lit))
+        }
+        ExtentExpr::Name(name) => {
+            let text = ident_text(name);
+            let arg = node.arg(&text).expect("an extent names a parameter of its kernel");
+            let v = match &arg.binding {
+                Binding::Scalar { scalar } if *scalar == s => quote!(value),
+                Binding::Scalar { scalar } => {
+                    let f = scalar_field(ir, *scalar);
+                    quote!(self.#f)
+                }
+                Binding::Const { value, .. } => typed_literal(value, arg.elem),
+                _ => unreachable!("an extent names integer scalar parameters only"),
+            };
+            quote!(::kgraph::extent::scalar::<#t, _>(#text, #v))
+        }
+        ExtentExpr::Binary { op, lhs, rhs } => {
+            let f = match op {
+                ExtentOp::Add => quote!(add),
+                ExtentOp::Sub => quote!(sub),
+                ExtentOp::Mul => quote!(mul),
+                ExtentOp::Div => quote!(div),
+                ExtentOp::Rem => quote!(rem),
+            };
+            let (l, r) = (extent_tokens(ir, node, lhs, ty, s), extent_tokens(ir, node, rhs, ty, s));
+            quote!(::kgraph::extent::#f(#l, #r))
+        }
+        ExtentExpr::Call { func, a, b } => {
+            let f = match func {
+                ExtentFn::Min => quote!(min),
+                ExtentFn::Max => quote!(max),
+            };
+            let (a, b) = (extent_tokens(ir, node, a, ty, s), extent_tokens(ir, node, b, ty, s));
+            quote!(::kgraph::extent::#f(#a, #b))
         }
     }
 }
