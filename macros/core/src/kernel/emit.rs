@@ -21,7 +21,7 @@ fn cfg_attrs(attrs: &[Attribute]) -> Vec<&Attribute> {
 
 /// The `launch` parameter type for a declared kind.
 fn launch_param_type(kind: ParamKind) -> TokenStream {
-    let t = kind.elem().rust_ident();
+    let t = kind.elem().rust_tokens();
     match kind {
         ParamKind::Slice { mutable: false, .. } => quote!(&impl ::kgraph::DeviceIn<#t>),
         ParamKind::Slice { mutable: true, .. } => quote!(&mut impl ::kgraph::DeviceOut<#t>),
@@ -94,7 +94,7 @@ fn device_addresses(decl: &KernelDecl) -> Vec<TokenStream> {
             let n = &p.name;
             match p.kind {
                 ParamKind::Slice { elem, mutable } => {
-                    let t = elem.rust_ident();
+                    let t = elem.rust_tokens();
                     let arg = if mutable { quote!(&*#n) } else { quote!(#n) };
                     Some(quote!(let #n = ::kgraph::DeviceIn::<#t>::device_addr(#arg);))
                 }
