@@ -39,3 +39,12 @@ pub fn kernels(attr: TokenStream, item: TokenStream) -> TokenStream {
 pub fn graph(input: TokenStream) -> TokenStream {
     kgraph_codegen::graph::expand(input.into()).into()
 }
+
+/// Makes a `#[repr(C)]` struct a kernel argument: `#[derive(bytemuck::Pod, bytemuck::Zeroable,
+/// Clone, Copy, kgraph::DeviceStruct)]`. It requires `bytemuck::Pod` (no padding, `Pod` fields)
+/// and implements `kgraph::Pod`, cudarc's `DeviceRepr` and `ValidAsZeroBits`, and
+/// `kgraph::DeviceStruct` (the layout `#[kernel]` checks against the kernel's C struct).
+#[proc_macro_derive(DeviceStruct)]
+pub fn device_struct(input: TokenStream) -> TokenStream {
+    kgraph_codegen::derive_device_struct(input.into()).into()
+}

@@ -320,6 +320,11 @@ impl<'t> TypeEnv<'t> {
         if head[..k].iter().any(|t| t.ident() == Some("template")) {
             return 0;
         }
+        // `struct Foo make() { ... }` is a function returning a struct, not a definition.
+        let call = head.windows(2).any(|w| w[1].is_punct("(") && w[0].ident().is_some() && !is_align_word(&w[0]));
+        if call {
+            return 0;
+        }
         let keyword = head[k].ident().unwrap_or("struct");
         let rest = &head[k + 1..];
         let line = head[k].line;

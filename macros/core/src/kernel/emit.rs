@@ -9,6 +9,7 @@ use syn::{Attribute, Ident, Visibility};
 use super::config::Resolved;
 use super::docs::{launch_doc, struct_doc};
 use super::guard::guard;
+use super::layout::layout_checks;
 use crate::emit_util::doc_lines;
 use crate::syntax::model::{KernelDecl, ParamKind};
 use crate::syntax::naming::{handle_ident, ident_text, kernel_handle_ident};
@@ -381,7 +382,10 @@ pub(crate) fn handle(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
     let loaders = loaders();
     let cfg_for = cfg_for();
     let launchers = launchers(decl, resolved, &sigs);
+    let layouts = layout_checks(decl, resolved).into_iter().map(|item| quote!(#(#cfgs)* #item));
     quote! {
+        #(#layouts)*
+
         #(#docs)*
         #struct_doc
         #(#other_attrs)*
