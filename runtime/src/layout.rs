@@ -195,7 +195,7 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "ctx field `b`: C offset 4, Rust offset 0")]
+    #[should_panic(expected = "ctx field `a`: C offset 0, Rust offset 4")]
     fn expect_fields_names_a_moved_field() {
         expect_fields("ctx", &[("b", 0, 4), ("a", 4, 4)], &[("a", 0, 4), ("b", 4, 4)]);
     }

@@ -240,7 +240,8 @@ fn typedefs_enums_bool_and_char_scalars() {
     let x = dev.upload(&xs).unwrap();
     let mut y = dev.alloc_zeros::<f32>(N).unwrap();
     // (mode, sign, negate, offset) → y = f(x), all exact in f32.
-    let cases: [(u8, i32, bool, i8, fn(f32) -> f32); 4] = [
+    type Case = (u8, i32, bool, i8, fn(f32) -> f32);
+    let cases: [Case; 4] = [
         (0, 1, false, 0, |x| x + 3.0),
         (1, 1, false, 0, |x| x * 3.0),
         (1, -1, true, 5, |x| x * 3.0 + 5.0),

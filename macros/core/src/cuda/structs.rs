@@ -33,6 +33,9 @@ pub(crate) fn layout(env: &TypeEnv<'_>, name: &str, depth: usize) -> Result<CStr
     if base {
         return Err(format!("{what} has a base class: kgraph lays out plain structs only"));
     }
+    if body.iter().any(|t| t.ident() == Some("virtual")) {
+        return Err(format!("{what} has virtual functions (a vtable pointer kgraph does not lay out)"));
+    }
     if env.packed {
         return Err(format!(
             "{what}: the file uses `#pragma pack`, which changes struct layouts in ways kgraph does not read"
@@ -141,9 +144,6 @@ type Field = (String, CFieldType, Vec<usize>, usize, String, usize);
 
 /// The fields of one member declaration (`float a, b[4], *p;`).
 fn fields_of(env: &TypeEnv<'_>, member: &[Token], depth: usize) -> Result<Vec<Field>, String> {
-    if member.iter().any(|t| t.ident() == Some("virtual")) {
-        return Err("it has virtual functions (a vtable pointer kgraph does not lay out)".to_string());
-    }
     // Attributes first: they set an alignment and are otherwise skipped.
     let mut align = 1;
     let mut toks: Vec<&Token> = Vec::new();

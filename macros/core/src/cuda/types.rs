@@ -272,7 +272,7 @@ impl<'t> TypeEnv<'t> {
 
     /// `typedef T NAME;`, `using NAME = T;` (`seg` without its `;`).
     fn simple_decl(&mut self, seg: &'t [Token]) {
-        if seg.iter().any(|t| t.is_punct("(")) && !seg.iter().any(|t| is_align_word(t)) {
+        if seg.iter().any(|t| t.is_punct("(")) && !seg.iter().any(is_align_word) {
             return;
         }
         match seg.first().and_then(Token::ident) {

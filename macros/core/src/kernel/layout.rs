@@ -74,18 +74,23 @@ fn struct_checks(rust: &Type, s: &CStruct, file: &str) -> Vec<TokenStream> {
     let rust_name = crate::syntax::parse::tidy_tokens(&quote!(#rust));
     let ctx = format!("kgraph: struct `{rust_name}` (C `{}`, {file}:{})", s.name, s.line);
     let (size, align) = (s.size, s.align);
-    let mut out = vec![quote_spanned! {span=>
-        const _: () = {
-            const fn device_struct<T: ::kgraph::DeviceStruct>() {}
-            device_struct::<#rust>();
-            ::kgraph::layout::expect_eq(#ctx, "size", #size, ::core::mem::size_of::<#rust>());
-            ::kgraph::layout::expect_eq(#ctx, "alignment", #align, ::core::mem::align_of::<#rust>());
-        };
-    }];
+    let mut out = vec![
+        quote_spanned! {span=>
+            const _: () = {
+                const fn device_struct<T: ::kgraph::DeviceStruct>() {}
+                device_struct::<#rust>();
+                ::kgraph::layout::expect_eq(#ctx, "size", #size, ::core::mem::size_of::<#rust>());
+            };
+        },
+        quote_spanned! {span=>
+            const _: () = ::kgraph::layout::expect_eq(#ctx, "alignment", #align, ::core::mem::align_of::<#rust>());
+        },
+    ];
     for f in &s.fields {
         let field = field_ident(&f.name, span);
+        let dims: String = f.dims.iter().map(|n| format!("[{n}]")).collect();
         let fctx = format!(
-            "kgraph: struct `{rust_name}` field `{}` (C `{} {}`, {file}:{})",
+            "kgraph: struct `{rust_name}` field `{}` (C `{} {}{dims}`, {file}:{})",
             f.name, f.spelled, f.name, f.line
         );
         let (offset, fsize) = (f.offset, f.size);
