@@ -144,3 +144,11 @@ fn builtins_win_over_header_definitions_and_functions_are_not_definitions() {
     assert_eq!(base(defs, "__half v"), CuBase::Elem(Elem::F16));
     assert_eq!(layout(defs, "Params").size, 4);
 }
+
+#[test]
+fn a_define_is_named_as_such() {
+    match base("#define REAL float", "REAL* x") {
+        CuBase::Unreadable(msg) => assert!(msg.contains("`REAL` is a `#define` (line 1)"), "{msg}"),
+        other => panic!("{other:?}"),
+    }
+}

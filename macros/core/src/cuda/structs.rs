@@ -254,7 +254,13 @@ pub(crate) fn resolve(env: &TypeEnv<'_>, name: &str, depth: usize) -> CuBase {
         return CuBase::Unreadable(format!("`{name}` refers to itself through typedefs or fields"));
     }
     match env.def(name) {
-        None => CuBase::Unknown,
+        None => match env.define(name) {
+            Some(line) => CuBase::Unreadable(format!(
+                "`{name}` is a `#define` (line {line}): kgraph reads the `.cu` without the preprocessor, so spell \
+                 the type out (or use a `typedef`)"
+            )),
+            None => CuBase::Unknown,
+        },
         Some(Def::Alias { target, pointers, array, line }) => {
             if pointers > 0 || array {
                 return CuBase::Unreadable(format!(

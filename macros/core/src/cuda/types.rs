@@ -225,14 +225,30 @@ pub struct TypeEnv<'t> {
     defs: Vec<(&'t str, Def<'t>)>,
     /// The file has a `#pragma pack` (which the lexer drops): struct layouts are not read.
     pub(crate) packed: bool,
+    /// Object-like and function-like `#define`s: name and line.
+    defines: Vec<(&'t str, usize)>,
 }
 
 impl<'t> TypeEnv<'t> {
     /// Reads the definitions in `toks`; `src` is the text, for what the lexer drops.
-    pub fn new(src: &str, toks: &'t [Token]) -> TypeEnv<'t> {
-        let mut env = TypeEnv { defs: Vec::new(), packed: src.contains("pragma pack") };
+    pub fn new(src: &'t str, toks: &'t [Token]) -> TypeEnv<'t> {
+        let defines = src
+            .lines()
+            .enumerate()
+            .filter_map(|(k, line)| {
+                let rest = line.trim_start().strip_prefix('#')?.trim_start().strip_prefix("define")?;
+                let name = rest.trim_start().split(|c: char| !(c == '_' || c.is_ascii_alphanumeric())).next()?;
+                (!name.is_empty()).then_some((name, k + 1))
+            })
+            .collect();
+        let mut env = TypeEnv { defs: Vec::new(), packed: src.contains("pragma pack"), defines };
         env.scan(toks);
         env
+    }
+
+    /// The line of a `#define name`, if the file has one.
+    pub(crate) fn define(&self, name: &str) -> Option<usize> {
+        self.defines.iter().find(|(n, _)| *n == name).map(|(_, line)| *line)
     }
 
     /// The definition of `name`, if the file has one (the last one wins, as a complete
