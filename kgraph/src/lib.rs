@@ -7,8 +7,9 @@
 //! crate compiles none.
 
 /// `#[kernel]` binds one CUDA kernel; `#[kernels]` makes a registry module of them;
-/// `graph!` turns a TOML graph spec into a graph struct.
-pub use kgraph_macros::{graph, kernel, kernels};
+/// `graph!` turns a TOML graph spec into a graph struct; `#[derive(DeviceStruct)]` makes a
+/// `#[repr(C)]` struct a kernel argument.
+pub use kgraph_macros::{graph, kernel, kernels, DeviceStruct};
 pub use kgraph_runtime::*;
 
 pub mod gradcheck;

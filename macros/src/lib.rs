@@ -10,8 +10,10 @@ use proc_macro::TokenStream;
 /// compile time, and becomes a handle struct named in UpperCamelCase (`Name`) with a typed
 /// `launch(&self, stream, cfg, ...)`. Parameters: `&[T]` (kernel `const T*`), `&mut [T]`
 /// (`T*`), `T` by value, `Pinned<T>` (`const T*` into mapped pinned memory), `PinnedMut<T>`
-/// (`T*` into mapped pinned memory the kernel writes), with T one of f32 f64 i8 u8 i16 u16 i32
-/// u32 i64 u64. `name = "symbol"` binds a differently named kernel.
+/// (`T*` into mapped pinned memory the kernel writes), with T a number type (f32 f64 i8 u8 i16
+/// u16 i32 u32 i64 u64), `f16`, `bf16`, a CUDA vector type (`Float4`, `Half2`, ...), `bool` (by
+/// value) or a `#[derive(DeviceStruct)]` struct, whose layout is checked against the kernel's C
+/// struct. `name = "symbol"` binds a differently named kernel.
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     let config = kgraph_codegen::Config::from_env();
@@ -38,4 +40,13 @@ pub fn kernels(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn graph(input: TokenStream) -> TokenStream {
     kgraph_codegen::graph::expand(input.into()).into()
+}
+
+/// Makes a `#[repr(C)]` struct a kernel argument: `#[derive(bytemuck::Pod, bytemuck::Zeroable,
+/// Clone, Copy, kgraph::DeviceStruct)]`. It requires `bytemuck::Pod` (no padding, `Pod` fields)
+/// and implements `kgraph::Pod`, cudarc's `DeviceRepr` and `ValidAsZeroBits`, and
+/// `kgraph::DeviceStruct` (the layout `#[kernel]` checks against the kernel's C struct).
+#[proc_macro_derive(DeviceStruct)]
+pub fn device_struct(input: TokenStream) -> TokenStream {
+    kgraph_codegen::derive_device_struct(input.into()).into()
 }

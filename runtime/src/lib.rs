@@ -5,6 +5,8 @@
 //!   device-to-device copies (kgraph has no plain host-to-device copy).
 //! - [`Pod`]: the element types that may be copied as raw bytes, including [`f16`], [`bf16`]
 //!   and CUDA's vector types with CUDA's alignment ([`Float4`], [`Int2`], [`Half2`], ...).
+//! - [`DeviceStruct`]: a `#[repr(C)]` twin of a kernel's C struct (`#[derive(kgraph::DeviceStruct)]`),
+//!   whose layout `#[kernel]` checks against the `.cu` at compile time ([`layout`]).
 //! - [`MappedBuffer`], [`PinnedSlot`]: mapped pinned host memory that kernels read directly
 //!   through a [`PinnedPtr`] (and write, a [`MappedBuffer`] through a [`PinnedMutPtr`]).
 //! - [`SlotBus`]: `f32` slots in device memory, written one at a time in stream order.
@@ -25,7 +27,7 @@
 
 // Layered like cudarc's sys -> result -> safe; a module uses only those above it in this list
 // (tests/module_layers.rs checks there is no cycle):
-// error, pod; extent, kernel, launch, graph (error); pinned (error); transfer (error, pinned);
+// error, pod; layout (pod); extent, kernel, launch, graph (error); pinned (error); transfer (error, pinned);
 // device (error, kernel, pod, transfer); mapped (device, error, kernel, pinned, pod);
 // slot_bus (device, error, kernel, mapped).
 mod device;
@@ -34,6 +36,7 @@ pub mod extent;
 mod graph;
 mod kernel;
 mod launch;
+pub mod layout;
 mod mapped;
 mod pinned;
 mod pod;
@@ -48,6 +51,7 @@ pub use kernel::{
     check_same_context, check_same_stream, DeviceIn, DeviceOut, KernelSource, ModuleCache, PinnedMutPtr, PinnedPtr,
 };
 pub use launch::{check_block, config_for, launch_ex, LaunchOptions, DEFAULT_BLOCK};
+pub use layout::DeviceStruct;
 pub use mapped::{MappedBuffer, PinnedSlot};
 pub use pod::Pod;
 pub use slot_bus::SlotBus;
@@ -56,6 +60,7 @@ pub use vector::*;
 /// `half::f16` and `half::bf16`, the Rust side of CUDA's `__half` and `__nv_bfloat16`.
 pub use half::{self, bf16, f16};
 
+pub use bytemuck;
 pub use cudarc;
 pub use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, CudaView, CudaViewMut, LaunchConfig,

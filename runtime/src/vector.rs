@@ -59,6 +59,10 @@ macro_rules! cuda_vector {
         unsafe impl ValidAsZeroBits for $name {}
         // SAFETY: no padding, every component accepts every bit pattern, no resources.
         unsafe impl Pod for $name {}
+        // SAFETY: as for `ValidAsZeroBits`: all-zero bytes are zero in every component.
+        unsafe impl bytemuck::Zeroable for $name {}
+        // SAFETY: as for `Pod`; so a `#[derive(bytemuck::Pod)]` struct may have vector fields.
+        unsafe impl bytemuck::Pod for $name {}
     };
 }
 

@@ -14,9 +14,12 @@
 //!   → the validated IR → dataflow (dependencies, capture schedule) → emit the graph struct;
 //!   checking never depends on emitting.
 //!
+//! - [`derive`]: `#[derive(kgraph::DeviceStruct)]` (a `#[repr(C)]` twin of a kernel's C struct).
+//!
 //! `emit_util` holds the token helpers both emitters use (doc attributes).
 
 pub mod cuda;
+pub mod derive;
 mod emit_util;
 pub mod graph;
 pub mod kernel;
@@ -25,6 +28,7 @@ pub mod syntax;
 /// The `.cu` signature reader under its former path (`kgraph_codegen::cu_sig`), which the
 /// fuzz targets use.
 pub use cuda::signature as cu_sig;
+pub use derive::device_struct::expand as derive_device_struct;
 pub use kernel::config::Config;
 pub use kernel::expand::{expand_kernel, expand_kernels};
 pub use syntax::naming::kernel_handle_ident;

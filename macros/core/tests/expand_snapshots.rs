@@ -176,3 +176,70 @@ fn an_error_yields_the_error_and_a_stub() {
     let text = prettyplease::unparse(&file).replace(MANIFEST, "$CARGO_MANIFEST_DIR");
     insta::assert_snapshot!(text);
 }
+
+/// `f16` by value and by pointer: passed as `::kgraph::f16`.
+#[test]
+fn half_values_and_slices() {
+    let out = expand_kernel(
+        quote!("types.cu", unsafe(extents)),
+        quote! {
+            pub fn scale_half(x: &[f16; n], a: f16, n: i32, y: &mut [f16; n]);
+        },
+        &config(),
+    );
+    insta::assert_snapshot!(pretty(out));
+}
+
+/// A CUDA vector type by value and by pointer: `::kgraph::Float4`.
+#[test]
+fn vector_type_values_and_slices() {
+    let out = expand_kernel(
+        quote!("types.cu", unsafe(extents)),
+        quote! {
+            pub fn scale_float4(x: &[kgraph::Float4; n], s: kgraph::Float4, n: i32, y: &mut [kgraph::Float4; n]);
+        },
+        &config(),
+    );
+    insta::assert_snapshot!(pretty(out));
+}
+
+/// `void*` is bytes: `&[u8]`/`&mut [u8]`, extents in bytes.
+#[test]
+fn void_pointers_as_bytes() {
+    let out = expand_kernel(
+        quote!("types.cu", unsafe(extents)),
+        quote! {
+            pub fn copy_bytes(src: &[u8; bytes], bytes: i32, dst: &mut [u8; bytes]);
+        },
+        &config(),
+    );
+    insta::assert_snapshot!(pretty(out));
+}
+
+/// A struct by value (`__grid_constant__ const Params`): the twin's layout is checked at
+/// compile time against the C struct (size, alignment, every field's offset, size and type,
+/// the nested `Inner` through its `DeviceStruct`).
+#[test]
+fn struct_by_value_with_layout_checks() {
+    let out = expand_kernel(
+        quote!("types.cu", unsafe(extents)),
+        quote! {
+            pub fn affine(p: Params, x: &[f32; n], n: i32, y: &mut [f32; n]);
+        },
+        &config(),
+    );
+    insta::assert_snapshot!(pretty(out));
+}
+
+/// Structs by pointer: `&[Params; n]`, `&mut [Params; n]`; the layout checks appear once.
+#[test]
+fn struct_by_pointer_with_layout_checks() {
+    let out = expand_kernel(
+        quote!("types.cu", unsafe(extents)),
+        quote! {
+            pub fn step(input: &[crate::sim::Params; n], n: i32, out: &mut [crate::sim::Params; n]);
+        },
+        &config(),
+    );
+    insta::assert_snapshot!(pretty(out));
+}

@@ -10,7 +10,7 @@
 mod prop_support;
 
 use kgraph_codegen::cuda::signature::{find_kernel, kernel_names, CuBase, CuError, CuKernel};
-use kgraph_codegen::syntax::model::Elem;
+use kgraph_codegen::syntax::model::{Elem, Vector};
 use prop_support::{cases, check_text, files, mutate_text, seed, Rng};
 
 /// C spellings and what they read as (`None`: a C type kgraph has no element type for).
@@ -45,14 +45,17 @@ const TYPES: &[(&str, Option<Elem>)] = &[
     ("uint64_t", Some(Elem::U64)),
     ("size_t", Some(Elem::U64)),
     ("std::size_t", Some(Elem::U64)),
-    ("char", None),
-    ("bool", None),
+    ("char", Some(Elem::I8)),
+    ("bool", Some(Elem::Bool)),
     ("void", None),
-    ("half", None),
-    ("__half", None),
-    ("float2", None),
-    ("int4", None),
-    ("__nv_bfloat16", None),
+    ("half", Some(Elem::F16)),
+    ("__half", Some(Elem::F16)),
+    ("float2", Some(Elem::Vector(Vector::Float2))),
+    ("int4", Some(Elem::Vector(Vector::Int4))),
+    ("__nv_bfloat16", Some(Elem::Bf16)),
+    ("nv_bfloat162", Some(Elem::Vector(Vector::Bf16x2))),
+    ("cudaTextureObject_t", Some(Elem::U64)),
+    ("double4", None),
     ("long double", None),
 ];
 
@@ -230,7 +233,7 @@ fn read_as(k: &CuKernel) -> Vec<Expected> {
             name: p.name.clone(),
             elem: match p.ty.base {
                 CuBase::Elem(e) => Some(e),
-                CuBase::Other => None,
+                _ => None,
             },
             pointers: p.ty.pointers,
             is_const: p.ty.is_const,

@@ -1,5 +1,5 @@
-// `bool` has no kgraph element type.
+// `dim3` has no kgraph Rust type: the message says what to pass instead.
 #[kgraph::kernel("ui.cu")]
-pub fn flags(enabled: u8, out: &mut [f32]);
+pub fn grid_dims(d: u32, out: &mut [f32]);
 
 fn main() {}

@@ -5,3 +5,5 @@
 #[doc(hidden)]
 pub mod lex;
 pub mod signature;
+pub mod structs;
+pub mod types;

@@ -7,7 +7,8 @@
 //! read for certain, such as a macro in the parameter list, is reported rather than guessed.
 
 use super::lex::{lex, Tok, Token};
-use crate::syntax::model::Elem;
+use super::structs::resolve;
+use super::types::{is_type_word, word_type, TypeEnv};
 use crate::syntax::text::signature;
 
 /// A kernel's signature as written in the `.cu`.
@@ -56,14 +57,7 @@ pub struct CuType {
     pub is_const: bool,
 }
 
-/// A base type: one of kgraph's element types, or a C type without a kgraph counterpart.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CuBase {
-    /// `float`, `int`, `uint64_t`, ...
-    Elem(Elem),
-    /// `void`, `bool`, `char`, `half`, `float2`, ... (known to C, not passable by kgraph).
-    Other,
-}
+pub use super::types::CuBase;
 
 /// Why a kernel's signature could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,6 +134,7 @@ struct FnDecl<'t> {
 /// Finds kernel `name` in `.cu` text and reads its parameters.
 pub fn find_kernel(src: &str, name: &str) -> Result<CuKernel, CuError> {
     let toks = lex(src);
+    let env = TypeEnv::new(src, &toks);
     let decls = scan(&toks);
     let globals = || decls.iter().filter(|d| d.global && d.name == name);
     let Some(decl) = globals().find(|d| d.extern_c).or_else(|| globals().next()) else {
@@ -150,7 +145,7 @@ pub fn find_kernel(src: &str, name: &str) -> Result<CuKernel, CuError> {
     if !decl.extern_c {
         return Err(CuError::NotExternC { name: name.to_string(), line: decl.line });
     }
-    let params = parse_params(decl.params).map_err(|(param, bad)| CuError::Unverifiable {
+    let params = parse_params(decl.params, &env).map_err(|(param, bad)| CuError::Unverifiable {
         name: name.to_string(),
         line: bad.map_or(decl.line, |t| t.line),
         param,
@@ -273,7 +268,7 @@ fn matching(toks: &[Token], open: usize, left: &str, right: &str) -> usize {
 
 /// Splits a parameter list at top-level commas and parses each; on failure returns the
 /// parameter index and the token that could not be read.
-fn parse_params(toks: &[Token]) -> Result<Vec<CuParam>, (usize, Option<&Token>)> {
+fn parse_params<'t>(toks: &'t [Token], env: &TypeEnv<'_>) -> Result<Vec<CuParam>, (usize, Option<&'t Token>)> {
     if toks.is_empty() || (toks.len() == 1 && toks[0].ident() == Some("void")) {
         return Ok(Vec::new());
     }
@@ -293,7 +288,7 @@ fn parse_params(toks: &[Token]) -> Result<Vec<CuParam>, (usize, Option<&Token>)>
         if at_end || (depth == 0 && toks[k].is_punct(",")) {
             let index = params.len();
             let part = &toks[start..k];
-            let param = parse_param(part).map_err(|bad| (index, bad.or(toks.get(k)).or(toks.last())))?;
+            let param = parse_param(part, env).map_err(|bad| (index, bad.or(toks.get(k)).or(toks.last())))?;
             params.push(param);
             start = k + 1;
         }
@@ -301,14 +296,12 @@ fn parse_params(toks: &[Token]) -> Result<Vec<CuParam>, (usize, Option<&Token>)>
     Ok(params)
 }
 
-const QUALIFIERS: [&str; 8] =
-    ["volatile", "__restrict__", "__restrict", "restrict", "__grid_constant__", "struct", "register", "class"];
-const TYPE_WORDS: [&str; 10] =
-    ["signed", "unsigned", "short", "long", "int", "char", "float", "double", "void", "bool"];
+const QUALIFIERS: [&str; 9] =
+    ["volatile", "__restrict__", "__restrict", "restrict", "__grid_constant__", "struct", "register", "class", "enum"];
 
 /// Parses one parameter; `Err(Some(token))` names the token that cannot be read,
 /// `Err(None)` means an empty parameter.
-fn parse_param(toks: &[Token]) -> Result<CuParam, Option<&Token>> {
+fn parse_param<'t>(toks: &'t [Token], env: &TypeEnv<'_>) -> Result<CuParam, Option<&'t Token>> {
     let first = toks.first().ok_or(None)?;
     let mut words: Vec<&str> = Vec::new();
     let mut typename: Option<&Token> = None;
@@ -327,11 +320,7 @@ fn parse_param(toks: &[Token]) -> Result<CuParam, Option<&Token>> {
             }
             // A function-like macro (`ARGS(float)`).
             Tok::Ident(_) if toks.get(k + 1).is_some_and(|n| n.is_punct("(")) => return Err(Some(t)),
-            Tok::Ident(w)
-                if TYPE_WORDS.contains(&w.as_str()) && typename.is_none() && pointers == 0 && name.is_none() =>
-            {
-                words.push(w)
-            }
+            Tok::Ident(w) if is_type_word(w) && typename.is_none() && pointers == 0 && name.is_none() => words.push(w),
             Tok::Ident(_) if typename.is_none() && words.is_empty() && pointers == 0 && name.is_none() => {
                 typename = Some(t)
             }
@@ -356,7 +345,12 @@ fn parse_param(toks: &[Token]) -> Result<CuParam, Option<&Token>> {
     let (base, spelled) = match typename {
         Some(t) => {
             let spelled = t.text();
-            (named_type(&spelled).ok_or(Some(t))?, spelled)
+            let base = resolve(env, &spelled, 0);
+            // An unknown name alone is most likely a macro standing for parameters.
+            if base == CuBase::Unknown && name.is_none() {
+                return Err(Some(t));
+            }
+            (base, spelled)
         }
         None if !words.is_empty() => (word_type(&words).ok_or(Some(first))?, words.join(" ")),
         None => return Err(Some(first)),
@@ -366,107 +360,4 @@ fn parse_param(toks: &[Token]) -> Result<CuParam, Option<&Token>> {
         ty: CuType { base, spelled, pointers, is_const },
         line: name.unwrap_or(first).line,
     })
-}
-
-/// Base type from C keywords (`unsigned long long int`); `None` for an invalid combination.
-fn word_type(words: &[&str]) -> Option<CuBase> {
-    let count = |w: &str| words.iter().filter(|x| **x == w).count();
-    let (signed, unsigned, short, long, int, char) =
-        (count("signed"), count("unsigned"), count("short"), count("long"), count("int"), count("char"));
-    let (float, double, void, boolean) = (count("float"), count("double"), count("void"), count("bool"));
-    if signed + unsigned > 1 || int > 1 || char > 1 || short > 1 || long > 2 || (short > 0 && long > 0) {
-        return None;
-    }
-    let sign_or_size = signed + unsigned + short + long + int + char;
-    if float + double + void + boolean > 0 {
-        let one = float + double + void + boolean == 1;
-        return match () {
-            _ if one && double == 1 && long == 1 && sign_or_size == 1 => Some(CuBase::Other),
-            _ if one && sign_or_size == 0 && float == 1 => Some(CuBase::Elem(Elem::F32)),
-            _ if one && sign_or_size == 0 && double == 1 => Some(CuBase::Elem(Elem::F64)),
-            _ if one && sign_or_size == 0 => Some(CuBase::Other),
-            _ => None,
-        };
-    }
-    let u = unsigned == 1;
-    let elem = if char == 1 {
-        if short + long + int > 0 {
-            return None;
-        }
-        match (signed, unsigned) {
-            (1, _) => Elem::I8,
-            (_, 1) => Elem::U8,
-            _ => return Some(CuBase::Other),
-        }
-    } else if short == 1 {
-        if u {
-            Elem::U16
-        } else {
-            Elem::I16
-        }
-    } else if long >= 1 {
-        if u {
-            Elem::U64
-        } else {
-            Elem::I64
-        }
-    } else if u {
-        Elem::U32
-    } else {
-        Elem::I32
-    };
-    Some(CuBase::Elem(elem))
-}
-
-/// Base type from a typedef or CUDA type name; `None` when it is not a type kgraph knows.
-fn named_type(name: &str) -> Option<CuBase> {
-    let elem = match name {
-        "int8_t" => Elem::I8,
-        "uint8_t" => Elem::U8,
-        "int16_t" => Elem::I16,
-        "uint16_t" => Elem::U16,
-        "int32_t" => Elem::I32,
-        "uint32_t" => Elem::U32,
-        "int64_t" | "ptrdiff_t" | "longlong" => Elem::I64,
-        "uint64_t" | "size_t" | "ulonglong" => Elem::U64,
-        "uint" => Elem::U32,
-        "ushort" => Elem::U16,
-        "uchar" => Elem::U8,
-        _ if is_cuda_only_type(name) => return Some(CuBase::Other),
-        _ => return None,
-    };
-    Some(CuBase::Elem(elem))
-}
-
-/// CUDA types with no kgraph element type: halves, vectors, handles.
-fn is_cuda_only_type(name: &str) -> bool {
-    const NAMED: [&str; 12] = [
-        "half",
-        "__half",
-        "half2",
-        "__half2",
-        "__nv_bfloat16",
-        "__nv_bfloat162",
-        "nv_bfloat16",
-        "dim3",
-        "wchar_t",
-        "cudaTextureObject_t",
-        "cudaSurfaceObject_t",
-        "CUtensorMap",
-    ];
-    const VECTOR_BASES: [&str; 12] = [
-        "char",
-        "uchar",
-        "short",
-        "ushort",
-        "int",
-        "uint",
-        "long",
-        "ulong",
-        "longlong",
-        "ulonglong",
-        "float",
-        "double",
-    ];
-    NAMED.contains(&name) || name.strip_suffix(['1', '2', '3', '4']).is_some_and(|base| VECTOR_BASES.contains(&base))
 }

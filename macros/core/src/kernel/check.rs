@@ -5,6 +5,7 @@
 use quote::quote;
 
 use crate::cuda::signature::{CuBase, CuError, CuKernel, CuParam};
+use crate::cuda::types::hint_for;
 use crate::syntax::model::{Elem, KernelDecl, Param, ParamKind};
 
 /// All mismatches between `decl` and what was found in `file` (the path shown in messages).
@@ -92,34 +93,79 @@ fn arity_error(decl: &KernelDecl, file: &str, kernel: &CuKernel) -> syn::Error {
     }
 }
 
-/// The Rust declaration that matches a kernel parameter, if kgraph can pass it. `pinned`
+/// The element type the Rust declaration of a kernel parameter must have, from its C type
+/// (`declared` is what the declaration has, which a C struct takes as its twin), or why kgraph
+/// cannot pass it. `void*` and `bool*` are bytes (`u8`): `bool` is not `Pod`.
+fn rust_elem_for(cu: &CuParam, declared: Elem, file: &str) -> Result<Elem, String> {
+    let (ty, spelled) = (&cu.ty, &cu.ty.spelled);
+    if ty.pointers > 1 {
+        return Err("a pointer to a pointer: kgraph passes one level of pointer (device addresses as `u64`)".into());
+    }
+    match (&ty.base, ty.pointers) {
+        (CuBase::Void, 1) | (CuBase::Elem(Elem::Bool), 1) => Ok(Elem::U8),
+        (CuBase::Void, _) => Err("`void` is no value".into()),
+        (CuBase::Elem(elem), _) => Ok(*elem),
+        (CuBase::Struct(_), _) if matches!(declared, Elem::Struct(_)) => Ok(declared),
+        (CuBase::Struct(s), _) => Err(format!(
+            "a struct ({file}:{}, {} bytes, align {}): derive `kgraph::DeviceStruct` on a `#[repr(C)]` twin and \
+             declare the parameter with it",
+            s.line, s.size, s.align
+        )),
+        (CuBase::Unknown, _) => Err(format!(
+            "type `{spelled}` is not one kgraph knows: if it is a struct, define it in the `.cu` (kgraph reads its \
+             layout there, not from headers), derive `kgraph::DeviceStruct` on a `#[repr(C)]` twin and declare the \
+             parameter with it; if it is an enum or a typedef, define it in the `.cu` too, or spell out its \
+             underlying type"
+        )),
+        (CuBase::Unreadable(why), _) => Err(why.clone()),
+        (CuBase::Other, _) => Err(format!(
+            "which has no kgraph Rust type{}: kernels take numbers (f32, f64, i8 ... u64), `kgraph::f16`, \
+             `kgraph::bf16`, `bool`, CUDA vector types (`kgraph::Float4`, ...) and `#[derive(kgraph::DeviceStruct)]` \
+             structs, by value or through `const T*`/`T*`",
+            hint_for(spelled).map(|h| format!(" ({h})")).unwrap_or_default()
+        )),
+    }
+}
+
+/// The Rust declaration that matches a kernel parameter, given its Rust element type. `pinned`
 /// prefers `Pinned<T>`/`PinnedMut<T>` over `&[T]`/`&mut [T]` for a `const T*`/`T*` (to echo
 /// what the user wrote: mapped host memory rather than device memory).
-fn expected_kind(cu: &CuParam, pinned: bool) -> Option<ParamKind> {
-    let CuBase::Elem(elem) = cu.ty.base else { return None };
+fn expected_kind(cu: &CuParam, elem: Elem, pinned: bool) -> ParamKind {
     match (cu.ty.pointers, cu.ty.is_const) {
-        (0, _) => Some(ParamKind::Scalar(elem)),
-        (1, true) if pinned => Some(ParamKind::Pinned(elem)),
-        (1, false) if pinned => Some(ParamKind::PinnedMut(elem)),
-        (1, is_const) => Some(ParamKind::Slice { elem, mutable: !is_const }),
-        _ => None,
+        (0, _) => ParamKind::Scalar(elem),
+        (_, true) if pinned => ParamKind::Pinned(elem),
+        (_, false) if pinned => ParamKind::PinnedMut(elem),
+        (_, is_const) => ParamKind::Slice { elem, mutable: !is_const },
+    }
+}
+
+/// What to add to a fix naming a type that is not a plain number.
+fn type_note(cu: &CuParam, elem: Elem) -> String {
+    let spelled = &cu.ty.spelled;
+    match (&cu.ty.base, elem) {
+        (CuBase::Void, _) => " (`void*` is untyped device memory: bytes, its extent counted in bytes)".into(),
+        (CuBase::Elem(Elem::Bool), Elem::U8) => {
+            " (a `bool*` is passed as bytes: `bool` is not `Pod`, and a kernel may write any byte)".into()
+        }
+        (_, Elem::F16 | Elem::Bf16 | Elem::Vector(_)) => format!(" (C `{spelled}` is `kgraph::{elem}`)"),
+        _ => String::new(),
     }
 }
 
 fn check_param(decl: &KernelDecl, file: &str, index: usize, param: &Param, cu: &CuParam) -> Option<syn::Error> {
     let lead = format!("parameter `{}`: kernel `{}` ({file}:{}) takes `{cu}`", param.name, decl.symbol, cu.line);
     let declared = param.kind.rust_decl();
-    let Some(expected) = expected_kind(cu, param.kind.is_pinned()) else {
-        return Some(param_error(
-            param,
-            format!(
-                "{lead}, which has no kgraph Rust type: kernels take f32, f64, i8, u8, i16, u16, i32, u32, i64, u64 \
-                 by value or through `const T*`/`T*` (parameter {} of `{}`)",
-                index + 1,
-                decl.symbol
-            ),
-        ));
+    let elem = match rust_elem_for(cu, param.kind.elem(), file) {
+        Ok(elem) => elem,
+        Err(why) => {
+            let sep = if why.starts_with("which") { ", " } else { ": " };
+            return Some(param_error(
+                param,
+                format!("{lead}{sep}{why} (parameter {} of `{}`)", index + 1, decl.symbol),
+            ));
+        }
     };
+    let expected = expected_kind(cu, elem, param.kind.is_pinned());
     if expected == param.kind {
         return None;
     }
@@ -132,9 +178,9 @@ fn check_param(decl: &KernelDecl, file: &str, index: usize, param: &Param, cu: &
         } else {
             "the kernel takes a value, not a pointer"
         };
-        (reason.to_string(), String::new())
+        (reason.to_string(), type_note(cu, elem))
     } else if param.kind.elem() != expected.elem() {
-        (elem_reason(param.kind.elem(), expected.elem(), spelled), String::new())
+        (elem_reason(param.kind.elem(), expected.elem(), spelled), type_note(cu, elem))
     } else {
         match param.kind {
             ParamKind::Slice { mutable: true, .. } => (
@@ -163,13 +209,18 @@ fn check_param(decl: &KernelDecl, file: &str, index: usize, param: &Param, cu: &
 }
 
 fn elem_reason(have: Elem, want: Elem, spelled: &str) -> String {
+    if !have.is_number() || !want.is_number() {
+        let what = |e: Elem| match e {
+            Elem::Struct(_) => "a struct",
+            Elem::Vector(_) => "a vector type",
+            Elem::F16 | Elem::Bf16 => "a 16-bit float",
+            Elem::Bool => "a `bool`",
+            _ => "a number",
+        };
+        return format!("element types differ (`{have}` is {}, `{spelled}` {})", what(have), what(want));
+    }
     let float = |e: Elem| matches!(e, Elem::F32 | Elem::F64);
-    let bits = |e: Elem| match e {
-        Elem::I8 | Elem::U8 => 8,
-        Elem::I16 | Elem::U16 => 16,
-        Elem::F32 | Elem::I32 | Elem::U32 => 32,
-        Elem::F64 | Elem::I64 | Elem::U64 => 64,
-    };
+    let bits = |e: Elem| 8 * e.size().unwrap_or(0);
     let kind = |e: Elem| if float(e) { "floating-point" } else { "an integer" };
     let sign = |e: Elem| if matches!(e, Elem::U8 | Elem::U16 | Elem::U32 | Elem::U64) { "unsigned" } else { "signed" };
     let what = if float(have) != float(want) {

@@ -9,6 +9,7 @@ use syn::{Attribute, Ident, Visibility};
 use super::config::Resolved;
 use super::docs::{launch_doc, struct_doc};
 use super::guard::guard;
+use super::layout::layout_checks;
 use crate::emit_util::doc_lines;
 use crate::syntax::model::{KernelDecl, ParamKind};
 use crate::syntax::naming::{handle_ident, ident_text, kernel_handle_ident};
@@ -21,7 +22,7 @@ fn cfg_attrs(attrs: &[Attribute]) -> Vec<&Attribute> {
 
 /// The `launch` parameter type for a declared kind.
 fn launch_param_type(kind: ParamKind) -> TokenStream {
-    let t = kind.elem().rust_ident();
+    let t = kind.elem().rust_tokens();
     match kind {
         ParamKind::Slice { mutable: false, .. } => quote!(&impl ::kgraph::DeviceIn<#t>),
         ParamKind::Slice { mutable: true, .. } => quote!(&mut impl ::kgraph::DeviceOut<#t>),
@@ -94,7 +95,7 @@ fn device_addresses(decl: &KernelDecl) -> Vec<TokenStream> {
             let n = &p.name;
             match p.kind {
                 ParamKind::Slice { elem, mutable } => {
-                    let t = elem.rust_ident();
+                    let t = elem.rust_tokens();
                     let arg = if mutable { quote!(&*#n) } else { quote!(#n) };
                     Some(quote!(let #n = ::kgraph::DeviceIn::<#t>::device_addr(#arg);))
                 }
@@ -381,7 +382,10 @@ pub(crate) fn handle(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
     let loaders = loaders();
     let cfg_for = cfg_for();
     let launchers = launchers(decl, resolved, &sigs);
+    let layouts = layout_checks(decl, resolved).into_iter().map(|item| quote!(#(#cfgs)* #item));
     quote! {
+        #(#layouts)*
+
         #(#docs)*
         #struct_doc
         #(#other_attrs)*

@@ -91,7 +91,7 @@ fn expr_tokens(expr: &ExtentExpr, ty: Elem) -> TokenStream {
 /// `::kgraph::extent::check_len(NAME, "x", x_extent, <length of x>)?;`
 fn length_check(param: &Param) -> TokenStream {
     let (n, local, name) = (&param.name, extent_local(param), ident_text(&param.name));
-    let t = param.kind.elem().rust_ident();
+    let t = param.kind.elem().rust_tokens();
     let len = match param.kind {
         ParamKind::Slice { mutable: false, .. } => quote!(::kgraph::DeviceIn::<#t>::elem_len(#n)),
         ParamKind::Slice { mutable: true, .. } => quote!(::kgraph::DeviceIn::<#t>::elem_len(&*#n)),
@@ -125,7 +125,7 @@ fn overlap_checks(pointers: &[&Param]) -> Vec<TokenStream> {
 /// `::kgraph::extent::check_disjoint(NAME, "y", <bytes of y>, "x", <bytes of x>)?;`
 fn disjoint(written: &Param, other: &Param) -> TokenStream {
     let bytes = |p: &Param| {
-        let (n, local, t) = (&p.name, extent_local(p), p.kind.elem().rust_ident());
+        let (n, local, t) = (&p.name, extent_local(p), p.kind.elem().rust_tokens());
         quote!(::kgraph::extent::ByteRange::of::<#t>(#n, #local))
     };
     let (w_name, o_name) = (ident_text(&written.name), ident_text(&other.name));

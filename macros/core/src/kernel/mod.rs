@@ -12,3 +12,4 @@ mod emit;
 pub mod expand;
 mod extent_rules;
 mod guard;
+mod layout;

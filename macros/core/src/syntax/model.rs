@@ -2,6 +2,7 @@
 //! Spans point back at the Rust declaration so every check can report on the right token.
 
 use proc_macro2::Span;
+use quote::ToTokens;
 
 /// A kernel parameter's element type (Rust side), with its CUDA spellings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -26,6 +27,118 @@ pub enum Elem {
     I64,
     /// `u64` ↔ `unsigned long long`, `uint64_t`, `size_t`
     U64,
+    /// `kgraph::f16` ↔ `__half`, `half`
+    F16,
+    /// `kgraph::bf16` ↔ `__nv_bfloat16`, `nv_bfloat16`
+    Bf16,
+    /// `bool` ↔ `bool`, by value only (a `bool*` is `&[u8]`: not every byte is a `bool`)
+    Bool,
+    /// One of CUDA's vector types (`kgraph::Float4` ↔ `float4`)
+    Vector(Vector),
+    /// A `#[repr(C)]` struct deriving `kgraph::DeviceStruct`, by its path as written
+    /// (`Params`, `crate::sim::Params`): its layout is checked against the kernel's C struct.
+    Struct(&'static str),
+}
+
+/// CUDA's vector types kgraph has a Rust twin of (`runtime/src/vector.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum Vector {
+    Char2,
+    Char4,
+    UChar2,
+    UChar4,
+    Short2,
+    Short4,
+    UShort2,
+    UShort4,
+    Int2,
+    Int3,
+    Int4,
+    UInt2,
+    UInt3,
+    UInt4,
+    Float2,
+    Float3,
+    Float4,
+    LongLong2,
+    ULongLong2,
+    Double2,
+    Double3,
+    Half2,
+    Bf16x2,
+}
+
+/// One vector type: Rust name, canonical C name, component, lanes, alignment.
+type VectorRow = (Vector, &'static str, &'static str, Elem, usize, usize);
+
+/// The vector types with CUDA's layout (`vector_types.h`, `cuda_fp16.h`, `cuda_bf16.h`).
+const VECTORS: [VectorRow; 23] = [
+    (Vector::Char2, "Char2", "char2", Elem::I8, 2, 2),
+    (Vector::Char4, "Char4", "char4", Elem::I8, 4, 4),
+    (Vector::UChar2, "UChar2", "uchar2", Elem::U8, 2, 2),
+    (Vector::UChar4, "UChar4", "uchar4", Elem::U8, 4, 4),
+    (Vector::Short2, "Short2", "short2", Elem::I16, 2, 4),
+    (Vector::Short4, "Short4", "short4", Elem::I16, 4, 8),
+    (Vector::UShort2, "UShort2", "ushort2", Elem::U16, 2, 4),
+    (Vector::UShort4, "UShort4", "ushort4", Elem::U16, 4, 8),
+    (Vector::Int2, "Int2", "int2", Elem::I32, 2, 8),
+    (Vector::Int3, "Int3", "int3", Elem::I32, 3, 4),
+    (Vector::Int4, "Int4", "int4", Elem::I32, 4, 16),
+    (Vector::UInt2, "UInt2", "uint2", Elem::U32, 2, 8),
+    (Vector::UInt3, "UInt3", "uint3", Elem::U32, 3, 4),
+    (Vector::UInt4, "UInt4", "uint4", Elem::U32, 4, 16),
+    (Vector::Float2, "Float2", "float2", Elem::F32, 2, 8),
+    (Vector::Float3, "Float3", "float3", Elem::F32, 3, 4),
+    (Vector::Float4, "Float4", "float4", Elem::F32, 4, 16),
+    (Vector::LongLong2, "LongLong2", "longlong2", Elem::I64, 2, 16),
+    (Vector::ULongLong2, "ULongLong2", "ulonglong2", Elem::U64, 2, 16),
+    (Vector::Double2, "Double2", "double2", Elem::F64, 2, 16),
+    (Vector::Double3, "Double3", "double3", Elem::F64, 3, 8),
+    (Vector::Half2, "Half2", "half2", Elem::F16, 2, 4),
+    (Vector::Bf16x2, "Bf16x2", "nv_bfloat162", Elem::Bf16, 2, 4),
+];
+
+impl Vector {
+    /// Every vector type kgraph has.
+    pub fn all() -> impl Iterator<Item = Vector> {
+        VECTORS.iter().map(|row| row.0)
+    }
+
+    fn row(self) -> &'static VectorRow {
+        VECTORS.iter().find(|row| row.0 == self).expect("every vector type has a row")
+    }
+
+    /// The Rust name (`Float4`, as `kgraph::Float4`).
+    pub fn rust_name(self) -> &'static str {
+        self.row().1
+    }
+
+    /// The canonical C name (`float4`).
+    pub fn c_name(self) -> &'static str {
+        self.row().2
+    }
+
+    /// The component type and the number of components.
+    pub fn component(self) -> (Elem, usize) {
+        (self.row().3, self.row().4)
+    }
+
+    /// Its alignment in bytes (CUDA's `__builtin_align__`).
+    pub fn align(self) -> usize {
+        self.row().5
+    }
+
+    /// Its size in bytes.
+    pub fn size(self) -> usize {
+        let (elem, lanes) = self.component();
+        elem.size().unwrap_or(0) * lanes
+    }
+
+    /// The vector type whose Rust name is `name`.
+    pub fn from_rust(name: &str) -> Option<Vector> {
+        VECTORS.iter().find(|row| row.1 == name).map(|row| row.0)
+    }
 }
 
 /// How a parameter is passed.
@@ -224,13 +337,18 @@ impl KernelDecl {
 }
 
 impl Elem {
-    /// Every element type, in the order of the docs.
+    /// Every number type, in the order of the docs (what graph specs name as dtypes).
     pub const ALL: [Elem; 10] =
         [Elem::F32, Elem::F64, Elem::I8, Elem::U8, Elem::I16, Elem::U16, Elem::I32, Elem::U32, Elem::I64, Elem::U64];
 
-    /// The Rust spelling (`f32`).
+    /// The Rust spelling (`f32`, `f16`, `Float4`, a struct's path as written).
     pub fn rust_name(self) -> &'static str {
         match self {
+            Elem::F16 => "f16",
+            Elem::Bf16 => "bf16",
+            Elem::Bool => "bool",
+            Elem::Vector(v) => v.rust_name(),
+            Elem::Struct(path) => path,
             Elem::F32 => "f32",
             Elem::F64 => "f64",
             Elem::I8 => "i8",
@@ -244,9 +362,14 @@ impl Elem {
         }
     }
 
-    /// The canonical CUDA C spelling (`float`, `int`, `unsigned long long`).
+    /// The canonical CUDA C spelling (`float`, `int`, `unsigned long long`, `__half`).
     pub fn c_name(self) -> &'static str {
         match self {
+            Elem::F16 => "__half",
+            Elem::Bf16 => "__nv_bfloat16",
+            Elem::Bool => "bool",
+            Elem::Vector(v) => v.c_name(),
+            Elem::Struct(path) => path,
             Elem::F32 => "float",
             Elem::F64 => "double",
             Elem::I8 => "signed char",
@@ -260,14 +383,60 @@ impl Elem {
         }
     }
 
-    /// The element type a Rust identifier names, if any (`"f32"` → `F32`).
+    /// The number type a Rust identifier names, if any (`"f32"` → `F32`).
     pub fn from_rust(name: &str) -> Option<Elem> {
         Elem::ALL.into_iter().find(|e| e.rust_name() == name)
     }
 
-    /// The Rust type tokens (`f32`).
+    /// The Rust type identifier of a number type (`f32`); other types are paths
+    /// ([`Elem::rust_tokens`]).
     pub fn rust_ident(self) -> syn::Ident {
-        syn::Ident::new(self.rust_name(), Span::call_site())
+        let name = self.rust_name();
+        let last = name.rsplit("::").next().unwrap_or(name);
+        syn::parse_str(last).unwrap_or_else(|_| syn::Ident::new("__kgraph_unnamed", Span::call_site()))
+    }
+
+    /// The Rust type as generated code names it: `f32`, `::kgraph::f16`, `::kgraph::Float4`,
+    /// or a struct's path as declared.
+    pub fn rust_tokens(self) -> proc_macro2::TokenStream {
+        match self {
+            Elem::F16 | Elem::Bf16 | Elem::Vector(_) => {
+                let ident = self.rust_ident();
+                quote::quote!(::kgraph::#ident)
+            }
+            Elem::Struct(path) => path.parse().unwrap_or_else(|_| quote::quote!(::core::marker::PhantomData<()>)),
+            _ => self.rust_ident().to_token_stream(),
+        }
+    }
+
+    /// A number type (`f32` ... `u64`): what graph specs and extents deal in.
+    pub fn is_number(self) -> bool {
+        Elem::ALL.contains(&self)
+    }
+
+    /// An integer type (`i8` ... `u64`).
+    pub fn is_integer(self) -> bool {
+        self.is_number() && !matches!(self, Elem::F32 | Elem::F64)
+    }
+
+    /// Its size in bytes, where it is fixed by the type itself (not for a struct).
+    pub fn size(self) -> Option<usize> {
+        Some(match self {
+            Elem::I8 | Elem::U8 | Elem::Bool => 1,
+            Elem::I16 | Elem::U16 | Elem::F16 | Elem::Bf16 => 2,
+            Elem::F32 | Elem::I32 | Elem::U32 => 4,
+            Elem::F64 | Elem::I64 | Elem::U64 => 8,
+            Elem::Vector(v) => v.size(),
+            Elem::Struct(_) => return None,
+        })
+    }
+
+    /// Its alignment in bytes (not for a struct).
+    pub fn align(self) -> Option<usize> {
+        match self {
+            Elem::Vector(v) => Some(v.align()),
+            _ => self.size(),
+        }
     }
 }
 
@@ -291,7 +460,7 @@ impl ParamKind {
 
     /// An integer value (`i32`, `u64`...): what an extent may name.
     pub fn is_integer_scalar(self) -> bool {
-        matches!(self, ParamKind::Scalar(elem) if !matches!(elem, Elem::F32 | Elem::F64))
+        matches!(self, ParamKind::Scalar(elem) if elem.is_integer())
     }
 
     /// The kernel writes through it (`&mut [T]` or `PinnedMut<T>`).

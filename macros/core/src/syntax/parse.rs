@@ -11,7 +11,7 @@ use syn::spanned::Spanned;
 use syn::{Attribute, Ident, LitStr, Token, Type, Visibility};
 
 use super::extent::extent_from_expr;
-use super::model::{Elem, Extent, KernelDecl, Param, ParamKind};
+use super::model::{Elem, Extent, KernelDecl, Param, ParamKind, Vector};
 use super::naming::ident_text;
 
 /// Parameter names the generated `launch(&self, stream, cfg, ...)` and
@@ -464,8 +464,9 @@ fn parse_param(input: ParseStream) -> syn::Result<(ParsedParam, Option<syn::Erro
 
 const TYPE_HELP: &str = "kernel parameters are `&[T]` (for `const T*`), `&mut [T]` (for `T*`), `T` (by value), \
      `Pinned<T>` (`const T*` into pinned host memory) or `PinnedMut<T>` (`T*` into pinned host memory), \
-     with T one of f32 f64 i8 u8 i16 u16 i32 u32 i64 u64; a pointer's extent is written as an array length: \
-     `&[T; n]`, `&mut [T; n]`, `Pinned<[T; n]>`, `PinnedMut<[T; n]>`";
+     with T one of f32 f64 i8 u8 i16 u16 i32 u32 i64 u64, `kgraph::f16`, `kgraph::bf16`, a CUDA vector type \
+     (`kgraph::Float4`, `kgraph::Half2`, ...) or a `#[derive(kgraph::DeviceStruct)]` struct (`bool` by value only); \
+     a pointer's extent is written as an array length: `&[T; n]`, `&mut [T; n]`, `Pinned<[T; n]>`, `PinnedMut<[T; n]>`";
 
 /// Maps a declared Rust type to how the argument is passed, and the length expression of its
 /// extent when it is written as an array (`&[f32; n]`, `Pinned<[f32; n]>`).
@@ -483,7 +484,7 @@ pub(crate) fn classify_type(ty: &Type) -> syn::Result<(ParamKind, Option<&syn::E
             if last.ident == "Pinned" || last.ident == "PinnedMut" {
                 return classify_pinned(ty, last);
             }
-            if p.path.segments.len() == 1 && last.arguments.is_none() {
+            if p.path.segments.iter().all(|s| s.arguments.is_none()) {
                 return Ok((ParamKind::Scalar(elem_of(ty, "scalar")?), None));
             }
             Err(unsupported(ty))
@@ -532,20 +533,42 @@ fn elem_of(ty: &Type, what: &str) -> syn::Result<Elem> {
         return elem_of(&g.elem, what);
     }
     if let Type::Path(p) = ty {
-        if let Some(ident) = p.path.get_ident() {
-            if let Some(elem) = Elem::from_rust(&ident.to_string()) {
-                return Ok(elem);
-            }
-            let hint = match ident.to_string().as_str() {
-                "usize" => " (`usize` has no fixed CUDA width: use `u64` for `size_t` or `u32`)",
-                "isize" => " (`isize` has no fixed CUDA width: use `i64` or `i32`)",
-                "bool" => " (pass a flag as `u8` or `i32`)",
-                _ => "",
-            };
-            return Err(syn::Error::new_spanned(ty, format!("unsupported {what} type `{ident}`{hint}: {TYPE_HELP}")));
+        let plain = p.qself.is_none() && p.path.segments.iter().all(|s| s.arguments.is_none());
+        if let (Some(last), true) = (p.path.segments.last(), plain) {
+            return named_elem(ty, &p.path, &last.ident.to_string(), what);
         }
     }
     Err(unsupported(ty))
+}
+
+/// The element type a plain path names: a number type, `f16`/`bf16` (`kgraph::f16`,
+/// `half::f16`), `bool` (by value), a CUDA vector type (`kgraph::Float4`), else a struct.
+fn named_elem(ty: &Type, path: &syn::Path, last: &str, what: &str) -> syn::Result<Elem> {
+    let single = path.segments.len() == 1 && path.leading_colon.is_none();
+    if let Some(elem) = Elem::from_rust(last).filter(|_| single) {
+        return Ok(elem);
+    }
+    let hint = match last {
+        "f16" => return Ok(Elem::F16),
+        "bf16" => return Ok(Elem::Bf16),
+        "bool" if single && what == "scalar" => return Ok(Elem::Bool),
+        "bool" if single => {
+            " (a `bool` is not `Pod`: a kernel may write any byte, and only 0 and 1 are `bool`s; \
+                              declare `bool*` as `&[u8]`/`&mut [u8]`)"
+        }
+        "usize" if single => " (`usize` has no fixed CUDA width: use `u64` for `size_t` or `u32`)",
+        "isize" if single => " (`isize` has no fixed CUDA width: use `i64` or `i32`)",
+        "char" if single => " (a Rust `char` is 4 bytes: C `char` is `i8`, `unsigned char` is `u8`)",
+        _ if Elem::from_rust(last).is_some() => "",
+        _ => match Vector::from_rust(last) {
+            Some(v) => return Ok(Elem::Vector(v)),
+            None => return Ok(Elem::Struct(Box::leak(tidy_tokens(&path.to_token_stream()).into_boxed_str()))),
+        },
+    };
+    Err(syn::Error::new_spanned(
+        ty,
+        format!("unsupported {what} type `{}`{hint}: {TYPE_HELP}", tidy_tokens(&ty.to_token_stream())),
+    ))
 }
 
 fn unsupported(ty: &Type) -> syn::Error {

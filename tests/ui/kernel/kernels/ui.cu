@@ -9,3 +9,5 @@ extern "C" __global__ void count(const int* keys, unsigned int* hist, long long 
 extern "C" __global__ void flags(bool enabled, float* out) {}
 
 __device__ float helper(float v) { return v * 2.0f; }
+
+extern "C" __global__ void grid_dims(dim3 d, float* out) {}

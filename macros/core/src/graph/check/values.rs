@@ -101,6 +101,10 @@ pub(crate) fn int_value(diags: &mut Diagnostics, v: i128, span: &Span, elem: Ele
         Elem::U64 => (0, u64::MAX.into()),
         Elem::F32 => (-(1 << 24), 1 << 24),
         Elem::F64 => (-(1 << 53), 1 << 53),
+        Elem::F16 | Elem::Bf16 | Elem::Bool | Elem::Vector(_) | Elem::Struct(_) => {
+            diags.error(span.clone(), format!("{what} is {elem}: a graph spec gives values to number parameters only"));
+            return None;
+        }
     };
     if v < range.0 || v > range.1 {
         let why = if matches!(elem, Elem::F32 | Elem::F64) { " exactly" } else { "" };

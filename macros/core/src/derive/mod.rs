@@ -1,0 +1,3 @@
+//! Derive macros: `#[derive(kgraph::DeviceStruct)]` ([`device_struct`]).
+
+pub mod device_struct;

@@ -1,0 +1,21 @@
+// Kernels for the type compile-fail tests (tests/ui/kernel/type_*.rs, struct_*.rs). Read by the
+// #[kernel] macro only, never compiled.
+#include <cuda_fp16.h>
+
+extern "C" __global__ void half_scale(const __half* x, __half a, int n, __half* y) {}
+
+extern "C" __global__ void mystery(const Mystery* m, int n) {}
+
+struct Empty {};
+extern "C" __global__ void empty_struct(Empty e) {}
+
+union Either { float f; int i; };
+extern "C" __global__ void union_param(Either u) {}
+
+struct Bits { int a : 3; int b : 5; };
+extern "C" __global__ void bit_fields(Bits b) {}
+
+struct Pair { float a; float b; };
+extern "C" __global__ void pair_by_value(Pair p, float* out) {}
+
+extern "C" __global__ void flags_ptr(const bool* flags, int n) {}
