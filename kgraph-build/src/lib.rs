@@ -41,7 +41,7 @@
 
 mod error;
 mod nvcc;
-pub mod preprocessed;
+pub use kgraph_record::preprocessed;
 mod ptx;
 pub mod record;
 mod resources;
