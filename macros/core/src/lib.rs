@@ -16,6 +16,7 @@
 //!
 //! `emit_util` holds the token helpers both emitters use (doc attributes).
 
+pub mod compiled;
 pub mod cuda;
 mod emit_util;
 pub mod graph;
