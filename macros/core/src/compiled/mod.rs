@@ -7,11 +7,27 @@
 
 pub mod demangle;
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 pub use kgraph_record::{KernelRecord, ParamRecord};
 
 use demangle::{demangle, normalize, Demangled};
+
+/// The record folder: `record_dir` (the value of `$KGRAPH_RECORD_DIR`) when set and not empty
+/// (for crates compiled without the build script that compiled their kernels, such as
+/// trybuild's), else `<out_dir>/kgraph` (`$OUT_DIR/kgraph`, where `kgraph-build` writes).
+pub fn record_dir_from(record_dir: Option<&OsStr>, out_dir: Option<&OsStr>) -> Option<PathBuf> {
+    match record_dir.filter(|d| !d.is_empty()) {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None => out_dir.filter(|d| !d.is_empty()).map(|d| Path::new(d).join("kgraph")),
+    }
+}
+
+/// [`record_dir_from`] over the compiler's environment.
+pub fn record_dir_from_env() -> Option<PathBuf> {
+    record_dir_from(std::env::var_os("KGRAPH_RECORD_DIR").as_deref(), std::env::var_os("OUT_DIR").as_deref())
+}
 
 /// A `.cu` file's record as read from the record folder.
 #[derive(Debug, Clone)]

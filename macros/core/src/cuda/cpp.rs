@@ -20,6 +20,8 @@ pub struct CppKernel<'a> {
     pub display: &'a str,
     /// The parameter count of the compiled entry.
     pub arity: usize,
+    /// The entry's mangled symbol, which tells overloads of the same arity apart.
+    pub mangled: &'a str,
 }
 
 /// The template parameter names of a declarator whose specifiers start a template
@@ -112,6 +114,10 @@ pub fn find_cpp_kernel(toks: &[Token], want: &CppKernel<'_>) -> Result<CuKernel,
     }
     // A declaration and its definition read the same: keep distinct signatures only.
     read.dedup_by(|a, b| a.params.iter().map(|p| &p.ty).eq(b.params.iter().map(|p| &p.ty)));
+    // Overloads of one arity: the one whose mangled name is the entry's.
+    if read.len() > 1 && want.template_args.is_none() {
+        read.retain(|k| mangle_plain(want.mangled, want.base_name, &k.params).is_some_and(|m| m == want.mangled));
+    }
     match (read.len(), first_error) {
         (1, _) => Ok(read.remove(0)),
         (0, Some(e)) => Err(e),
@@ -126,6 +132,100 @@ pub fn find_cpp_kernel(toks: &[Token], want: &CppKernel<'_>) -> Result<CuKernel,
             ),
         }),
     }
+}
+
+/// The Itanium mangled name of a non-template function named `base` (in the namespaces that
+/// `like`, the entry's own symbol, spells) with `params`, or `None` for a parameter type this
+/// does not mangle (only kgraph's element types, `const`, pointers and their substitutions).
+fn mangle_plain(like: &str, base: &str, params: &[super::signature::CuParam]) -> Option<String> {
+    let demangled = crate::compiled::demangle::demangle(like)?;
+    let parts: Vec<&str> = demangled.name.split("::").collect();
+    if parts.last() != Some(&base) {
+        return None;
+    }
+    let mut subs: Vec<String> = Vec::new();
+    let mut out = String::from("_Z");
+    if parts.len() == 1 {
+        out.push_str(&format!("{}{base}", base.len()));
+    } else {
+        out.push('N');
+        for (k, part) in parts.iter().enumerate() {
+            out.push_str(&format!("{}{part}", part.len()));
+            if k + 1 < parts.len() {
+                subs.push(parts[..=k].join("::"));
+            }
+        }
+        out.push('E');
+    }
+    if params.is_empty() {
+        out.push('v');
+    }
+    for p in params {
+        let code = builtin_code(&p.ty.spelled)?;
+        // Bottom-up: the element, `const`, then each pointer level; every composite is a
+        // substitution candidate, emitted as `S_`/`S<n>_` when seen before.
+        let mut layers = vec![code.to_string()];
+        if p.ty.is_const && p.ty.pointers > 0 {
+            layers.push(format!("K{}", layers[0]));
+        }
+        for _ in 0..p.ty.pointers {
+            let inner = layers.last()?.clone();
+            layers.push(format!("P{inner}"));
+        }
+        out.push_str(&encode(&layers, &mut subs));
+    }
+    Some(out)
+}
+
+/// The encoding of the outermost of `layers` (each the previous wrapped once), using and
+/// extending the substitution candidates.
+fn encode(layers: &[String], subs: &mut Vec<String>) -> String {
+    let full = layers.last().cloned().unwrap_or_default();
+    if layers.len() == 1 {
+        return full; // a builtin: never substituted
+    }
+    if let Some(k) = subs.iter().position(|s| *s == full) {
+        return if k == 0 { "S_".to_string() } else { format!("S{}_", to_base36(k - 1)) };
+    }
+    let inner = encode(&layers[..layers.len() - 1], subs);
+    subs.push(full.clone());
+    format!("{}{inner}", &full[..1])
+}
+
+fn to_base36(mut n: usize) -> String {
+    let digits = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    let mut out = Vec::new();
+    loop {
+        out.push(digits[n % 36]);
+        n /= 36;
+        if n == 0 {
+            break;
+        }
+    }
+    out.reverse();
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// The mangling of a C type as spelled (LP64: `long` and `int64_t` are `l`).
+fn builtin_code(spelled: &str) -> Option<&'static str> {
+    Some(match spelled {
+        "float" => "f",
+        "double" => "d",
+        "signed char" | "int8_t" => "a",
+        "unsigned char" | "uint8_t" | "uchar" => "h",
+        "short" | "short int" | "signed short" | "int16_t" => "s",
+        "unsigned short" | "unsigned short int" | "uint16_t" | "ushort" => "t",
+        "int" | "signed" | "signed int" | "int32_t" => "i",
+        "unsigned" | "unsigned int" | "uint32_t" | "uint" => "j",
+        "long" | "long int" | "signed long" | "int64_t" | "ptrdiff_t" => "l",
+        "unsigned long" | "unsigned long int" | "uint64_t" | "size_t" => "m",
+        "long long" | "long long int" | "signed long long" | "longlong" => "x",
+        "unsigned long long" | "unsigned long long int" | "ulonglong" => "y",
+        "bool" => "b",
+        "char" => "c",
+        "void" => "v",
+        _ => return None,
+    })
 }
 
 /// The explicit instantiation that would compile `base_name<args>` from its primary template
@@ -170,14 +270,32 @@ mod tests {
     fn templates_read_with_their_arguments() {
         let toks = lex(SRC);
         let args = ["float".to_string(), "128".to_string()];
-        let want = CppKernel { base_name: "gemm", template_args: Some(&args), display: "gemm<float, 128>", arity: 3 };
+        let want = CppKernel {
+            base_name: "gemm",
+            template_args: Some(&args),
+            display: "gemm<float, 128>",
+            arity: 3,
+            mangled: "_Z4gemmIfLi128EEvPKT_PS0_i",
+        };
         let k = find_cpp_kernel(&toks, &want).unwrap();
         assert_eq!(k.signature(), "gemm<float, 128>(const float* a, float* b, int n)");
-        let want = CppKernel { base_name: "scale", template_args: None, display: "scale", arity: 3 };
+        let want =
+            CppKernel { base_name: "scale", template_args: None, display: "scale", arity: 3, mangled: "_Z5scalePdli" };
         assert_eq!(
             find_cpp_kernel(&toks, &want).unwrap().signature(),
             "scale(double* x, long long m, int m)".replace("long long m", "long n")
         );
+        let k = |params: &str| read_params("f", 1, &lex(params)).unwrap();
+        assert_eq!(
+            mangle_plain("_Z5scalePdli", "scale", &k("double* x, long n, int m")).as_deref(),
+            Some("_Z5scalePdli")
+        );
+        assert_eq!(mangle_plain("_Z1fPfS_", "f", &k("float* a, float* b")).as_deref(), Some("_Z1fPfS_"));
+        assert_eq!(
+            mangle_plain("_Z1fPKfS0_", "f", &k("const float* a, const float* b")).as_deref(),
+            Some("_Z1fPKfS0_")
+        );
+        assert_eq!(mangle_plain("_ZN2ns1fEPfS0_", "f", &k("float* a, float* b")).as_deref(), Some("_ZN2ns1fEPfS0_"));
         let (line, at) = instantiation_line(&toks, "gemm", &["double".into(), "64".into()]).unwrap();
         assert_eq!(
             (line.as_str(), at),

@@ -78,6 +78,9 @@ impl Preprocessed {
                 CuError::NotFound { name, kernels, non_kernel: non_kernel.map(|l| self.line(l)) }
             }
             CuError::NotExternC { name, line } => CuError::NotExternC { name, line: self.line(line) },
+            CuError::Ambiguous { name, lines } => {
+                CuError::Ambiguous { name, lines: lines.into_iter().map(|l| self.line(l)).collect() }
+            }
             CuError::Unverifiable { name, line, param, token } => {
                 CuError::Unverifiable { name, line: self.line(line), param, token }
             }

@@ -84,6 +84,14 @@ pub enum CuError {
         /// Line of its name.
         line: usize,
     },
+    /// Several C++ functions of that name fit what nvcc compiled (overloads the reader cannot
+    /// tell apart).
+    Ambiguous {
+        /// The kernel.
+        name: String,
+        /// The lines of the candidates.
+        lines: Vec<usize>,
+    },
     /// A parameter uses something that cannot be read without the preprocessor.
     Unverifiable {
         /// The kernel.

@@ -4,6 +4,7 @@
 
 use quote::quote;
 
+use super::c_types::{no_rust_type, unverifiable_reason};
 use crate::cuda::signature::{CuBase, CuError, CuKernel, CuParam};
 use crate::syntax::model::{Elem, KernelDecl, Param, ParamKind};
 
@@ -55,12 +56,21 @@ fn cu_error(decl: &KernelDecl, file: &str, err: &CuError) -> syn::Error {
                  `extern \"C\" {{ ... }}` block"
             ),
         ),
+        CuError::Ambiguous { name, lines } => {
+            let lines: Vec<String> = lines.iter().map(|l| format!("{file}:{l}")).collect();
+            syn::Error::new(
+                decl.symbol_span,
+                format!(
+                    "cannot verify kernel `{name}`: several functions of that name in the source fit what nvcc compiled ({}), and kgraph cannot tell which one it is; way out: give the overloads distinct names, or give the kernel `extern \"C\"` linkage",
+                    lines.join(", ")
+                ),
+            )
+        }
         CuError::Unverifiable { name, line, param, token } => {
             let msg = format!(
-                "cannot verify kernel `{name}` ({file}:{line}): parameter {} uses `{token}`, which is not a C type \
-                 kgraph knows (a macro or typedef?); kgraph reads the `.cu` without the preprocessor, so spell the \
-                 parameter's type out, e.g. `const float* x`",
-                param + 1
+                "cannot verify kernel `{name}` ({file}:{line}): parameter {}: {}",
+                param + 1,
+                unverifiable_reason(token)
             );
             match decl.params.get(*param) {
                 Some(p) => param_error(p, msg),
@@ -113,8 +123,8 @@ fn check_param(decl: &KernelDecl, file: &str, index: usize, param: &Param, cu: &
         return Some(param_error(
             param,
             format!(
-                "{lead}, which has no kgraph Rust type: kernels take f32, f64, i8, u8, i16, u16, i32, u32, i64, u64 \
-                 by value or through `const T*`/`T*` (parameter {} of `{}`)",
+                "{lead}, which has no kgraph Rust type: {} (parameter {} of `{}`)",
+                no_rust_type(&cu.ty),
                 index + 1,
                 decl.symbol
             ),

@@ -47,10 +47,7 @@ impl Config {
     /// without the build script that compiled their kernels, such as trybuild's), else
     /// `$OUT_DIR/kgraph`, where `kgraph-build` writes.
     pub fn record_dir_from(record_dir: Option<&OsStr>, out_dir: Option<&OsStr>) -> Option<PathBuf> {
-        match record_dir.filter(|d| !d.is_empty()) {
-            Some(dir) => Some(PathBuf::from(dir)),
-            None => out_dir.filter(|d| !d.is_empty()).map(|d| Path::new(d).join("kgraph")),
-        }
+        crate::compiled::record_dir_from(record_dir, out_dir)
     }
 
     /// This configuration reading records and preprocessed sources from `dir`.

@@ -351,11 +351,11 @@ fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignat
         #[inline]
         #[allow(clippy::too_many_arguments)]
         pub unsafe fn #ordered {
-            #pdl
             #block_check
             #lengths
             #(#addresses)*
             #overlaps
+            #pdl
             if opts == ::kgraph::LaunchOptions::default() {
                 use ::kgraph::cudarc::driver::PushKernelArg as _;
                 #body
@@ -433,9 +433,9 @@ fn unsafe_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignatu
                 // SAFETY: the caller upholds `launch`'s contract, which is this function's.
                 return unsafe { self.launch(stream, cfg, #(#names),*) };
             }
-            #pdl
             #streams
             #block_check
+            #pdl
             #(#addresses)*
             #ex_args
             // SAFETY: as in `launch`: one pointer per kernel parameter, in the verified order,

@@ -6,6 +6,7 @@
 //! [`expand`] runs it for the two attribute macros; [`config`] says where `.cu` files are found.
 
 mod abi;
+mod c_types;
 mod check;
 pub mod config;
 mod docs;

@@ -111,6 +111,7 @@ pub(crate) fn resolve(
             template_args: d.template_args.as_deref(),
             display: &shown,
             arity: record.params.len(),
+            mangled: &record.name,
         };
         find_cpp_kernel(source.toks(), &want)
     } else {
@@ -124,8 +125,15 @@ pub(crate) fn resolve(
     let found = unmapped.map(|k| source.map_kernel(k)).map_err(|e| source.map_error(e));
     let shown = display_name(&record.name);
     let at = record_at(&record, cu, config);
-    let mut errors = check_record(decl, &record, &shown, &at, found.as_ref().ok());
+    // Where the source reading agrees with the record on the parameter list, its messages (C
+    // types, the fix) come first and the record's sizes check what it accepted; where they
+    // disagree, the record wins.
+    let agree = found.as_ref().is_ok_and(|k| k.params.len() == record.params.len());
+    let mut errors = if agree { check_decl(decl, &file_display, &found) } else { Vec::new() };
     if errors.is_empty() {
+        errors = check_record(decl, &record, &shown, &at, found.as_ref().ok());
+    }
+    if errors.is_empty() && !agree {
         errors = check_decl(decl, &file_display, &found);
     }
     match found {
@@ -252,7 +260,16 @@ fn lookup_error(
                         k.line,
                         compiled_list()
                     ),
-                    None => format!("no kernel `{name}` in {file}: expected `extern \"C\" __global__ void {name}(...)`; {}", compiled_list()),
+                    // The reader's own message (it knows a `__device__` function of that name),
+                    // with the kernels nvcc compiled.
+                    None => {
+                        let non_kernel = match source.map_error(find_kernel_in(source.toks(), name).unwrap_err()) {
+                            CuError::NotFound { non_kernel, .. } => non_kernel,
+                            _ => None,
+                        };
+                        let err = CuError::NotFound { name: name.clone(), kernels: compiled.names(), non_kernel };
+                        return check_decl(decl, file, &Err(err)).remove(0);
+                    }
                 }
             }
         }

@@ -6,7 +6,8 @@
 //! dims, buffers, scalars), [`names`] (what they generate must not clash), `bind` (each node
 //! against its kernel's signature, with `launch` for its launch configuration), `module` (the
 //! `[kernels] module` path against the declarations' source), `usage` (node order, everything
-//! used). `context` is the state they share, `values` the typed constants.
+//! used). `context` is the state they share, `values` the typed constants. [`pdl`] runs after
+//! validation, against the compiled-kernel records (PDL nodes need a proven wait).
 //! Nothing here depends on code generation.
 
 mod bind;
@@ -15,6 +16,7 @@ mod declare;
 mod launch;
 mod module;
 pub mod names;
+pub mod pdl;
 mod usage;
 mod values;
 
