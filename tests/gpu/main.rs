@@ -19,3 +19,4 @@ mod model_util;
 mod runtime;
 mod safety;
 mod smoke;
+mod verified;
