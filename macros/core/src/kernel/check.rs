@@ -51,8 +51,9 @@ fn cu_error(decl: &KernelDecl, file: &str, err: &CuError) -> syn::Error {
         CuError::NotExternC { name, line } => syn::Error::new(
             decl.symbol_span,
             format!(
-                "kernel `{name}` ({file}:{line}) is not `extern \"C\"`: its symbol is C++-mangled, so it cannot be \
-                 loaded by name; declare it `extern \"C\" __global__ void {name}(...)` or put it in an \
+                "kernel `{name}` ({file}:{line}) is not `extern \"C\"`: its symbol is C++-mangled, and kgraph binds C++ \
+                 kernels through the record of what nvcc compiled, which this build did not leave (no nvcc); build \
+                 with nvcc, or declare it `extern \"C\" __global__ void {name}(...)` or put it in an \
                  `extern \"C\" {{ ... }}` block"
             ),
         ),

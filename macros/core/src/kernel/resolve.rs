@@ -167,6 +167,15 @@ fn record_at(record: &KernelRecord, cu: &CuFile, config: &Config) -> String {
 /// No record: the `.cu` text is all there is (the NVRTC fallback, or a crate built without
 /// kgraph-build's records).
 fn source_only(decl: &KernelDecl, cu: &CuFile, source: &Source) -> Result<Found, Vec<syn::Error>> {
+    if decl.symbol.contains('<') || decl.symbol.contains("::") || is_mangled(&decl.symbol) {
+        return Err(vec![syn::Error::new(
+            decl.symbol_span,
+            format!(
+                "cannot verify C++ kernel `{}` of {}: kgraph binds C++ kernels through the record of what nvcc compiled (their mangled symbols), and this build left none (no nvcc: the NVRTC fallback); way out: build with nvcc (scripts/install-nvcc), or give the kernel `extern \"C\"` linkage",
+                decl.symbol, cu.display
+            ),
+        )]);
+    }
     let found = find_kernel_in(source.toks(), &decl.symbol);
     let errors = check_decl(decl, &cu.display, &found);
     match found {
