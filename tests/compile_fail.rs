@@ -1,9 +1,16 @@
 //! `#[kernel]` / `#[kernels]` compile errors: each case in `tests/ui/kernel/` must fail with
-//! exactly the checked-in `.stderr`. The cases' kernels are in `tests/ui/kernel/kernels/`.
+//! exactly the checked-in `.stderr`. The cases' kernels are in `tests/ui/kernel/kernels/`,
+//! compiled by this package's build script, so the cases are checked against what nvcc compiled
+//! (`<stem>.kernels`, `<stem>.i`): `KGRAPH_RECORD_DIR` points trybuild's crate, which has no
+//! build script, at this package's `$OUT_DIR/kgraph`.
+
+/// This package's record folder, where its build script left the records.
+const RECORD_DIR: &str = concat!(env!("OUT_DIR"), "/kgraph");
 
 #[test]
 fn kernel_compile_fail() {
     std::env::set_var("KGRAPH_KERNEL_DIR", concat!(env!("CARGO_MANIFEST_DIR"), "/tests/ui/kernel/kernels"));
+    std::env::set_var("KGRAPH_RECORD_DIR", RECORD_DIR);
     trybuild::TestCases::new().compile_fail("tests/ui/kernel/*.rs");
 }
 
@@ -14,6 +21,7 @@ fn kernel_compile_fail() {
 #[test]
 fn graph_compile_fail() {
     std::env::set_var("KGRAPH_MANIFEST_DIR", env!("CARGO_MANIFEST_DIR"));
+    std::env::set_var("KGRAPH_RECORD_DIR", RECORD_DIR);
     trybuild::TestCases::new().compile_fail("tests/ui/graph/*.rs");
 }
 

@@ -71,6 +71,12 @@ fn a_downstream_crate_compiles_only_its_own_kernels() {
     std::fs::copy(root.join("Cargo.lock"), probe.join("Cargo.lock")).unwrap();
 
     let target = probe.join("target");
+    // Earlier runs (other dependency versions) leave their own build folders: start without them.
+    if let Ok(old) = std::fs::read_dir(target.join("debug/build")) {
+        for entry in old.flatten().filter(|e| e.file_name().to_string_lossy().starts_with("downstream-probe")) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
     let mut cargo = Command::new(env!("CARGO"));
     cargo.arg("build").arg("--quiet").current_dir(&probe).env("CARGO_TARGET_DIR", &target);
     // kgraph-build searches the probe's own folder for `.toolchain/`: point it at this one's.

@@ -22,5 +22,6 @@ fuzz_target!(|data: &[u8]| {
         }
         Err(CuError::NotFound { non_kernel, .. }) => non_kernel.into_iter().for_each(inside),
         Err(CuError::NotExternC { line, .. }) | Err(CuError::Unverifiable { line, .. }) => inside(line),
+        Err(CuError::Ambiguous { lines, .. }) => lines.into_iter().for_each(inside),
     }
 });

@@ -41,7 +41,7 @@
 
 mod error;
 mod nvcc;
-pub mod preprocessed;
+pub use kgraph_record::preprocessed;
 mod ptx;
 pub mod record;
 mod resources;
@@ -391,7 +391,7 @@ impl KernelBuild {
         }
         let folders: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
         self.cargo(&format!(
-            "warning=kgraph: NO NVCC FOUND, kernels in {} will be compiled with NVRTC at run time (slower first load, no resource report). To build cubins, {HOW_TO_GET_NVCC}. Set KGRAPH_REQUIRE_NVCC=1 to make this an error.",
+            "warning=kgraph: NO NVCC FOUND, kernels in {} will be compiled with NVRTC at run time (slower first load, no resource report). Without nvcc there is no record of what was compiled: `#[kernel]` checks declarations against the .cu text only (no preprocessor), parameter sizes are checked when a module loads, and PDL launches and `pdl = true` graph nodes are refused (no wait is proven). To build cubins, {HOW_TO_GET_NVCC}. Set KGRAPH_REQUIRE_NVCC=1 to make this an error.",
             folders.join(", ")
         ));
         for src in sources {

@@ -214,6 +214,30 @@ pub enum Error {
         /// The buffer's length in elements.
         len: u64,
     },
+    /// A launch asked for programmatic dependent launch (`LaunchOptions::PDL`) of a kernel not
+    /// proven to execute `griddepcontrol.wait` (the handle's `PDL_WAITS` is `false`: the
+    /// compiled kernel lacks the wait, calls a function kgraph cannot see, or the build left no
+    /// record of what was compiled). Without the wait the kernel could read what the previous
+    /// kernel is still writing; nothing was launched.
+    PdlWithoutWait {
+        /// The kernel's name.
+        kernel: &'static str,
+    },
+    /// A loaded kernel's parameters differ from its declaration's: parameter `index` (from 0)
+    /// takes `found` bytes in the loaded module, the declaration passes `expected` (`found` is
+    /// `None` when the module's kernel has fewer parameters). Checked at load, before any launch,
+    /// where the driver reports parameters (`cuFuncGetParamInfo`, CUDA 12.4+): the check that
+    /// stands in for the compile-time one when the build had no nvcc (NVRTC fallback).
+    ParamMismatch {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// The parameter, from 0.
+        index: usize,
+        /// Bytes the declaration passes (`None`: the declaration has fewer parameters).
+        expected: Option<u32>,
+        /// Bytes the loaded kernel takes (`None`: it has fewer parameters).
+        found: Option<u32>,
+    },
 }
 
 /// `Result` with kgraph's [`Error`].
@@ -331,6 +355,19 @@ impl std::fmt::Display for Error {
                         "could not be evaluated (it overflows the C type it is computed in, divides by zero, or is negative); buffer `{buffer}` holds {len}"
                     ),
                 }
+            }
+            Error::PdlWithoutWait { kernel } => write!(
+                f,
+                "launching kernel `{kernel}` with PDL: the kernel is not proven to execute `griddepcontrol.wait` (`cudaGridDependencySynchronize()`) before reading the previous kernel's output, so the launch is refused; add the wait, or launch without PDL"
+            ),
+            Error::ParamMismatch { kernel, index, expected, found } => {
+                let bytes = |b: &Option<u32>| b.map_or_else(|| "no parameter".to_string(), |n| format!("{n} bytes"));
+                write!(
+                    f,
+                    "loading kernel `{kernel}`: parameter {index} is {} in the loaded module, {} in the declaration",
+                    bytes(found),
+                    bytes(expected)
+                )
             }
         }
     }

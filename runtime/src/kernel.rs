@@ -91,6 +91,73 @@ impl ModuleCache {
         let module = self.module(src)?;
         module.load_function(kernel).map_err(|source| Error::FunctionNotFound { kernel, file: src.file, source })
     }
+
+    /// Looks up the function of symbol `symbol` (the `extern "C"` name, or a C++ kernel's
+    /// mangled symbol) in the module of `src`, and checks its parameters against `param_sizes`
+    /// (the bytes the generated launch passes, in order) where the driver reports them
+    /// ([`check_param_sizes`]); `kernel` names it in errors.
+    pub fn kernel_function(
+        &mut self,
+        src: &KernelSource,
+        symbol: &'static str,
+        kernel: &'static str,
+        param_sizes: &[u32],
+    ) -> Result<CudaFunction> {
+        let module = self.module(src)?;
+        let function = module.load_function(symbol).map_err(|source| Error::FunctionNotFound {
+            kernel,
+            file: src.file,
+            source,
+        })?;
+        check_param_sizes(&self.ctx, &function, kernel, param_sizes)?;
+        Ok(function)
+    }
+}
+
+/// The first CUDA version whose driver has `cuFuncGetParamInfo` (12.4).
+const PARAM_INFO_DRIVER: i32 = 12040;
+
+/// Checks the parameters of the loaded `function` against `expected` (bytes per parameter, in
+/// order) with the driver's `cuFuncGetParamInfo`: [`Error::ParamMismatch`] for the first that
+/// differs, or when the counts differ. On a driver older than CUDA 12.4, which cannot report
+/// parameters, it checks nothing. This is the load-time stand-in for the compile-time record
+/// check when the build had no nvcc (the NVRTC fallback); with a record it confirms it.
+pub fn check_param_sizes(
+    ctx: &Arc<CudaContext>,
+    function: &CudaFunction,
+    kernel: &'static str,
+    expected: &[u32],
+) -> Result<()> {
+    let mut version = 0i32;
+    // SAFETY: writes one int; the driver library is loaded (a context exists).
+    let queried = unsafe { sys::cuDriverGetVersion(&mut version) };
+    if queried != sys::CUresult::CUDA_SUCCESS || version < PARAM_INFO_DRIVER {
+        return Ok(());
+    }
+    ctx.bind_to_thread().map_err(|e| Error::driver("bind the context to query kernel parameters", e))?;
+    let func = function.cu_function();
+    for index in 0..=expected.len() {
+        let (mut offset, mut size) = (0usize, 0usize);
+        // SAFETY: `func` is a live function handle (borrowed from `function`); the driver writes
+        // the two out-parameters or returns an error (CUDA_ERROR_INVALID_VALUE past the last
+        // parameter).
+        let status = unsafe { sys::cuFuncGetParamInfo(func, index, &mut offset, &mut size) };
+        let found = match status {
+            sys::CUresult::CUDA_SUCCESS => Some(u32::try_from(size).unwrap_or(u32::MAX)),
+            // Past the last parameter.
+            sys::CUresult::CUDA_ERROR_INVALID_VALUE => None,
+            // The driver cannot say for this function: nothing to check against.
+            _ => return Ok(()),
+        };
+        let want = expected.get(index).copied();
+        if found != want {
+            return Err(Error::ParamMismatch { kernel, index, expected: want, found });
+        }
+        if found.is_none() {
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// Device memory a kernel may read: `CudaSlice<T>`, `CudaView<T>` or `CudaViewMut<T>`.

@@ -48,6 +48,20 @@ fn block_too_large(kernel: &'static str, block: u64, bound: u32, file: &'static 
     Error::BlockTooLarge { kernel, block, bound, file, line }
 }
 
+/// Refuses a launch with `opts.pdl` of a kernel whose wait on its grid dependency is not
+/// proven (`pdl_waits`, the handle's `PDL_WAITS`), before the driver sees it.
+///
+/// # Errors
+///
+/// [`Error::PdlWithoutWait`].
+#[inline(always)]
+pub fn check_pdl(kernel: &'static str, opts: LaunchOptions, pdl_waits: bool) -> Result<()> {
+    if opts.pdl && !pdl_waits {
+        return Err(Error::PdlWithoutWait { kernel });
+    }
+    Ok(())
+}
+
 /// The threads per block [`config_for`] uses for a kernel without `__launch_bounds__` (and its
 /// cap for one with larger bounds).
 pub const DEFAULT_BLOCK: u32 = 256;
@@ -120,5 +134,8 @@ mod tests {
             err.to_string(),
             "launching kernel `k`: blocks of 256 threads, but its `__launch_bounds__` (k.cu:3) allows at most 128"
         );
+        assert!(check_pdl("k", LaunchOptions::PDL, true).is_ok());
+        assert!(check_pdl("k", LaunchOptions::default(), false).is_ok());
+        assert!(matches!(check_pdl("k", LaunchOptions::PDL, false), Err(Error::PdlWithoutWait { kernel: "k" })));
     }
 }

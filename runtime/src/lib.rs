@@ -48,9 +48,10 @@ pub use device::Device;
 pub use error::{Error, Result};
 pub use graph::Graph;
 pub use kernel::{
-    check_same_context, check_same_stream, DeviceIn, DeviceOut, KernelSource, ModuleCache, PinnedMutPtr, PinnedPtr,
+    check_param_sizes, check_same_context, check_same_stream, DeviceIn, DeviceOut, KernelSource, ModuleCache,
+    PinnedMutPtr, PinnedPtr,
 };
-pub use launch::{check_block, config_for, launch_ex, LaunchOptions, DEFAULT_BLOCK};
+pub use launch::{check_block, check_pdl, config_for, launch_ex, LaunchOptions, DEFAULT_BLOCK};
 pub use layout::DeviceStruct;
 pub use mapped::{MappedBuffer, PinnedSlot};
 pub use pod::Pod;

@@ -255,3 +255,7 @@ fn a_rejected_launch_is_a_launch_error_naming_the_kernel() {
     k.ka_fill_i32.launch(dev.stream(), cfg(4), 4, -9, &mut out).unwrap();
     assert_eq!(dev.download(&out).unwrap(), vec![-9; 4]);
 }
+
+/// `ka_copy_to_pinned_f32` executes `griddepcontrol.wait`, so the record proves its PDL launch
+/// (`verified.rs` checks this at compile time).
+pub(crate) const COPY_TO_PINNED_WAITS: bool = args::KaCopyToPinnedF32::PDL_WAITS;

@@ -20,3 +20,4 @@ mod runtime;
 mod safety;
 mod smoke;
 mod types;
+mod verified;

@@ -40,8 +40,10 @@ extern "C" __global__ void ka_copy_pinned_u64(const unsigned long long* src, int
 }
 
 // out[i] = src[i] for i < n, where out is mapped pinned host memory the kernel writes directly
-// (a zero-copy output: the host reads it after synchronizing the stream).
+// (a zero-copy output: the host reads it after synchronizing the stream). It waits on its grid
+// dependency first (a no-op without PDL), so the GPU tests may launch it with PDL.
 extern "C" __global__ void ka_copy_to_pinned_f32(const float* src, int n, float* out) {
+  asm volatile("griddepcontrol.wait;" ::: "memory");
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = src[i];
 }
@@ -50,4 +52,11 @@ extern "C" __global__ void ka_copy_to_pinned_f32(const float* src, int n, float*
 extern "C" __global__ void ka_iota_to_pinned_u64(unsigned long long base, int n, unsigned long long* out) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = base + (unsigned long long)i;
+}
+
+// The same copy without `griddepcontrol.wait`: a PDL launch of it is refused
+// (`Error::PdlWithoutWait`), before anything is written.
+extern "C" __global__ void ka_copy_no_wait_f32(const float* src, int n, float* out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = src[i];
 }

@@ -18,6 +18,7 @@
 //!
 //! `emit_util` holds the token helpers both emitters use (doc attributes).
 
+pub mod compiled;
 pub mod cuda;
 pub mod derive;
 mod emit_util;

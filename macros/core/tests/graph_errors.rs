@@ -4,10 +4,24 @@
 
 use std::path::{Path, PathBuf};
 
-use kgraph_codegen::graph::{analyze, GraphRequest};
+use kgraph_codegen::graph::{analyze_with_records, GraphRequest};
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("workspace root")
+}
+
+/// A record folder with `test_graph.kernels` as nvcc compiles `tests/kernels/test_graph.cu`
+/// for the kernels the PDL rule looks up: `tg_pdl_affine` waits on its grid dependency,
+/// `tg_affine` does not (so `pdl_without_wait.toml` fails as it does under trybuild, where the
+/// real records are read).
+fn record_dir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("kgraph-graph-errors-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let record = "kgraph-kernels 1\n\
+        entry tg_affine visible=1 pdl_wait=0 pdl_trigger=0 calls=0\nend\n\
+        entry tg_pdl_affine visible=1 pdl_wait=1 pdl_trigger=1 calls=0\nend\n";
+    std::fs::write(dir.join("test_graph.kernels"), record).unwrap();
+    dir
 }
 
 fn errors_of(rel: &str) -> Vec<String> {
@@ -15,7 +29,7 @@ fn errors_of(rel: &str) -> Vec<String> {
     let text = std::fs::read_to_string(root.join(rel)).expect("spec");
     let read_file = |p: &str| std::fs::read_to_string(root.join(p));
     let req = GraphRequest { spec_path: rel, spec_text: &text, struct_name: None, root: "", read_file: &read_file };
-    match analyze(&req) {
+    match analyze_with_records(&req, Some(&record_dir())) {
         Ok(_) => panic!("{rel} must not validate"),
         Err(e) => e,
     }

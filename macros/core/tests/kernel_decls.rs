@@ -221,6 +221,7 @@ fn kernel_dirs_are_searched_in_order() {
         kernel_dirs: vec![format!("{MANIFEST}/tests/no_such_dir").into(), format!("{MANIFEST}/tests/fixtures").into()],
         manifest_dir: MANIFEST.into(),
         has_out_dir: true,
+        record_dir: None,
     };
     let out = expand_kernel(
         quote!("pair.cu"),

@@ -253,6 +253,7 @@ fn lines_inside(src: &str, result: &Result<CuKernel, CuError>) -> Result<(), Str
         }
         Err(CuError::NotFound { non_kernel, .. }) => reported.extend(*non_kernel),
         Err(CuError::NotExternC { line, .. }) | Err(CuError::Unverifiable { line, .. }) => reported.push(*line),
+        Err(CuError::Ambiguous { lines, .. }) => reported.extend(lines),
     }
     match reported.iter().find(|&&l| l == 0 || l > n_lines) {
         Some(l) => Err(format!("line {l} outside 1..={n_lines}: {result:?}")),

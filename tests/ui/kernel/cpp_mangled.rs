@@ -1,4 +1,6 @@
+// `mangled.cu`'s kernel has C++ linkage: kgraph binds it by its mangled symbol from the record
+// of what nvcc compiled (`_Z7mangledPfi`), and checks it like any other: `int n` is signed.
 #[kgraph::kernel("mangled.cu")]
-pub fn mangled(out: &mut [f32], n: i32);
+pub fn mangled(out: &mut [f32], n: u32);
 
 fn main() {}

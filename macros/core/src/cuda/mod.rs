@@ -2,8 +2,10 @@
 //! reader on top of it ([`signature`]). No preprocessor and no compiler: what cannot be read
 //! for certain is reported, never guessed.
 
+pub mod cpp;
 #[doc(hidden)]
 pub mod lex;
+pub mod preprocessed;
 pub mod signature;
 pub mod structs;
 pub mod types;

@@ -78,6 +78,14 @@ pub enum CuError {
         /// Line of its name.
         line: usize,
     },
+    /// Several C++ functions of that name fit what nvcc compiled (overloads the reader cannot
+    /// tell apart).
+    Ambiguous {
+        /// The kernel.
+        name: String,
+        /// The lines of the candidates.
+        lines: Vec<usize>,
+    },
     /// A parameter uses something that cannot be read without the preprocessor.
     Unverifiable {
         /// The kernel.
@@ -129,13 +137,24 @@ struct FnDecl<'t> {
     extern_c: bool,
     params: &'t [Token],
     launch_bounds: Option<LaunchBounds>,
+    specs: &'t [Token],
+    defined: bool,
 }
 
 /// Finds kernel `name` in `.cu` text and reads its parameters.
 pub fn find_kernel(src: &str, name: &str) -> Result<CuKernel, CuError> {
     let toks = lex(src);
-    let env = TypeEnv::new(src, &toks);
-    let decls = scan(&toks);
+    find_kernel_with(&toks, &TypeEnv::new(src, &toks), name)
+}
+
+/// [`find_kernel`] over tokens already lexed (and possibly rewritten: the preprocessed reader's),
+/// with the types those tokens define (a preprocessed source has no `#define`s left).
+pub(crate) fn find_kernel_in(toks: &[Token], name: &str) -> Result<CuKernel, CuError> {
+    find_kernel_with(toks, &TypeEnv::new("", toks), name)
+}
+
+fn find_kernel_with(toks: &[Token], env: &TypeEnv<'_>, name: &str) -> Result<CuKernel, CuError> {
+    let decls = scan(toks);
     let globals = || decls.iter().filter(|d| d.global && d.name == name);
     let Some(decl) = globals().find(|d| d.extern_c).or_else(|| globals().next()) else {
         let kernels = extern_c_kernels(&decls);
@@ -145,18 +164,62 @@ pub fn find_kernel(src: &str, name: &str) -> Result<CuKernel, CuError> {
     if !decl.extern_c {
         return Err(CuError::NotExternC { name: name.to_string(), line: decl.line });
     }
-    let params = parse_params(decl.params, &env).map_err(|(param, bad)| CuError::Unverifiable {
+    let params = read_params(name, decl.line, decl.params, env)?;
+    Ok(CuKernel { name: name.to_string(), line: decl.line, params, launch_bounds: decl.launch_bounds })
+}
+
+/// Reads a parameter list (the tokens between the parentheses) of kernel `name` declared at
+/// `line`, with the file's types `env`.
+pub(crate) fn read_params(name: &str, line: usize, toks: &[Token], env: &TypeEnv<'_>) -> Result<Vec<CuParam>, CuError> {
+    parse_params(toks, env).map_err(|(param, bad)| CuError::Unverifiable {
         name: name.to_string(),
-        line: bad.map_or(decl.line, |t| t.line),
+        line: bad.map_or(line, |t| t.line),
         param,
         token: bad.map_or_else(|| ",".to_string(), Token::text),
-    })?;
-    Ok(CuKernel { name: name.to_string(), line: decl.line, params, launch_bounds: decl.launch_bounds })
+    })
 }
 
 /// Names of every `extern "C" __global__` kernel in `.cu` text, in order.
 pub fn kernel_names(src: &str) -> Vec<String> {
-    extern_c_kernels(&scan(&lex(src)))
+    kernel_names_in(&lex(src))
+}
+
+/// [`kernel_names`] over tokens.
+pub(crate) fn kernel_names_in(toks: &[Token]) -> Vec<String> {
+    extern_c_kernels(&scan(toks))
+}
+
+/// A `__global__` function declarator of any linkage, for the C++ reader.
+#[derive(Debug)]
+pub(crate) struct GlobalDecl<'t> {
+    /// Line of the name.
+    pub line: usize,
+    /// Declared `extern "C"`.
+    pub extern_c: bool,
+    /// The tokens before the name since the last `;`/`{`/`}` (`template <...>`, specifiers).
+    pub specs: &'t [Token],
+    /// The tokens between the parentheses.
+    pub params: &'t [Token],
+    /// Its launch bounds.
+    pub launch_bounds: Option<LaunchBounds>,
+    /// A definition (a body follows), not only a declaration.
+    pub defined: bool,
+}
+
+/// Every `__global__` declarator named `name`, in order.
+pub(crate) fn global_decls<'t>(toks: &'t [Token], name: &str) -> Vec<GlobalDecl<'t>> {
+    scan(toks)
+        .into_iter()
+        .filter(|d| d.global && d.name == name)
+        .map(|d| GlobalDecl {
+            line: d.line,
+            extern_c: d.extern_c,
+            specs: d.specs,
+            params: d.params,
+            launch_bounds: d.launch_bounds,
+            defined: d.defined,
+        })
+        .collect()
 }
 
 /// The `extern "C" __global__` kernels among `decls`, each once, in order.
@@ -215,6 +278,11 @@ fn scan(toks: &[Token]) -> Vec<FnDecl<'_>> {
                     extern_c: blocks.contains(&Block::ExternC) || (0..seg.len()).any(|k| is_extern_c(seg, k)),
                     params: &toks[(i + 2).min(close)..close],
                     launch_bounds: launch_bounds(seg),
+                    specs: seg,
+                    defined: toks[close + 1..]
+                        .iter()
+                        .find(|t| !is_trailing_specifier(t))
+                        .is_some_and(|t| t.is_punct("{")),
                 });
             }
             i = close;
@@ -222,6 +290,11 @@ fn scan(toks: &[Token]) -> Vec<FnDecl<'_>> {
         i += 1;
     }
     decls
+}
+
+/// What may stand between a declarator's `)` and its body: `const`, attributes' words.
+fn is_trailing_specifier(t: &Token) -> bool {
+    !t.is_punct("{") && !t.is_punct(";") && !t.is_punct("}")
 }
 
 /// `__launch_bounds__(N` among a declarator's specifiers, when `N` is an integer literal (a

@@ -9,7 +9,7 @@ use quote::quote;
 use syn::parse::{Parse, ParseStream};
 use syn::{Ident, LitStr, Token};
 
-use super::pipeline::{generate, GraphRequest};
+use super::pipeline::{generate_with_records, GraphRequest};
 use crate::syntax::naming::graph_struct_ident;
 
 /// Environment variable naming the directory `graph!` paths are relative to; defaults to
@@ -97,7 +97,8 @@ pub fn expand(input: TokenStream) -> TokenStream {
         root: &root_str,
         read_file: &read_file,
     };
-    match generate(&req) {
+    let record_dir = crate::compiled::record_dir_from_env();
+    match generate_with_records(&req, record_dir.as_deref()) {
         Ok(tokens) => tokens,
         Err(messages) => {
             let errors = messages.iter().map(|m| syn::Error::new(args.path.span(), m).to_compile_error());

@@ -23,4 +23,4 @@ mod pipeline;
 pub mod spec;
 
 pub use expand::{expand, MANIFEST_DIR_VAR};
-pub use pipeline::{analyze, generate, Analysis, GraphRequest};
+pub use pipeline::{analyze, analyze_with_records, generate, generate_with_records, Analysis, GraphRequest};

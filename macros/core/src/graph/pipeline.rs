@@ -42,8 +42,16 @@ pub struct Analysis {
     pub serial: dataflow::Schedule,
 }
 
-/// Parses and validates; `Err` holds every rendered error message.
+/// Parses and validates; `Err` holds every rendered error message. Without a record folder,
+/// so PDL nodes are not checked against what nvcc compiled (see [`analyze_with_records`]).
 pub fn analyze(req: &GraphRequest<'_>) -> Result<Analysis, Vec<String>> {
+    analyze_with_records(req, None)
+}
+
+/// [`analyze`], and with `record_dir` (where the build left the compiled-kernel records,
+/// `$OUT_DIR/kgraph`) every PDL node's kernel must be proven to wait on its grid dependency
+/// (`check::pdl`).
+pub fn analyze_with_records(req: &GraphRequest<'_>, record_dir: Option<&Path>) -> Result<Analysis, Vec<String>> {
     let map = SourceMap::new(req.spec_path, req.spec_text);
     let mut diags = Diagnostics::new();
     let raw = spec::read(req.spec_text, &mut diags);
@@ -52,6 +60,9 @@ pub fn analyze(req: &GraphRequest<'_>) -> Result<Analysis, Vec<String>> {
     }
     let kernels = load_kernels(&raw, req, &mut diags);
     let ir = check::validate(&raw, &kernels, req.spec_path, &mut diags);
+    if let (Some(ir), Some(dir)) = (&ir, record_dir) {
+        check::pdl::check_pdl_waits(&raw, ir, dir, &mut diags);
+    }
     match ir {
         Some(ir) if diags.is_empty() => {
             let edges = dataflow::dependencies(&ir);
@@ -99,7 +110,13 @@ fn load_kernels(raw: &RawSpec, req: &GraphRequest<'_>, diags: &mut Diagnostics) 
 
 /// The full expansion of a valid spec; `Err` holds every rendered error message.
 pub fn generate(req: &GraphRequest<'_>) -> Result<TokenStream, Vec<String>> {
-    let a = analyze(req)?;
+    generate_with_records(req, None)
+}
+
+/// [`generate`] with the PDL rule checked against the records in `record_dir`
+/// ([`analyze_with_records`]): what `graph!` runs.
+pub fn generate_with_records(req: &GraphRequest<'_>, record_dir: Option<&Path>) -> Result<TokenStream, Vec<String>> {
+    let a = analyze_with_records(req, record_dir)?;
     let name = req.struct_name.clone().unwrap_or_else(|| graph_struct_ident(req.spec_path, Span::call_site()));
     let programmatic = a.schedule.programmatic_edges();
     let doc = docs::struct_doc(&a.ir, &a.edges, &programmatic);

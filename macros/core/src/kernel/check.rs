@@ -4,6 +4,7 @@
 
 use quote::quote;
 
+use super::c_types::unverifiable_reason;
 use crate::cuda::signature::{CuBase, CuError, CuKernel, CuParam};
 use crate::cuda::types::hint_for;
 use crate::syntax::model::{Elem, KernelDecl, Param, ParamKind};
@@ -51,17 +52,27 @@ fn cu_error(decl: &KernelDecl, file: &str, err: &CuError) -> syn::Error {
         CuError::NotExternC { name, line } => syn::Error::new(
             decl.symbol_span,
             format!(
-                "kernel `{name}` ({file}:{line}) is not `extern \"C\"`: its symbol is C++-mangled, so it cannot be \
-                 loaded by name; declare it `extern \"C\" __global__ void {name}(...)` or put it in an \
+                "kernel `{name}` ({file}:{line}) is not `extern \"C\"`: its symbol is C++-mangled, and kgraph binds C++ \
+                 kernels through the record of what nvcc compiled, which this build did not leave (no nvcc); build \
+                 with nvcc, or declare it `extern \"C\" __global__ void {name}(...)` or put it in an \
                  `extern \"C\" {{ ... }}` block"
             ),
         ),
+        CuError::Ambiguous { name, lines } => {
+            let lines: Vec<String> = lines.iter().map(|l| format!("{file}:{l}")).collect();
+            syn::Error::new(
+                decl.symbol_span,
+                format!(
+                    "cannot verify kernel `{name}`: several functions of that name in the source fit what nvcc compiled ({}), and kgraph cannot tell which one it is; way out: give the overloads distinct names, or give the kernel `extern \"C\"` linkage",
+                    lines.join(", ")
+                ),
+            )
+        }
         CuError::Unverifiable { name, line, param, token } => {
             let msg = format!(
-                "cannot verify kernel `{name}` ({file}:{line}): parameter {} uses `{token}`, which is not a C type \
-                 kgraph knows (a macro or typedef?); kgraph reads the `.cu` without the preprocessor, so spell the \
-                 parameter's type out, e.g. `const float* x`",
-                param + 1
+                "cannot verify kernel `{name}` ({file}:{line}): parameter {}: {}",
+                param + 1,
+                unverifiable_reason(token)
             );
             match decl.params.get(*param) {
                 Some(p) => param_error(p, msg),

@@ -6,6 +6,8 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+use crate::compiled::{read_record, Compiled};
+use crate::cuda::preprocessed::Preprocessed;
 use crate::cuda::signature::CuKernel;
 
 /// Where the macros find kernel files, and whether generated code can embed cubins.
@@ -17,6 +19,10 @@ pub struct Config {
     pub manifest_dir: PathBuf,
     /// Whether `OUT_DIR` is set (the crate has a build script that compiles the kernels).
     pub has_out_dir: bool,
+    /// Where the build left what nvcc compiled, beside the cubins: `<stem>.kernels` (the
+    /// compiled-kernel record) and `<stem>.i` (the preprocessed source). `None`, or a folder
+    /// without them (the NVRTC fallback), leaves only the `.cu` text to check against.
+    pub record_dir: Option<PathBuf>,
 }
 
 impl Config {
@@ -28,11 +34,26 @@ impl Config {
             std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
         let kernel_dir = std::env::var_os("KGRAPH_KERNEL_DIR");
         let kernel_dirs = std::env::var_os("KGRAPH_KERNEL_DIRS");
+        let out_dir = std::env::var_os("OUT_DIR");
         Config {
+            record_dir: Config::record_dir_from(std::env::var_os("KGRAPH_RECORD_DIR").as_deref(), out_dir.as_deref()),
             kernel_dirs: Config::kernel_dirs_from(&manifest_dir, kernel_dir.as_deref(), kernel_dirs.as_deref()),
             manifest_dir,
-            has_out_dir: std::env::var_os("OUT_DIR").is_some(),
+            has_out_dir: out_dir.is_some(),
         }
+    }
+
+    /// The record folder: `$KGRAPH_RECORD_DIR` when set and not empty (for crates compiled
+    /// without the build script that compiled their kernels, such as trybuild's), else
+    /// `$OUT_DIR/kgraph`, where `kgraph-build` writes.
+    pub fn record_dir_from(record_dir: Option<&OsStr>, out_dir: Option<&OsStr>) -> Option<PathBuf> {
+        crate::compiled::record_dir_from(record_dir, out_dir)
+    }
+
+    /// This configuration reading records and preprocessed sources from `dir`.
+    pub fn with_record_dir(mut self, dir: impl Into<PathBuf>) -> Config {
+        self.record_dir = Some(dir.into());
+        self
     }
 
     /// The kernel folders to search, in order and each once: `kernel_dir` (the value of
@@ -67,11 +88,16 @@ impl Config {
 
     /// Kernels in `kernel_dir`, paths shown relative to `manifest_dir`, `OUT_DIR` assumed set.
     pub fn new(kernel_dir: impl Into<PathBuf>, manifest_dir: impl Into<PathBuf>) -> Config {
-        Config { kernel_dirs: vec![kernel_dir.into()], manifest_dir: manifest_dir.into(), has_out_dir: true }
+        Config {
+            kernel_dirs: vec![kernel_dir.into()],
+            manifest_dir: manifest_dir.into(),
+            has_out_dir: true,
+            record_dir: None,
+        }
     }
 
     /// `path` relative to the crate root when inside it, else as is.
-    fn display(&self, path: &Path) -> String {
+    pub(crate) fn display(&self, path: &Path) -> String {
         match path.strip_prefix(&self.manifest_dir) {
             Ok(rel) => rel.display().to_string(),
             Err(_) => path.display().to_string(),
@@ -95,12 +121,45 @@ pub(crate) struct CuFile {
 #[derive(Default)]
 pub(crate) struct Files {
     read: HashMap<String, Result<Rc<CuFile>, String>>,
+    records: HashMap<String, Option<Result<Rc<Compiled>, String>>>,
+    preprocessed: HashMap<String, Option<Rc<Preprocessed>>>,
 }
 
 impl Files {
     /// `file` from the first kernel folder that has it, or why it could not be read.
     pub fn get(&mut self, file: &str, config: &Config) -> Result<Rc<CuFile>, String> {
         self.read.entry(file.to_string()).or_insert_with(|| read_cu(file, config).map(Rc::new)).clone()
+    }
+
+    /// The compiled-kernel record of `<stem>.cu`, if the build left one.
+    pub fn record(&mut self, stem: &str, config: &Config) -> Option<Result<Rc<Compiled>, String>> {
+        self.records
+            .entry(stem.to_string())
+            .or_insert_with(|| read_record(config.record_dir.as_deref(), stem).map(|r| r.map(Rc::new)))
+            .clone()
+    }
+
+    /// The preprocessed source `<stem>.i`, if the build left one, reading the lines of `cu`'s
+    /// own files (the `.cu` and headers in the kernel folders).
+    pub fn preprocessed(&mut self, stem: &str, cu: &CuFile, config: &Config) -> Option<Rc<Preprocessed>> {
+        self.preprocessed
+            .entry(stem.to_string())
+            .or_insert_with(|| {
+                let path = config.record_dir.as_ref()?.join(format!("{stem}.i"));
+                let text = std::fs::read_to_string(path).ok()?;
+                let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+                let cu_dir = canon(Path::new(&cu.include_dir));
+                let mut roots: Vec<PathBuf> = config.kernel_dirs.iter().map(|d| canon(d)).collect();
+                roots.push(cu_dir.clone());
+                let local = |file: &str| {
+                    let path = Path::new(file);
+                    let path = if path.is_absolute() { path.to_path_buf() } else { cu_dir.join(path) };
+                    let path = canon(&path);
+                    roots.iter().any(|r| path.starts_with(r))
+                };
+                Some(Rc::new(Preprocessed::new(&text, local)))
+            })
+            .clone()
     }
 }
 
@@ -142,6 +201,13 @@ pub(crate) struct Resolved {
     pub include_dir: String,
     /// File stem: the cubin is `$OUT_DIR/kgraph/<stem>.cubin`.
     pub stem: String,
-    /// The kernel's signature as read from the `.cu`.
+    /// The kernel's signature as read from the `.cu` (lines of the original file).
     pub kernel: CuKernel,
+    /// The symbol the module is searched for: the `extern "C"` name, or the mangled symbol of
+    /// a C++ kernel.
+    pub symbol: String,
+    /// The compiled-kernel record file the check read, when the build left one.
+    pub record_path: Option<String>,
+    /// A PDL launch is proven to wait on its grid dependency (`crate::compiled::pdl_waits`).
+    pub pdl_waits: bool,
 }

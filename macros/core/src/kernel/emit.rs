@@ -9,6 +9,7 @@ use syn::{Attribute, Ident, Visibility};
 use super::config::Resolved;
 use super::docs::{launch_doc, struct_doc};
 use super::guard::guard;
+use super::launch_checks::{param_sizes, pdl_check, stream_checks};
 use super::layout::layout_checks;
 use crate::emit_util::doc_lines;
 use crate::syntax::model::{KernelDecl, ParamKind};
@@ -68,6 +69,19 @@ impl HandleSignatures {
                 &self,
                 stream: &::kgraph::CudaStream,
                 cfg: ::kgraph::LaunchConfig,
+                #(#params),*
+            ) -> ::kgraph::Result<()>
+        }
+    }
+
+    fn launch_ordered(&self) -> TokenStream {
+        let params = &self.params;
+        quote! {
+            __launch_ordered(
+                &self,
+                stream: &::kgraph::CudaStream,
+                cfg: ::kgraph::LaunchConfig,
+                opts: ::kgraph::LaunchOptions,
                 #(#params),*
             ) -> ::kgraph::Result<()>
         }
@@ -158,11 +172,38 @@ fn handle_consts(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
     let max_threads = max_threads_const(resolved);
     let cubin = format!("/kgraph/{}.cubin", resolved.stem);
     let (source_path, include_dir) = (&resolved.source_path, &resolved.include_dir);
+    let symbol = &resolved.symbol;
+    let sizes = param_sizes(decl);
+    let pdl_waits = resolved.pdl_waits;
+    let pdl_doc = if pdl_waits {
+        " `true`: the compiled kernel executes `griddepcontrol.wait` (and calls no function kgraph cannot see), so a PDL launch (`LaunchOptions::PDL`) waits for the previous kernel's writes."
+    } else if resolved.record_path.is_some() {
+        " `false`: the compiled kernel is not proven to execute `griddepcontrol.wait` (it lacks it, or calls a function kgraph cannot see), so `launch_with` refuses PDL (`Error::PdlWithoutWait`)."
+    } else {
+        " `false`: no record of what was compiled (the build used the NVRTC fallback), so nothing proves a wait; `launch_with` refuses PDL (`Error::PdlWithoutWait`)."
+    };
+    let record = resolved.record_path.as_ref().map(|path| {
+        quote! {
+            /// The compiled-kernel record the declaration was checked against (embedded so
+            /// that a rebuild of the kernel re-runs the check).
+            #[doc(hidden)]
+            pub const __KGRAPH_RECORD: &'static [u8] = ::core::include_bytes!(#path);
+        }
+    });
     quote! {
-        /// The kernel's `extern "C"` symbol.
+        /// The kernel's name as declared (`extern "C"` symbol, or C++ name), for messages.
         pub const NAME: &'static str = #name;
+        /// The symbol the module is searched for: the `extern "C"` name, or a C++ kernel's
+        /// mangled symbol from the compiled record.
+        pub const SYMBOL: &'static str = #symbol;
         /// The `.cu` file the kernel is in.
         pub const FILE: &'static str = #file;
+        #[doc = #pdl_doc]
+        pub const PDL_WAITS: bool = #pdl_waits;
+        /// Bytes of each parameter as declared, in order (checked against the loaded
+        /// function's parameters where the driver reports them).
+        pub const PARAM_SIZES: &'static [u32] = &[#(#sizes),*];
+        #record
         #max_threads
         /// The kernel's module: the cubin `kgraph-build` compiled, and the source for the NVRTC fallback.
         pub const SOURCE: ::kgraph::KernelSource = ::kgraph::KernelSource {
@@ -183,10 +224,12 @@ fn loaders() -> TokenStream {
         /// # Errors
         ///
         /// `kgraph::Error::ModuleLoad` when the module cannot be loaded,
-        /// `kgraph::Error::FunctionNotFound` when the kernel is not in it.
+        /// `kgraph::Error::FunctionNotFound` when the kernel is not in it,
+        /// `kgraph::Error::ParamMismatch` when the loaded function's parameter sizes differ
+        /// from the declaration's (as the driver reports them, CUDA 12.4+).
         pub fn #load {
             let module = cache.module(&Self::SOURCE)?;
-            let function = cache.function(&Self::SOURCE, Self::NAME)?;
+            let function = cache.kernel_function(&Self::SOURCE, Self::SYMBOL, Self::NAME, Self::PARAM_SIZES)?;
             ::core::result::Result::Ok(Self { module, function })
         }
 
@@ -249,16 +292,19 @@ fn launch_with_doc() -> TokenStream {
     ])
 }
 
-/// The safe `launch` and `launch_with` of a declaration with extents: both run the guard
-/// (extents, lengths, overlaps) before anything reaches the driver.
+/// The safe `launch` and `launch_with` of a declaration with extents, and the
+/// `__launch_ordered` both run: every check (block, extents, lengths, overlaps, PDL) but the
+/// stream check, which `launch`/`launch_with` make first, so `__launch_ordered` is the one body.
 fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignatures) -> TokenStream {
     let launch_doc = launch_doc(decl, resolved);
-    let (launch, launch_with) = (sigs.launch(), sigs.launch_with());
+    let (launch, launch_with, ordered) = (sigs.launch(), sigs.launch_with(), sigs.launch_ordered());
     let addresses = device_addresses(decl);
     let names: Vec<&Ident> = decl.params.iter().map(|p| &p.name).collect();
     let guard = guard(decl);
     let (lengths, overlaps) = (&guard.lengths, &guard.overlaps);
     let block_check = block_check(resolved);
+    let streams = stream_checks(decl);
+    let pdl = pdl_check();
     // Hygienic, so a parameter named `args` cannot clash with it.
     let args = Ident::new("args", Span::mixed_site());
     let (body, ex_args) = (launch_body(decl, &args), launch_ex_call(decl, &args));
@@ -268,45 +314,72 @@ fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignat
         #[inline]
         #[allow(clippy::too_many_arguments)]
         pub fn #launch {
-            use ::kgraph::cudarc::driver::PushKernelArg as _;
-            #block_check
-            #lengths
-            #(#addresses)*
-            #overlaps
-            #body
-            // SAFETY: the argument list matches the kernel's parameters in the `.cu` in count,
-            // order, element type and constness (verified by `check.rs` at expansion); each
-            // pointer is the device address of an allocation borrowed for this call
-            // (`DeviceIn`/`DeviceOut`) or of mapped pinned memory its owner keeps alive
-            // (`PinnedPtr`, `PinnedMutPtr`), holding at least its extent (checked above);
-            // no written argument overlaps another within the extents (checked above); the
-            // declaration's `unsafe(extents)` is its author's promise that the kernel accesses
-            // nothing outside the extents. Scalars are pushed by reference to locals that
-            // outlive the call.
-            unsafe { #args.launch(cfg) }
-                .map(|_events| ())
-                .map_err(|source| ::kgraph::Error::Launch { kernel: Self::NAME, source })
+            self.launch_with(stream, cfg, ::kgraph::LaunchOptions::default(), #(#names),*)
         }
 
         #launch_with_doc
         ///
         /// # Errors
         ///
-        /// As [`Self::launch`].
+        /// As [`Self::launch`], and `kgraph::Error::PdlWithoutWait` for PDL options when
+        /// [`Self::PDL_WAITS`] is `false`.
         #[inline]
         #[allow(clippy::too_many_arguments)]
         pub fn #launch_with {
-            if opts == ::kgraph::LaunchOptions::default() {
-                return self.launch(stream, cfg, #(#names),*);
-            }
+            #streams
+            // SAFETY: every device-memory argument is owned by `stream` and every pinned one
+            // belongs to its context (checked just above), which is `__launch_ordered`'s
+            // contract; it makes every other check.
+            unsafe { self.__launch_ordered(stream, cfg, opts, #(#names),*) }
+        }
+
+        /// [`Self::launch_with`] without the stream check, for work ordered by events: the
+        /// graph structs' capture, whose side streams are forked from and joined back into the
+        /// device stream. Every other check is made.
+        ///
+        /// # Safety
+        ///
+        /// `stream` is ordered with the stream that owns every device-memory argument
+        /// (`DeviceIn::stream`): work issued on it starts after everything issued on the owning
+        /// stream before this call, and the owning stream waits for it (an event recorded on
+        /// `stream` and waited for by the owning stream) before it frees or reuses any argument.
+        /// Pinned arguments still must belong to `stream`'s context (checked).
+        ///
+        /// # Errors
+        ///
+        /// As [`Self::launch_with`], less `ForeignStream`.
+        #[doc(hidden)]
+        #[inline]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe fn #ordered {
             #block_check
             #lengths
             #(#addresses)*
             #overlaps
+            #pdl
+            if opts == ::kgraph::LaunchOptions::default() {
+                use ::kgraph::cudarc::driver::PushKernelArg as _;
+                #body
+                // SAFETY: the argument list matches the kernel's parameters in the `.cu` in count,
+                // order, element type and constness (verified by `check.rs` at expansion) and in
+                // size and alignment as nvcc compiled it (`record_check.rs`, where the build left
+                // a record); each pointer is the device address of an allocation borrowed for
+                // this call (`DeviceIn`/`DeviceOut`) or of mapped pinned memory its owner keeps
+                // alive (`PinnedPtr`, `PinnedMutPtr`), holding at least its extent (checked
+                // above); no written argument overlaps another within the extents (checked
+                // above); the declaration's `unsafe(extents)` is its author's promise that the
+                // kernel accesses nothing outside the extents; the caller orders `stream` with
+                // the arguments' streams (`# Safety`). Scalars are pushed by reference to locals
+                // that outlive the call.
+                return unsafe { #args.launch(cfg) }
+                    .map(|_events| ())
+                    .map_err(|source| ::kgraph::Error::Launch { kernel: Self::NAME, source });
+            }
             #ex_args
-            // SAFETY: as in `launch`: one pointer per kernel parameter, in the verified order,
-            // each to a local (device address or scalar) that outlives the call, the arguments
-            // checked against the extents the declaration promises.
+            // SAFETY: as above: one pointer per kernel parameter, in the verified order, each to
+            // a local (device address or scalar) that outlives the call, the arguments checked
+            // against the extents the declaration promises; PDL only for a kernel whose wait on
+            // its grid dependency is proven (`check_pdl` above).
             unsafe { ::kgraph::launch_ex(stream, &self.function, Self::NAME, cfg, opts, &mut #args) }
         }
     }
@@ -323,12 +396,15 @@ fn unsafe_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignatu
     let (body, ex_args) = (launch_body(decl, &args), launch_ex_call(decl, &args));
     let launch_with_doc = launch_with_doc();
     let block_check = block_check(resolved);
+    let streams = stream_checks(decl);
+    let pdl = pdl_check();
     quote! {
         #launch_doc
         #[inline]
         #[allow(clippy::too_many_arguments)]
         pub unsafe fn #launch {
             use ::kgraph::cudarc::driver::PushKernelArg as _;
+            #streams
             #block_check
             #(#addresses)*
             #body
@@ -358,7 +434,9 @@ fn unsafe_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignatu
                 // SAFETY: the caller upholds `launch`'s contract, which is this function's.
                 return unsafe { self.launch(stream, cfg, #(#names),*) };
             }
+            #streams
             #block_check
+            #pdl
             #(#addresses)*
             #ex_args
             // SAFETY: as in `launch`: one pointer per kernel parameter, in the verified order,
@@ -417,7 +495,7 @@ pub(crate) fn stub(vis: &Visibility, name: &Ident, attrs: &[Attribute], params: 
     let message = format!("the `#[kernel]` declaration of `{symbol}` has errors");
     let sigs = HandleSignatures::new(params.iter().map(|p| (&p.name, p.kind)));
     let (load, new) = (HandleSignatures::load(), HandleSignatures::new_fn());
-    let (launch, launch_with) = (sigs.launch(), sigs.launch_with());
+    let (launch, launch_with, ordered) = (sigs.launch(), sigs.launch_with(), sigs.launch_ordered());
     quote! {
         #(#cfgs)*
         /// Placeholder for a kernel whose `#[kernel]` declaration has errors (see the compiler's messages).
@@ -432,6 +510,8 @@ pub(crate) fn stub(vis: &Visibility, name: &Ident, attrs: &[Attribute], params: 
         impl #ty {
             /// The kernel's name.
             pub const NAME: &'static str = #symbol;
+            /// Unknown: the declaration has errors.
+            pub const PDL_WAITS: bool = false;
             /// Unknown: the declaration has errors.
             pub const MAX_THREADS: ::core::option::Option<u32> = ::core::option::Option::None;
             /// Never returns: the declaration has errors.
@@ -452,6 +532,11 @@ pub(crate) fn stub(vis: &Visibility, name: &Ident, attrs: &[Attribute], params: 
             }
             /// Never returns: the declaration has errors.
             pub fn #launch_with {
+                ::core::unreachable!(#message)
+            }
+            /// Never returns: the declaration has errors.
+            #[doc(hidden)]
+            pub unsafe fn #ordered {
                 ::core::unreachable!(#message)
             }
         }

@@ -6,11 +6,10 @@ use quote::quote;
 use syn::parse::Parser;
 use syn::Ident;
 
-use super::check::check_decl;
 use super::config::{Config, Files, Resolved};
 use super::emit::{self, Entry};
 use super::extent_rules::check_extents;
-use crate::cuda::signature::find_kernel;
+use super::resolve::resolve;
 use crate::syntax::model::KernelDecl;
 use crate::syntax::naming::{handle_ident, ident_text, kernel_handle_ident};
 use crate::syntax::parse::{parse_decl, DeclParse};
@@ -31,23 +30,28 @@ fn verify(parsed: &DeclParse, config: &Config, files: &mut Files) -> Result<(Ker
         return Err(parsed.errors.clone());
     };
     let cu = files.get(&decl.file, config).map_err(|msg| vec![syn::Error::new(decl.file_span, msg)])?;
-    let found = find_kernel(&cu.text, &decl.symbol);
-    let mut errors = check_decl(&decl, &cu.display, &found);
-    errors.extend(check_extents(&decl));
+    let found = resolve(&decl, &cu, config, files);
+    let extent_errors = check_extents(&decl);
     match found {
-        Ok(kernel) if errors.is_empty() => {
+        Ok(found) if extent_errors.is_empty() => {
             let stem = decl.file.strip_suffix(".cu").unwrap_or(&decl.file).to_string();
             let resolved = Resolved {
-                display: cu.display.clone(),
+                display: found.display,
                 source_path: cu.source_path.clone(),
                 include_dir: cu.include_dir.clone(),
                 stem,
-                kernel,
+                kernel: found.kernel,
+                symbol: found.symbol,
+                record_path: found.record_path,
+                pdl_waits: found.pdl_waits,
             };
             Ok((decl, resolved))
         }
-        // `check_decl` reports at least one error whenever the kernel was not found.
-        _ => Err(errors),
+        Ok(_) => Err(extent_errors),
+        Err(mut errors) => {
+            errors.extend(extent_errors);
+            Err(errors)
+        }
     }
 }
 

@@ -5,6 +5,8 @@
 //! (`emit`, with the checks of a checked launch from `guard`; both only read the checked model).
 //! [`expand`] runs it for the two attribute macros; [`config`] says where `.cu` files are found.
 
+mod abi;
+mod c_types;
 mod check;
 pub mod config;
 mod docs;
@@ -12,4 +14,7 @@ mod emit;
 pub mod expand;
 mod extent_rules;
 mod guard;
+mod launch_checks;
 mod layout;
+mod record_check;
+mod resolve;

@@ -68,3 +68,33 @@ pub fn is_snake_ident(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
         && syn::parse_str::<syn::Ident>(name).is_ok()
 }
+
+/// A C++ kernel name as `name = "..."` may give it: identifiers joined by `::`, optionally
+/// followed by one template argument list `<...>` of identifiers, numbers, `*`, `&`, `,`, `::`,
+/// `-`, spaces and nested `<>`/`()` (`ops::gemm<float, 128>`, `k<const float*, 4u>`).
+pub fn is_cpp_kernel_name(name: &str) -> bool {
+    let (head, args) = match name.split_once('<') {
+        Some((head, rest)) => match rest.strip_suffix('>') {
+            Some(args) => (head, Some(args)),
+            None => return false,
+        },
+        None => (name, None),
+    };
+    let ident = |s: &str| {
+        s.chars().next().is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+            && s.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
+    };
+    let head_ok = head.trim().split("::").all(|part| ident(part.trim()));
+    let mut depth = 0i32;
+    let args_ok = args.map_or(true, |a| {
+        a.chars().all(|c| {
+            match c {
+                '<' | '(' => depth += 1,
+                '>' | ')' => depth -= 1,
+                _ => {}
+            }
+            depth >= 0 && (c.is_ascii_alphanumeric() || " _*&,:-.<>()".contains(c))
+        }) && depth == 0
+    });
+    head_ok && args_ok
+}

@@ -155,7 +155,7 @@ pub(crate) fn parse_kernel_args(tokens: TokenStream, span: Span) -> syn::Result<
                 return Err(syn::Error::new(
                     key.span(),
                     format!(
-                        "unknown option `{key}`: the options are `name = \"symbol\"` (the kernel's extern \"C\" name) \
+                        "unknown option `{key}`: the options are `name = \"symbol\"` (the kernel's extern \"C\" name or C++ name) \
                          and `unsafe(extents)` (the promise that the kernel stays within the declared extents)"
                     ),
                 ));
@@ -166,10 +166,14 @@ pub(crate) fn parse_kernel_args(tokens: TokenStream, span: Span) -> syn::Result<
                 return Err(syn::Error::new(lit.span(), "`name` given twice"));
             }
             let value = lit.value();
-            if !is_c_identifier(&value) {
+            if !is_c_identifier(&value) && !super::naming::is_cpp_kernel_name(&value) {
                 return Err(syn::Error::new(
                     lit.span(),
-                    format!("`{value}` is not a C identifier: `name` is the kernel's extern \"C\" symbol"),
+                    format!(
+                        "`{value}` is not a kernel name: `name` is the kernel's extern \"C\" symbol, a C++ kernel's name \
+                         with its template arguments (`gemm<float, 128>`, namespaces allowed: `ops::gemm<float, 128>`), or \
+                         its mangled symbol"
+                    ),
                 ));
             }
             symbol = Some((value, lit.span()));

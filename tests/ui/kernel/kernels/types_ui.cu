@@ -1,9 +1,10 @@
-// Kernels for the type compile-fail tests (tests/ui/kernel/type_*.rs, struct_*.rs). Read by the
-// #[kernel] macro only, never compiled.
+// Kernels for the type compile-fail tests (tests/ui/kernel/type_*.rs, struct_*.rs). The root
+// build compiles them too (so the cases see nvcc's record): `Mystery` is declared, never defined.
 #include <cuda_fp16.h>
 
 extern "C" __global__ void half_scale(const __half* x, __half a, int n, __half* y) {}
 
+struct Mystery;
 extern "C" __global__ void mystery(const Mystery* m, int n) {}
 
 struct Empty {};

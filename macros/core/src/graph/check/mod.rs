@@ -7,7 +7,8 @@
 //! against its kernel's signature, with `launch` for its launch configuration), `extents`
 //! (every launch within its kernel's declared extents and thread limit), `module` (the
 //! `[kernels] module` path against the declarations' source), `usage` (node order, everything
-//! used). `context` is the state they share, `values` the typed constants.
+//! used). `context` is the state they share, `values` the typed constants. [`pdl`] runs after
+//! validation, against the compiled-kernel records (PDL nodes need a proven wait).
 //! Nothing here depends on code generation.
 
 mod bind;
@@ -17,6 +18,7 @@ mod extents;
 mod launch;
 mod module;
 pub mod names;
+pub mod pdl;
 mod usage;
 mod values;
 

@@ -40,7 +40,9 @@ fn launch_args(ir: &GraphIr, n: usize) -> Vec<TokenStream> {
         .collect()
 }
 
-/// `__launch_node_<n>(stream, opts)`: node `n`'s kernel with its launch configuration.
+/// `__launch_node_<n>(stream, opts)`: node `n`'s kernel with its launch configuration,
+/// through the handle's `__launch_ordered` (the checked launch less the stream check, which
+/// would refuse the side streams of a capture).
 pub(crate) fn launch_fn(ir: &GraphIr, n: usize) -> TokenStream {
     let node = &ir.nodes[n];
     let f = format_ident!("__launch_node_{}", n);
@@ -59,7 +61,14 @@ pub(crate) fn launch_fn(ir: &GraphIr, n: usize) -> TokenStream {
                 block_dim: (#bx, #by, #bz),
                 shared_mem_bytes: #shared,
             };
-            self.#k.launch_with(stream, cfg, opts, #(#args),*)
+            // SAFETY: `stream` is the device stream, which owns every device buffer of the
+            // struct (allocated on it in `new`), or, inside `capture`, one of the struct's side
+            // streams, forked from the device stream by an event recorded after everything issued
+            // on it before the capture and joined back into it by an event before the capture
+            // ends, so the graph's work on it is ordered with the buffers' owning stream in both
+            // directions (and the buffers are freed only when the struct, graph included, drops).
+            // Every other check of the launch is made.
+            unsafe { self.#k.__launch_ordered(stream, cfg, opts, #(#args),*) }
         }
     }
 }

@@ -43,7 +43,7 @@ pub fn original_line(preprocessed: &str, line: usize) -> Option<SourceLine> {
 }
 
 /// `# 12 "file" 2` or `#line 12 "file"`: the line number and file.
-fn line_marker(text: &str) -> Option<(u32, String)> {
+pub fn line_marker(text: &str) -> Option<(u32, String)> {
     let rest = text.strip_prefix('#')?;
     let rest = rest.strip_prefix("line").unwrap_or(rest).trim_start();
     let (number, rest) = rest.split_once(' ')?;
@@ -51,6 +51,50 @@ fn line_marker(text: &str) -> Option<(u32, String)> {
     let file = rest.trim_start().strip_prefix('"')?;
     let end = file.rfind('"')?;
     Some((number, file[..end].to_string()))
+}
+
+/// Every line of a preprocessed text mapped to its original file and line at once (what
+/// [`original_line`] computes for one line), for readers that look up many lines.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LineMap {
+    /// The files the markers name, each once, in order of first appearance.
+    pub files: Vec<String>,
+    /// Per line of the text (index 0 is line 1): the index into `files` and the 1-based line
+    /// there; `None` for marker lines and lines before any marker.
+    pub lines: Vec<Option<(usize, u32)>>,
+}
+
+impl LineMap {
+    /// The map of `preprocessed`.
+    pub fn new(preprocessed: &str) -> LineMap {
+        let mut map = LineMap::default();
+        let mut current: Option<(usize, u32)> = None;
+        for text in preprocessed.lines() {
+            if let Some((number, file)) = line_marker(text) {
+                let index = match map.files.iter().position(|f| *f == file) {
+                    Some(i) => i,
+                    None => {
+                        map.files.push(file);
+                        map.files.len() - 1
+                    }
+                };
+                current = Some((index, number));
+                map.lines.push(None);
+                continue;
+            }
+            map.lines.push(current);
+            if let Some((_, line)) = current.as_mut() {
+                *line += 1;
+            }
+        }
+        map
+    }
+
+    /// Where 1-based line `line` of the text came from: file and line.
+    pub fn get(&self, line: usize) -> Option<(&str, u32)> {
+        let (file, at) = (*self.lines.get(line.checked_sub(1)?)?)?;
+        Some((self.files[file].as_str(), at))
+    }
 }
 
 #[cfg(test)]
@@ -67,5 +111,9 @@ mod tests {
         assert_eq!(at(6), Some(("b.cuh".into(), 6)));
         assert_eq!(at(8), Some(("a.cu".into(), 40)));
         assert_eq!(at(99), None);
+        let map = LineMap::new(text);
+        for l in 1..=9 {
+            assert_eq!(map.get(l).map(|(f, n)| (f.to_string(), n)), at(l), "line {l}");
+        }
     }
 }

@@ -1,0 +1,293 @@
+//! Just enough of the Itanium C++ ABI's name mangling to name a kernel: the (qualified)
+//! function name and its template arguments, read from the front of a mangled symbol
+//! (`_Z4gemmIfLi128EEvPKT_PS0_i` → `gemm` with `<float, 128>`). The parameter types after
+//! them are not read: the record's sizes and the source reader check those.
+//!
+//! Understood in template arguments: the builtin types (`f` float, `i` int, `j` unsigned, ...),
+//! `P`/`R`/`K`/`V` (pointer, reference, const, volatile) over them, class names (`6__half`,
+//! nested `N..E`), integer literals (`Li128E` → `128`, `Lj4E` → `4u`, `Lb1E` → `true`), and
+//! substitutions `S_`/`S<n>_` of those. Anything else (expressions, packs, `std::` types,
+//! template parameters of enclosing templates) makes [`demangle`] return `None`, and kgraph
+//! shows the mangled symbol instead, which `name = "..."` accepts verbatim.
+
+/// A demangled kernel name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Demangled {
+    /// The name with its namespaces, `::`-separated (`ops::gemm`).
+    pub name: String,
+    /// The template arguments as C++ writes them (`float`, `128`, `4u`, `const float*`), or
+    /// `None` for a function that is not a template instantiation.
+    pub template_args: Option<Vec<String>>,
+}
+
+impl Demangled {
+    /// `ops::gemm<float, 128>`.
+    pub fn display(&self) -> String {
+        match &self.template_args {
+            Some(args) => format!("{}<{}>", self.name, args.join(", ")),
+            None => self.name.clone(),
+        }
+    }
+
+    /// The unqualified name (`gemm` of `ops::gemm`).
+    pub fn base_name(&self) -> &str {
+        self.name.rsplit("::").next().unwrap_or(&self.name)
+    }
+}
+
+/// The name and template arguments of mangled symbol `symbol`, or `None` when it is not a
+/// mangled name or uses a construct this reader does not understand.
+pub fn demangle(symbol: &str) -> Option<Demangled> {
+    let mut r = Reader { s: symbol.as_bytes(), pos: 0, subs: Vec::new() };
+    r.eat("_Z").then_some(())?;
+    let (name, template_args) = if r.eat("N") {
+        let mut parts = Vec::new();
+        let mut args = None;
+        while !r.eat("E") {
+            if r.peek() == Some(b'I') {
+                args = Some(r.template_args()?);
+                continue;
+            }
+            args.is_none().then_some(())?;
+            parts.push(r.source_name()?);
+            r.subs.push(parts.join("::"));
+        }
+        (parts.join("::"), args)
+    } else {
+        let name = r.source_name()?;
+        let args = if r.peek() == Some(b'I') {
+            r.subs.push(name.clone());
+            Some(r.template_args()?)
+        } else {
+            None
+        };
+        (name, args)
+    };
+    Some(Demangled { name, template_args })
+}
+
+struct Reader<'a> {
+    s: &'a [u8],
+    pos: usize,
+    /// Substitution candidates seen so far (`S_` is the first).
+    subs: Vec<String>,
+}
+
+impl Reader<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.pos).copied()
+    }
+
+    fn eat(&mut self, lit: &str) -> bool {
+        let found = self.s[self.pos..].starts_with(lit.as_bytes());
+        if found {
+            self.pos += lit.len();
+        }
+        found
+    }
+
+    fn number(&mut self) -> Option<u64> {
+        let start = self.pos;
+        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            self.pos += 1;
+        }
+        std::str::from_utf8(&self.s[start..self.pos]).ok()?.parse().ok()
+    }
+
+    /// `<length><identifier>`.
+    fn source_name(&mut self) -> Option<String> {
+        let len = usize::try_from(self.number()?).ok()?;
+        let end = self.pos.checked_add(len).filter(|&e| e <= self.s.len())?;
+        let name = std::str::from_utf8(&self.s[self.pos..end]).ok()?.to_string();
+        self.pos = end;
+        Some(name)
+    }
+
+    /// `I <arg>+ E`.
+    fn template_args(&mut self) -> Option<Vec<String>> {
+        self.eat("I").then_some(())?;
+        let mut args = Vec::new();
+        while !self.eat("E") {
+            args.push(if self.eat("L") { self.literal()? } else { self.ty()? });
+        }
+        Some(args)
+    }
+
+    /// After `L`: `<type><value>E`.
+    fn literal(&mut self) -> Option<String> {
+        let ty = self.peek()?;
+        self.pos += 1;
+        let negative = self.eat("n");
+        let value = self.number()?;
+        self.eat("E").then_some(())?;
+        let sign = if negative { "-" } else { "" };
+        let suffix = match ty {
+            b'b' => return Some(if value == 0 { "false" } else { "true" }.to_string()),
+            b'i' | b's' | b'a' | b'c' => "",
+            b'j' | b't' | b'h' => "u",
+            b'l' => "l",
+            b'm' => "ul",
+            b'x' => "ll",
+            b'y' => "ull",
+            _ => return None,
+        };
+        Some(format!("{sign}{value}{suffix}"))
+    }
+
+    fn ty(&mut self) -> Option<String> {
+        let c = self.peek()?;
+        if let Some(builtin) = builtin(c) {
+            self.pos += 1;
+            return Some(builtin.to_string());
+        }
+        let ty = match c {
+            b'P' | b'R' | b'K' | b'V' => {
+                self.pos += 1;
+                let inner = self.ty()?;
+                match c {
+                    b'P' => format!("{inner}*"),
+                    b'R' => format!("{inner}&"),
+                    b'K' => format!("const {inner}"),
+                    _ => format!("volatile {inner}"),
+                }
+            }
+            b'S' => {
+                self.pos += 1;
+                let index = if self.eat("_") {
+                    0
+                } else {
+                    let digits = self.seq_id()?;
+                    self.eat("_").then_some(())?;
+                    digits + 1
+                };
+                return self.subs.get(index).cloned();
+            }
+            b'0'..=b'9' => self.source_name()?,
+            b'N' => {
+                self.pos += 1;
+                let mut parts = Vec::new();
+                while !self.eat("E") {
+                    parts.push(self.source_name()?);
+                    self.subs.push(parts.join("::"));
+                }
+                self.subs.pop();
+                parts.join("::")
+            }
+            _ => return None,
+        };
+        self.subs.push(ty.clone());
+        Some(ty)
+    }
+
+    /// A base-36 sequence id (digits and upper-case letters).
+    fn seq_id(&mut self) -> Option<usize> {
+        let start = self.pos;
+        let mut value = 0usize;
+        while let Some(c) = self.peek().filter(|c| c.is_ascii_digit() || c.is_ascii_uppercase()) {
+            let digit = if c.is_ascii_digit() { c - b'0' } else { c - b'A' + 10 };
+            value = value.checked_mul(36)?.checked_add(usize::from(digit))?;
+            self.pos += 1;
+        }
+        (self.pos > start).then_some(value)
+    }
+}
+
+fn builtin(c: u8) -> Option<&'static str> {
+    Some(match c {
+        b'v' => "void",
+        b'b' => "bool",
+        b'c' => "char",
+        b'a' => "signed char",
+        b'h' => "unsigned char",
+        b's' => "short",
+        b't' => "unsigned short",
+        b'i' => "int",
+        b'j' => "unsigned int",
+        b'l' => "long",
+        b'm' => "unsigned long",
+        b'x' => "long long",
+        b'y' => "unsigned long long",
+        b'f' => "float",
+        b'd' => "double",
+        _ => return None,
+    })
+}
+
+/// A template argument or kernel name as written by a person, normalised for comparison: no
+/// spaces except between words, integer literals without their `u`/`l` suffixes (a template's
+/// `int`/`unsigned` parameter decides the type, and `128` and `128u` name the same
+/// instantiation there), `T const` as `const T`.
+pub fn normalize(text: &str) -> String {
+    let mut words: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    let flush = |cur: &mut String, words: &mut Vec<String>| {
+        if !cur.is_empty() {
+            let w = std::mem::take(cur);
+            let digits = w.trim_end_matches(['u', 'U', 'l', 'L']);
+            let is_number = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+            words.push(if is_number { digits.to_string() } else { w });
+        }
+    };
+    for ch in text.chars() {
+        if ch.is_alphanumeric() || ch == '_' || ch == '-' {
+            cur.push(ch);
+        } else {
+            flush(&mut cur, &mut words);
+            if !ch.is_whitespace() {
+                words.push(ch.to_string());
+            }
+        }
+    }
+    flush(&mut cur, &mut words);
+    // `float const*` → `const float*`.
+    let mut k = 1;
+    while k < words.len() {
+        if words[k] == "const" && words[k - 1] != "*" && words[k - 1] != "const" {
+            let w = words.remove(k);
+            let start = (0..k).rev().find(|&j| matches!(words[j].as_str(), "," | "<" | "(")).map_or(0, |j| j + 1);
+            words.insert(start, w);
+        }
+        k += 1;
+    }
+    let mut out = String::new();
+    for w in &words {
+        let word = |s: &str| s.chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-');
+        if out.chars().last().is_some_and(|c| c.is_alphanumeric() || c == '_') && word(w) {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::compiled::demangle::{demangle, normalize};
+
+    fn shown(symbol: &str) -> Option<String> {
+        demangle(symbol).map(|d| d.display())
+    }
+
+    #[test]
+    fn names_and_template_arguments() {
+        assert_eq!(shown("_Z5scalePfi").as_deref(), Some("scale"));
+        assert_eq!(shown("_Z4gemmIfLi128EEvPKT_PS0_i").as_deref(), Some("gemm<float, 128>"));
+        assert_eq!(shown("_Z4gemmIdLj64EEvPKT_PS0_i").as_deref(), Some("gemm<double, 64u>"));
+        assert_eq!(shown("_ZN3ops4axpyEPfi").as_deref(), Some("ops::axpy"));
+        assert_eq!(shown("_ZN3ops4gemmIfLi8EEEvPT_").as_deref(), Some("ops::gemm<float, 8>"));
+        assert_eq!(shown("_Z2tkI6__halfS0_EvPT_").as_deref(), Some("tk<__half, __half>"));
+        assert_eq!(shown("_Z1kIPKfLb1EEvT_").as_deref(), Some("k<const float*, true>"));
+        assert_eq!(shown("_Z1kILin3EEvv").as_deref(), Some("k<-3>"));
+        assert_eq!(shown("scale"), None);
+        assert_eq!(shown("_Z1kIXadL_Z1gvEEEvv"), None, "expressions are not read");
+        assert_eq!(shown("_Z99x"), None, "truncated");
+    }
+
+    #[test]
+    fn normalised_spellings() {
+        assert_eq!(normalize("gemm< float,128u >"), "gemm<float,128>");
+        assert_eq!(normalize("gemm<float, 128>"), normalize("gemm<float,128>"));
+        assert_eq!(normalize("k<float const *>"), normalize("k<const float*>"));
+        assert_eq!(normalize("k<unsigned  int>"), "k<unsigned int>");
+    }
+}

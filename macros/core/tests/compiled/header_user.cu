@@ -1,0 +1,2 @@
+// Its kernel lives in the header it includes.
+#include "in_header.cuh"
