@@ -119,9 +119,14 @@ const PARAM_INFO_DRIVER: i32 = 12040;
 
 /// Checks the parameters of the loaded `function` against `expected` (bytes per parameter, in
 /// order) with the driver's `cuFuncGetParamInfo`: [`Error::ParamMismatch`] for the first that
-/// differs, or when the counts differ. On a driver older than CUDA 12.4, which cannot report
-/// parameters, it checks nothing. This is the load-time stand-in for the compile-time record
-/// check when the build had no nvcc (the NVRTC fallback); with a record it confirms it.
+/// differs, or when the function has fewer. On a driver older than CUDA 12.4, which cannot
+/// report parameters, it checks nothing. This is the load-time stand-in for the compile-time
+/// record check when the build had no nvcc (the NVRTC fallback); with a record it confirms it.
+///
+/// Only the declared indices are asked for: asking past the last parameter is how the driver
+/// would reveal extra ones, but it answers with an error that sanitizers report on every load
+/// (the driver of kgraph's CUDA 13.0 bindings has no `cuFuncGetParamCount`). A kernel with more
+/// parameters than declared is caught at compile time by the record, and by the source check.
 pub fn check_param_sizes(
     ctx: &Arc<CudaContext>,
     function: &CudaFunction,
@@ -136,7 +141,7 @@ pub fn check_param_sizes(
     }
     ctx.bind_to_thread().map_err(|e| Error::driver("bind the context to query kernel parameters", e))?;
     let func = function.cu_function();
-    for index in 0..=expected.len() {
+    for (index, &want) in expected.iter().enumerate() {
         let (mut offset, mut size) = (0usize, 0usize);
         // SAFETY: `func` is a live function handle (borrowed from `function`); the driver writes
         // the two out-parameters or returns an error (CUDA_ERROR_INVALID_VALUE past the last
@@ -144,17 +149,13 @@ pub fn check_param_sizes(
         let status = unsafe { sys::cuFuncGetParamInfo(func, index, &mut offset, &mut size) };
         let found = match status {
             sys::CUresult::CUDA_SUCCESS => Some(u32::try_from(size).unwrap_or(u32::MAX)),
-            // Past the last parameter.
+            // The function has fewer parameters than declared.
             sys::CUresult::CUDA_ERROR_INVALID_VALUE => None,
             // The driver cannot say for this function: nothing to check against.
             _ => return Ok(()),
         };
-        let want = expected.get(index).copied();
-        if found != want {
-            return Err(Error::ParamMismatch { kernel, index, expected: want, found });
-        }
-        if found.is_none() {
-            break;
+        if found != Some(want) {
+            return Err(Error::ParamMismatch { kernel, index, expected: Some(want), found });
         }
     }
     Ok(())
