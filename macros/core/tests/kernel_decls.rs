@@ -318,3 +318,28 @@ fn parameter_names_used_by_the_generated_launchers_are_refused() {
         assert!(messages[0].contains(&format!("`{name}` is taken by the generated {method}")), "{messages:?}");
     }
 }
+
+#[test]
+fn lifetimes_and_foreign_pinned_types_are_spanned_errors() {
+    let bad = decls_from_source(
+        r#"#[kernel("k.cu", unsafe(extents))] fn k(x: &'a [f32; n], y: &'static mut [f32; n], n: i32);"#,
+    )
+    .unwrap_err();
+    let bad: Vec<String> = bad.iter().map(ToString::to_string).collect();
+    assert_eq!(bad.len(), 2, "every lifetime is reported: {bad:#?}");
+    assert!(bad[0].contains("kernel parameters take no lifetimes") && bad[0].contains("`'a`"), "{}", bad[0]);
+    assert!(bad[1].contains("`'static`") && bad[1].contains("write `&mut [..]`"), "{}", bad[1]);
+
+    let bad =
+        decls_from_source(r#"#[kernel("k.cu")] fn k(x: my::Pinned<f32>, y: other::PinnedMut<f32>);"#).unwrap_err();
+    let bad: Vec<String> = bad.iter().map(ToString::to_string).collect();
+    assert_eq!(bad.len(), 2, "{bad:#?}");
+    assert!(bad[0].contains("`Pinned` here is not kgraph's"), "{}", bad[0]);
+    assert!(bad[1].contains("`PinnedMut` here is not kgraph's"), "{}", bad[1]);
+
+    // kgraph's own, by bare name or under `kgraph::`, are taken.
+    let ok = decls_from_source(
+        r#"#[kernel("k.cu", unsafe(extents))] fn k(x: kgraph::Pinned<[f32; n]>, y: ::kgraph::PinnedMut<[f32; n]>, z: Pinned<[f32; n]>, n: i32);"#,
+    );
+    assert!(ok.is_ok(), "{:?}", ok.err().map(|e| e.iter().map(ToString::to_string).collect::<Vec<_>>()));
+}

@@ -479,6 +479,16 @@ pub(crate) fn classify_type(ty: &Type) -> syn::Result<(ParamKind, Option<&syn::E
         Type::Group(g) => classify_type(&g.elem),
         Type::Paren(p) => classify_type(&p.elem),
         Type::Reference(r) => {
+            if let Some(lifetime) = &r.lifetime {
+                return Err(syn::Error::new_spanned(
+                    lifetime,
+                    format!(
+                        "kernel parameters take no lifetimes: a declaration has no generics to declare `{lifetime}` in, \
+                         and the launch borrows its arguments for the call; write `&{}[..]`",
+                        if r.mutability.is_some() { "mut " } else { "" }
+                    ),
+                ));
+            }
             let mutable = r.mutability.is_some();
             let (elem, len) = pointee(&r.elem, "slice element").ok_or_else(|| unsupported(ty))??;
             Ok((ParamKind::Slice { elem, mutable }, len))
@@ -486,6 +496,16 @@ pub(crate) fn classify_type(ty: &Type) -> syn::Result<(ParamKind, Option<&syn::E
         Type::Path(p) if p.qself.is_none() => {
             let last = p.path.segments.last().ok_or_else(|| unsupported(ty))?;
             if last.ident == "Pinned" || last.ident == "PinnedMut" {
+                if !is_kgraph_path(&p.path) {
+                    return Err(syn::Error::new_spanned(
+                        ty,
+                        format!(
+                            "`{}` here is not kgraph's: write `{0}<..>` or `kgraph::{0}<..>` for mapped pinned memory \
+                             (a type of another path cannot be passed to a kernel)",
+                            last.ident
+                        ),
+                    ));
+                }
                 return classify_pinned(ty, last);
             }
             if p.path.segments.iter().all(|s| s.arguments.is_none()) {
@@ -505,6 +525,16 @@ fn pointee<'t>(ty: &'t Type, what: &str) -> Option<syn::Result<(Elem, Option<&'t
         Type::Slice(s) => Some(elem_of(&s.elem, what).map(|e| (e, None))),
         Type::Array(a) => Some(elem_of(&a.elem, what).map(|e| (e, Some(&a.len)))),
         _ => None,
+    }
+}
+
+/// Whether `path` names kgraph's own item: a bare name (`Pinned`), or one under `kgraph::` /
+/// `::kgraph::` (`kgraph::Pinned`).
+fn is_kgraph_path(path: &syn::Path) -> bool {
+    match path.segments.len() {
+        1 => path.leading_colon.is_none(),
+        2 => path.segments[0].ident == "kgraph",
+        _ => false,
     }
 }
 
