@@ -216,7 +216,8 @@ fn builtin(c: u8) -> Option<&'static str> {
 /// A template argument or kernel name as written by a person, normalised for comparison: no
 /// spaces except between words, integer literals without their `u`/`l` suffixes (a template's
 /// `int`/`unsigned` parameter decides the type, and `128` and `128u` name the same
-/// instantiation there), `T const` as `const T`.
+/// instantiation there), `T const` as `const T`, and the CUDA headers' typedef spellings of
+/// the half types as the types nvcc mangles (`half` → `__half`, `nv_bfloat16` → `__nv_bfloat16`).
 pub fn normalize(text: &str) -> String {
     let mut words: Vec<String> = Vec::new();
     let mut cur = String::new();
@@ -225,7 +226,14 @@ pub fn normalize(text: &str) -> String {
             let w = std::mem::take(cur);
             let digits = w.trim_end_matches(['u', 'U', 'l', 'L']);
             let is_number = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
-            words.push(if is_number { digits.to_string() } else { w });
+            words.push(match w.as_str() {
+                _ if is_number => digits.to_string(),
+                "half" => "__half".to_string(),
+                "half2" => "__half2".to_string(),
+                "nv_bfloat16" => "__nv_bfloat16".to_string(),
+                "nv_bfloat162" => "__nv_bfloat162".to_string(),
+                _ => w,
+            });
         }
     };
     for ch in text.chars() {
@@ -286,6 +294,7 @@ mod tests {
     #[test]
     fn normalised_spellings() {
         assert_eq!(normalize("gemm< float,128u >"), "gemm<float,128>");
+        assert_eq!(normalize("k<half, nv_bfloat16>"), normalize("k<__half, __nv_bfloat16>"));
         assert_eq!(normalize("gemm<float, 128>"), normalize("gemm<float,128>"));
         assert_eq!(normalize("k<float const *>"), normalize("k<const float*>"));
         assert_eq!(normalize("k<unsigned  int>"), "k<unsigned int>");

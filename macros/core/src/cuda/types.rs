@@ -151,7 +151,8 @@ pub(crate) fn builtin(name: &str) -> Option<CuBase> {
         "uint16_t" | "ushort" => Elem::U16,
         "int32_t" => Elem::I32,
         "uint32_t" | "uint" => Elem::U32,
-        "int64_t" | "ptrdiff_t" | "longlong" | "intptr_t" | "ssize_t" => Elem::I64,
+        // `clock_t` is `long` in glibc (LP64), as nvcc compiles device code on Linux.
+        "int64_t" | "ptrdiff_t" | "longlong" | "intptr_t" | "ssize_t" | "clock_t" => Elem::I64,
         "uint64_t" | "size_t" | "ulonglong" | "uintptr_t" => Elem::U64,
         // `typedef unsigned long long` in the CUDA headers.
         "cudaTextureObject_t" | "cudaSurfaceObject_t" | "CUtexObject" | "CUsurfObject" => Elem::U64,
