@@ -110,6 +110,8 @@ const IDENTS: &[&str] = &[
     "char",
     "str",
     "Pinned",
+    "my",
+    "CfcStep",
     "PinnedMut",
     "Vec",
     "Option",

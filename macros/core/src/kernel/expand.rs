@@ -99,11 +99,12 @@ pub fn expand_kernels(attr: TokenStream, item: TokenStream, config: &Config) -> 
             return to_compile_errors(&errors);
         }
     };
-    let handles = verify_registry(&module, config, &mut errors);
+    let taken = taken_type_names(&module);
+    let handles = verify_registry(&module, &taken, config, &mut errors);
     let stub = !errors.is_empty();
     // Generated items take the place of their declarations, so the module reads in order.
     let mut body = to_compile_errors(&errors);
-    body.extend(registry_body(&module, &handles, stub));
+    body.extend(registry_body(&module, &handles, &taken, stub));
     let KernelsMod { attrs, vis, mod_token, ident, inner_attrs, .. } = &module;
     quote! {
         #(#attrs)*
@@ -116,7 +117,12 @@ pub fn expand_kernels(attr: TokenStream, item: TokenStream, config: &Config) -> 
 
 /// Checks every declaration of the module (its handle name among the others', then against
 /// its `.cu`), in order; the verified ones come back, every error goes to `errors`.
-fn verify_registry(module: &KernelsMod, config: &Config, errors: &mut Vec<syn::Error>) -> Vec<(KernelDecl, Resolved)> {
+fn verify_registry(
+    module: &KernelsMod,
+    taken: &[(Ident, &'static str)],
+    config: &Config,
+    errors: &mut Vec<syn::Error>,
+) -> Vec<(KernelDecl, Resolved)> {
     let mut files = Files::default();
     let mut handles = Vec::new();
     let mut seen: Vec<(String, Ident)> = Vec::new();
@@ -125,6 +131,7 @@ fn verify_registry(module: &KernelsMod, config: &Config, errors: &mut Vec<syn::E
         let ModItem::Kernel(parsed) = item else { continue };
         if let Some(name) = &parsed.name {
             errors.extend(handle_name_error(name, &seen));
+            errors.extend(handle_clash_error(name, taken));
             seen.push((ident_text(name), handle_ident(name)));
         }
         match verify(parsed, config, &mut files) {
@@ -162,9 +169,50 @@ fn handle_name_error(name: &Ident, seen: &[(String, Ident)]) -> Option<syn::Erro
     })
 }
 
+/// The names the module's other items take where handles live (the type namespace), with what
+/// they are, so a clash is one error on the user's item instead of rustc's cascade.
+fn taken_type_names(module: &KernelsMod) -> Vec<(Ident, &'static str)> {
+    module
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            ModItem::Other(tokens) => syn::parse2::<syn::Item>(tokens.clone()).ok(),
+            ModItem::Kernel(_) => None,
+        })
+        .filter_map(|item| match item {
+            syn::Item::Struct(s) => Some((s.ident, "struct")),
+            syn::Item::Enum(e) => Some((e.ident, "enum")),
+            syn::Item::Union(u) => Some((u.ident, "union")),
+            syn::Item::Type(t) => Some((t.ident, "type alias")),
+            syn::Item::Trait(t) => Some((t.ident, "trait")),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The error when kernel `name`'s handle would take a name another item of the module has.
+fn handle_clash_error(name: &Ident, taken: &[(Ident, &'static str)]) -> Option<syn::Error> {
+    let handle = handle_ident(name);
+    let (item, what) = taken.iter().find(|(ident, _)| *ident == handle)?;
+    Some(syn::Error::new(
+        item.span(),
+        format!(
+            "this {what} `{handle}` clashes with the handle `#[kernel]` generates for kernel `{}` in this module: \
+             rename one (to keep the kernel's symbol, rename the Rust `fn` and add `name = \"{}\"`)",
+            ident_text(name),
+            ident_text(name)
+        ),
+    ))
+}
+
 /// The module's items with each declaration replaced by its handle (or, with `stub`, by a stub
 /// for each distinct handle name), then the `Kernels` registry.
-fn registry_body(module: &KernelsMod, handles: &[(KernelDecl, Resolved)], stub: bool) -> TokenStream {
+fn registry_body(
+    module: &KernelsMod,
+    handles: &[(KernelDecl, Resolved)],
+    taken: &[(Ident, &'static str)],
+    stub: bool,
+) -> TokenStream {
     let mut body = TokenStream::new();
     let mut entries = Vec::new();
     let mut verified = handles.iter();
@@ -180,7 +228,8 @@ fn registry_body(module: &KernelsMod, handles: &[(KernelDecl, Resolved)], stub: 
         if stub {
             let Some(name) = &parsed.name else { continue };
             let handle = handle_ident(name);
-            if stubbed.contains(&handle.to_string()) || handle == "Kernels" {
+            // A name another item has gets no stub (nor registry field): the clash is reported once.
+            if stubbed.contains(&handle.to_string()) || handle == "Kernels" || taken.iter().any(|(t, _)| *t == handle) {
                 continue;
             }
             stubbed.push(handle.to_string());
