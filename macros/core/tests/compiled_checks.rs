@@ -11,6 +11,9 @@ use std::sync::OnceLock;
 use kgraph_build::KernelBuild;
 use kgraph_codegen::{expand_kernel, Config};
 use proc_macro2::TokenStream;
+
+mod expansion_support;
+use expansion_support::errors;
 use quote::quote;
 
 const MANIFEST: &str = env!("CARGO_MANIFEST_DIR");
@@ -47,20 +50,6 @@ fn config_double() -> Config {
     static OUT: OnceLock<PathBuf> = OnceLock::new();
     let out = OUT.get_or_init(|| build("double", |b| b.define("USE_DOUBLE")));
     Config::new(kernel_dir(), MANIFEST).with_record_dir(out)
-}
-
-/// The `compile_error!` messages of an expansion.
-fn errors(tokens: &TokenStream) -> Vec<String> {
-    let file: syn::File = syn::parse2(tokens.clone()).expect("expansion is valid Rust");
-    file.items
-        .iter()
-        .filter_map(|item| match item {
-            syn::Item::Macro(m) if m.mac.path.segments.last().is_some_and(|s| s.ident == "compile_error") => {
-                Some(m.mac.parse_body::<syn::LitStr>().expect("message literal").value())
-            }
-            _ => None,
-        })
-        .collect()
 }
 
 fn expand(config: &Config, attr: TokenStream, item: TokenStream) -> (String, Vec<String>) {

@@ -12,6 +12,9 @@ use kgraph_build::KernelBuild;
 use kgraph_codegen::{expand_kernel, Config};
 use proc_macro2::TokenStream;
 
+mod expansion_support;
+use expansion_support::errors;
+
 const MANIFEST_DIR: &str = env!("CARGO_MANIFEST_DIR");
 
 #[derive(serde::Deserialize)]
@@ -47,20 +50,6 @@ fn build() -> PathBuf {
         .run()
         .unwrap_or_else(|e| panic!("tests/corpus did not build:\n{e}"));
     out
-}
-
-/// The `compile_error!` messages of an expansion.
-fn errors(tokens: &TokenStream) -> Vec<String> {
-    let file: syn::File = syn::parse2(tokens.clone()).expect("expansion is valid Rust");
-    file.items
-        .iter()
-        .filter_map(|item| match item {
-            syn::Item::Macro(m) if m.mac.path.segments.last().is_some_and(|s| s.ident == "compile_error") => {
-                Some(m.mac.parse_body::<syn::LitStr>().expect("message literal").value())
-            }
-            _ => None,
-        })
-        .collect()
 }
 
 #[test]
