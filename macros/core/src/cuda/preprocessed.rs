@@ -15,7 +15,7 @@ use kgraph_record::LineMap;
 
 use super::lex::{lex, Tok, Token};
 use super::signature::{CuError, CuKernel};
-use super::types::{CFieldType, CStruct, CuBase};
+use super::types::{matching, CFieldType, CStruct, CuBase};
 
 /// A preprocessed source, lexed: the local tokens (their `line` is the `.i` line) and the map
 /// back to original files.
@@ -151,19 +151,7 @@ fn rewrite_attributes(toks: Vec<Token>) -> Vec<Token> {
                 }
                 Some(w @ ("launch_bounds" | "aligned")) if toks.get(i + 4).is_some_and(|t| t.is_punct("(")) => {
                     // `__attribute__ ( ( launch_bounds ( args ) ) )`
-                    let mut depth = 0usize;
-                    let mut k = i + 4;
-                    while k < toks.len() {
-                        if toks[k].is_punct("(") {
-                            depth += 1;
-                        } else if toks[k].is_punct(")") {
-                            depth -= 1;
-                            if depth == 0 {
-                                break;
-                            }
-                        }
-                        k += 1;
-                    }
+                    let k = matching(&toks, i + 4, "(", ")");
                     out.push(ident(if w == "aligned" { "__align__" } else { "__launch_bounds__" }, t.line));
                     out.extend(toks[i + 4..=k.min(toks.len() - 1)].iter().cloned());
                     i = k + 3; // past `)` of the args and the attribute's `) )`

@@ -8,7 +8,7 @@
 
 use super::lex::{lex, Tok, Token};
 use super::structs::resolve;
-use super::types::{is_type_word, word_type, TypeEnv};
+use super::types::{is_type_word, matching, word_type, TypeEnv};
 use crate::syntax::text::signature;
 
 /// A kernel's signature as written in the `.cu`.
@@ -321,22 +321,6 @@ fn is_extern_c(seg: &[Token], k: usize) -> bool {
 fn is_attribute_like(name: &str) -> bool {
     (name.len() > 4 && name.starts_with("__") && name.ends_with("__"))
         || matches!(name, "alignas" | "__declspec" | "decltype")
-}
-
-/// Index of the token closing the group opened at `open` (or the last index when unclosed).
-fn matching(toks: &[Token], open: usize, left: &str, right: &str) -> usize {
-    let mut depth = 0usize;
-    for (k, t) in toks.iter().enumerate().skip(open) {
-        if t.is_punct(left) {
-            depth += 1;
-        } else if t.is_punct(right) {
-            depth -= 1;
-            if depth == 0 {
-                return k;
-            }
-        }
-    }
-    toks.len().saturating_sub(1).max(open)
 }
 
 /// Splits a parameter list at top-level commas and parses each; on failure returns the

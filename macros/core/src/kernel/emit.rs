@@ -63,38 +63,28 @@ impl HandleSignatures {
     }
 
     fn launch(&self) -> TokenStream {
-        let params = &self.params;
-        quote! {
-            launch(
-                &self,
-                stream: &::kgraph::CudaStream,
-                cfg: ::kgraph::LaunchConfig,
-                #(#params),*
-            ) -> ::kgraph::Result<()>
-        }
+        self.launcher("launch", false)
     }
 
     fn launch_ordered(&self) -> TokenStream {
-        let params = &self.params;
-        quote! {
-            __launch_ordered(
-                &self,
-                stream: &::kgraph::CudaStream,
-                cfg: ::kgraph::LaunchConfig,
-                opts: ::kgraph::LaunchOptions,
-                #(#params),*
-            ) -> ::kgraph::Result<()>
-        }
+        self.launcher("__launch_ordered", true)
     }
 
     fn launch_with(&self) -> TokenStream {
+        self.launcher("launch_with", true)
+    }
+
+    /// `name(&self, stream, cfg, [opts,] params...) -> Result<()>`.
+    fn launcher(&self, name: &str, with_opts: bool) -> TokenStream {
+        let name = syn::Ident::new(name, proc_macro2::Span::call_site());
         let params = &self.params;
+        let opts = with_opts.then(|| quote!(opts: ::kgraph::LaunchOptions,));
         quote! {
-            launch_with(
+            #name(
                 &self,
                 stream: &::kgraph::CudaStream,
                 cfg: ::kgraph::LaunchConfig,
-                opts: ::kgraph::LaunchOptions,
+                #opts
                 #(#params),*
             ) -> ::kgraph::Result<()>
         }
