@@ -83,6 +83,14 @@ pub enum Error {
         /// How many there are.
         len: usize,
     },
+    /// An instantiated graph could not be updated in place (`cuGraphExecUpdate` refused: the
+    /// topology, a node's type or its kernel changed); rebuild and re-instantiate instead.
+    GraphUpdate {
+        /// What was being updated.
+        op: String,
+        /// The driver's verdict (`CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED`, ...).
+        reason: String,
+    },
     /// Stream capture or graph execution failed.
     Graph {
         /// What was being done (`"begin capture"`, `"replay"`, a node name...).
@@ -312,6 +320,9 @@ impl std::fmt::Display for Error {
                 write!(f, "{what}: index {index} out of range (len {len})")
             }
             Error::Graph { op, detail } => write!(f, "graph {op}: {detail}"),
+            Error::GraphUpdate { op, reason } => {
+                write!(f, "{op}: the instantiated graph cannot be updated in place ({reason}); rebuild it")
+            }
             Error::ForeignStream { kernel, param } => write!(
                 f,
                 "`{kernel}`: argument `{param}` lives on another stream than the one the work is issued on (its allocation is ordered only on its own stream); issue the work on that stream"

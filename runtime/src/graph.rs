@@ -47,6 +47,10 @@ pub struct Graph {
     node_count: usize,
     /// Start and end events for [`Graph::replay_timed`], created on first use.
     timing: OnceCell<(CudaEvent, CudaEvent)>,
+    /// The graph of the last whole-graph update ([`Graph::update_from`]), kept for
+    /// [`Graph::debug_dot`]; `graph` stays the instantiation source, whose nodes identify the
+    /// executable's nodes.
+    pub(crate) updated_from: Option<sys::CUgraph>,
     _not_sync: PhantomData<Cell<()>>,
 }
 
@@ -126,7 +130,18 @@ impl Graph {
                 }
             }
         };
-        Ok(Graph { graph, exec, stream: stream.clone(), node_count, timing: OnceCell::new(), _not_sync: PhantomData })
+        Ok(Graph::from_parts(graph, exec, stream.clone(), node_count))
+    }
+
+    /// A graph from its parts: `graph` (owned from now on), its executable (null when `graph`
+    /// has no nodes), the stream it replays on and its top-level node count.
+    pub(crate) fn from_parts(
+        graph: sys::CUgraph,
+        exec: sys::CUgraphExec,
+        stream: Arc<CudaStream>,
+        node_count: usize,
+    ) -> Graph {
+        Graph { graph, exec, stream, node_count, timing: OnceCell::new(), updated_from: None, _not_sync: PhantomData }
     }
 
     /// Uploads the executable graph to the device ahead of the first replay (which otherwise
@@ -274,6 +289,9 @@ impl Drop for Graph {
             ctx.record_err(unsafe { result::graph::exec_destroy(self.exec) });
         }
         destroy_graph(self.graph);
+        if let Some(g) = self.updated_from.take() {
+            destroy_graph(g);
+        }
     }
 }
 
@@ -328,7 +346,7 @@ fn make_current(stream: &CudaStream) {
 
 /// Destroys a graph template owned by the caller; a failure is stored in no context (there is
 /// nothing to report it to) and ignored.
-fn destroy_graph(graph: sys::CUgraph) {
+pub(crate) fn destroy_graph(graph: sys::CUgraph) {
     // SAFETY: `graph` is a live graph owned by the caller and destroyed exactly once, here.
     let _ = unsafe { result::graph::destroy(graph) };
 }

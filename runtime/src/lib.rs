@@ -27,19 +27,24 @@
 
 // Layered like cudarc's sys -> result -> safe; a module uses only those above it in this list
 // (tests/module_layers.rs checks there is no cycle):
-// error, pod; layout (pod); extent, kernel, launch, graph (error); pinned (error); transfer (error, pinned);
+// error, pod; layout (pod); extent, kernel, launch, graph (error); graph_build, graph_update (error, graph); pinned (error); transfer (error, pinned);
 // device (error, kernel, pod, transfer); mapped (device, error, kernel, pinned, pod);
 // slot_bus (device, error, kernel, mapped).
+pub mod control;
 mod device;
 mod error;
 pub mod extent;
 mod graph;
+mod graph_build;
+mod graph_update;
+mod issue;
 mod kernel;
 mod launch;
 pub mod layout;
 mod mapped;
 mod pinned;
 mod pod;
+mod profile;
 mod slot_bus;
 mod transfer;
 mod vector;
@@ -47,6 +52,8 @@ mod vector;
 pub use device::Device;
 pub use error::{Error, Result};
 pub use graph::Graph;
+pub use graph_build::{ConditionHandle, Conditional, Dep, EdgeKind, GraphBuilder, NodeRef};
+pub use issue::{issue_kernel, memcpy_async, memset_async, Issue, Issued};
 pub use kernel::{
     check_param_sizes, check_same_context, check_same_stream, DeviceIn, DeviceOut, KernelSource, ModuleCache,
     PinnedMutPtr, PinnedPtr,
@@ -55,6 +62,7 @@ pub use launch::{check_block, check_pdl, config_for, launch_ex, LaunchOptions, D
 pub use layout::DeviceStruct;
 pub use mapped::{MappedBuffer, PinnedSlot};
 pub use pod::Pod;
+pub use profile::{Profile, ProfileRow};
 pub use slot_bus::SlotBus;
 pub use vector::*;
 

@@ -1,0 +1,396 @@
+//! [`GraphBuilder`]: a CUDA graph built node by node through the driver's graph-construction
+//! API (no stream, no capture): kernel nodes with explicit dependencies, each edge full or
+//! programmatic (PDL), memset and memcpy nodes, child graphs, event-record nodes (profiling) and
+//! conditional WHILE / IF nodes whose bodies are builders of their own. One instantiate turns
+//! it into a [`Graph`].
+//!
+//! Every `add_*` that takes device addresses is `unsafe` for the reason [`Graph::capture`] is:
+//! the graph keeps the addresses, not borrows. kgraph's generated graph structs call them over
+//! buffers they own.
+
+use std::ffi::c_void;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use cudarc::driver::{result, sys, CudaContext, CudaEvent, CudaFunction, CudaStream, LaunchConfig};
+
+use crate::error::{Error, Result};
+use crate::graph::Graph;
+
+/// A node of a graph under construction (valid while its builder's graph lives; not `Send`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeRef(sys::CUgraphNode);
+
+impl NodeRef {
+    /// The driver handle.
+    pub fn cu_node(self) -> sys::CUgraphNode {
+        self.0
+    }
+}
+
+/// How a node depends on an earlier one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EdgeKind {
+    /// The later node starts after the earlier one completed and its writes are visible.
+    Full,
+    /// Programmatic dependent launch: the later kernel may start once every block of the
+    /// earlier kernel triggered (`griddepcontrol.launch_dependents`) or exited, and must execute
+    /// `griddepcontrol.wait` (which waits for the earlier kernel's completion and memory flush)
+    /// before touching memory the earlier one accesses. Only between two kernel nodes.
+    Programmatic,
+}
+
+impl EdgeKind {
+    fn edge_data(self) -> sys::CUgraphEdgeData {
+        match self {
+            EdgeKind::Full => sys::CUgraphEdgeData { from_port: 0, to_port: 0, type_: 0, reserved: [0; 5] },
+            EdgeKind::Programmatic => sys::CUgraphEdgeData {
+                from_port: sys::CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC as u8,
+                to_port: 0,
+                type_: sys::CUgraphDependencyType::CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC as u8,
+                reserved: [0; 5],
+            },
+        }
+    }
+}
+
+/// A 1-D copy of `bytes` bytes between two unified-address pointers (device or mapped pinned).
+pub(crate) fn copy_1d(dst: sys::CUdeviceptr, src: sys::CUdeviceptr, bytes: usize) -> sys::CUDA_MEMCPY3D {
+    let unified = sys::CUmemorytype::CU_MEMORYTYPE_UNIFIED;
+    sys::CUDA_MEMCPY3D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcZ: 0,
+        srcLOD: 0,
+        srcMemoryType: unified,
+        srcHost: std::ptr::null(),
+        srcDevice: src,
+        srcArray: std::ptr::null_mut(),
+        reserved0: std::ptr::null_mut(),
+        srcPitch: 0,
+        srcHeight: 0,
+        dstXInBytes: 0,
+        dstY: 0,
+        dstZ: 0,
+        dstLOD: 0,
+        dstMemoryType: unified,
+        dstHost: std::ptr::null_mut(),
+        dstDevice: dst,
+        dstArray: std::ptr::null_mut(),
+        reserved1: std::ptr::null_mut(),
+        dstPitch: 0,
+        dstHeight: 0,
+        WidthInBytes: bytes,
+        Height: 1,
+        Depth: 1,
+    }
+}
+
+/// One incoming edge of a node being added.
+pub type Dep = (NodeRef, EdgeKind);
+
+/// The kind of a conditional node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Conditional {
+    /// The body runs while the condition is non-zero, tested before each iteration (the first
+    /// test sees the default value given at creation).
+    While,
+    /// The body runs once if the condition is non-zero.
+    If,
+}
+
+/// The device-side handle of a conditional node's condition (`cudaGraphConditionalHandle`),
+/// passed to the kernel that sets it with `cudaGraphSetConditional`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(transparent)]
+pub struct ConditionHandle(pub u64);
+
+/// A CUDA graph under construction. Dropping it destroys the graph (a body builder owns
+/// nothing: its graph belongs to the conditional node).
+#[derive(Debug)]
+pub struct GraphBuilder {
+    graph: sys::CUgraph,
+    ctx: Arc<CudaContext>,
+    /// Destroy `graph` on drop (false for a conditional node's body, owned by the node).
+    owned: bool,
+    node_count: usize,
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl GraphBuilder {
+    /// An empty graph in `ctx`.
+    pub fn new(ctx: &Arc<CudaContext>) -> Result<Self> {
+        ctx.bind_to_thread().map_err(|e| Error::driver("graph build: bind context", e))?;
+        let mut graph = std::ptr::null_mut();
+        // SAFETY: `graph` is a valid out-pointer; flags must be 0.
+        unsafe { sys::cuGraphCreate(&mut graph, 0) }.result().map_err(|e| Error::driver("graph build: create", e))?;
+        Ok(GraphBuilder { graph, ctx: ctx.clone(), owned: true, node_count: 0, _not_send: PhantomData })
+    }
+
+    /// The graph being built.
+    pub fn cu_graph(&self) -> sys::CUgraph {
+        self.graph
+    }
+
+    /// Nodes added so far (bodies of conditional nodes not counted).
+    pub fn node_count(&self) -> usize {
+        self.node_count
+    }
+
+    /// Adds `params` with incoming edges `deps`, through `cuGraphAddNode_v2` (edge data).
+    ///
+    /// # Safety
+    /// `params` is a valid node description whose pointers (kernel parameter values, device
+    /// addresses) are valid for the call and, for addresses, for every later launch.
+    unsafe fn add(&mut self, what: &str, deps: &[Dep], params: &mut sys::CUgraphNodeParams) -> Result<NodeRef> {
+        let nodes: Vec<sys::CUgraphNode> = deps.iter().map(|d| d.0 .0).collect();
+        let data: Vec<sys::CUgraphEdgeData> = deps.iter().map(|d| d.1.edge_data()).collect();
+        let mut node = std::ptr::null_mut();
+        let (nodes_ptr, data_ptr) =
+            if deps.is_empty() { (std::ptr::null(), std::ptr::null()) } else { (nodes.as_ptr(), data.as_ptr()) };
+        // SAFETY: `nodes` and `data` hold `deps.len()` entries (or are null for none), every
+        // dependency a node of this graph; `params` as the caller promises.
+        unsafe { sys::cuGraphAddNode_v2(&mut node, self.graph, nodes_ptr, data_ptr, deps.len(), params) }
+            .result()
+            .map_err(|e| Error::driver(format!("graph build: add {what}"), e))?;
+        self.node_count += 1;
+        Ok(NodeRef(node))
+    }
+
+    /// A kernel node running `func` with `cfg` and the parameter values `params` (one pointer
+    /// per kernel parameter, to its value; the driver copies the values here).
+    ///
+    /// # Safety
+    /// `params` matches the kernel's parameters in count, order and types, and every device
+    /// address among them stays valid (allocated, not freed) for every launch of the graph,
+    /// with what the kernel accesses through it inside the allocation. Every programmatic edge
+    /// in `deps` comes from a kernel node, and this kernel executes `griddepcontrol.wait` before
+    /// touching memory that node accesses.
+    pub unsafe fn add_kernel(
+        &mut self,
+        deps: &[Dep],
+        func: &CudaFunction,
+        name: &str,
+        cfg: LaunchConfig,
+        params: &mut [*mut c_void],
+    ) -> Result<NodeRef> {
+        // SAFETY: all-zero is a valid value of this plain C union; the kernel member is set next.
+        let mut p: sys::CUgraphNodeParams = unsafe { std::mem::zeroed() };
+        p.type_ = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL;
+        p.__bindgen_anon_1.kernel = sys::CUDA_KERNEL_NODE_PARAMS_v3 {
+            func: func.cu_function(),
+            gridDimX: cfg.grid_dim.0,
+            gridDimY: cfg.grid_dim.1,
+            gridDimZ: cfg.grid_dim.2,
+            blockDimX: cfg.block_dim.0,
+            blockDimY: cfg.block_dim.1,
+            blockDimZ: cfg.block_dim.2,
+            sharedMemBytes: cfg.shared_mem_bytes,
+            kernelParams: params.as_mut_ptr(),
+            extra: std::ptr::null_mut(),
+            kern: std::ptr::null_mut(),
+            ctx: std::ptr::null_mut(),
+        };
+        // SAFETY: a kernel node of a live function with the caller's parameters (`# Safety`).
+        unsafe { self.add(&format!("kernel node `{name}`"), deps, &mut p) }
+    }
+
+    /// A memset node setting `count` elements of `elem_size` bytes (1, 2 or 4) at `dst` to
+    /// `value` (its low `elem_size` bytes).
+    ///
+    /// # Safety
+    /// `dst` is the device address of an allocation of at least `count * elem_size` bytes,
+    /// aligned to `elem_size`, valid for every launch of the graph.
+    pub unsafe fn add_memset(
+        &mut self,
+        deps: &[Dep],
+        dst: sys::CUdeviceptr,
+        value: u32,
+        elem_size: u32,
+        count: usize,
+    ) -> Result<NodeRef> {
+        if !matches!(elem_size, 1 | 2 | 4) {
+            return Err(Error::graph(
+                "build: add memset node",
+                format!("element size {elem_size} (must be 1, 2 or 4)"),
+            ));
+        }
+        // SAFETY: all-zero is a valid value of this plain C union; the memset member is set next.
+        let mut p: sys::CUgraphNodeParams = unsafe { std::mem::zeroed() };
+        p.type_ = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_MEMSET;
+        p.__bindgen_anon_1.memset = sys::CUDA_MEMSET_NODE_PARAMS_v2 {
+            dst,
+            pitch: 0,
+            value,
+            elementSize: elem_size,
+            width: count,
+            height: 1,
+            ctx: self.ctx.cu_ctx(),
+        };
+        // SAFETY: the caller's promise on `dst` (`# Safety`).
+        unsafe { self.add("memset node", deps, &mut p) }
+    }
+
+    /// A memcpy node copying `bytes` bytes from `src` to `dst` (device or mapped pinned
+    /// addresses: unified addressing tells the driver which).
+    ///
+    /// # Safety
+    /// Both are addresses of allocations of at least `bytes` bytes (device memory or mapped
+    /// pinned host memory of this context), valid for every launch, not overlapping.
+    pub unsafe fn add_memcpy(
+        &mut self,
+        deps: &[Dep],
+        dst: sys::CUdeviceptr,
+        src: sys::CUdeviceptr,
+        bytes: usize,
+    ) -> Result<NodeRef> {
+        let copy = copy_1d(dst, src, bytes);
+        // SAFETY: all-zero is a valid value of this plain C union; the memcpy member is set next.
+        let mut p: sys::CUgraphNodeParams = unsafe { std::mem::zeroed() };
+        p.type_ = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_MEMCPY;
+        p.__bindgen_anon_1.memcpy =
+            sys::CUDA_MEMCPY_NODE_PARAMS { flags: 0, reserved: 0, copyCtx: self.ctx.cu_ctx(), copyParams: copy };
+        // SAFETY: the caller's promise on both addresses (`# Safety`).
+        unsafe { self.add("memcpy node", deps, &mut p) }
+    }
+
+    /// A child-graph node running a copy of `child`'s graph (the driver clones it here).
+    pub fn add_child(&mut self, deps: &[Dep], child: &GraphBuilder) -> Result<NodeRef> {
+        if deps.iter().any(|d| d.1 == EdgeKind::Programmatic) {
+            return Err(Error::graph("build: add child graph node", "a programmatic edge must end at a kernel node"));
+        }
+        let nodes: Vec<sys::CUgraphNode> = deps.iter().map(|d| d.0 .0).collect();
+        let mut node = std::ptr::null_mut();
+        // SAFETY: `nodes` holds `deps.len()` nodes of this graph; `child` is a live graph,
+        // cloned by the driver (its addresses are the caller's, as for every node of it).
+        unsafe { sys::cuGraphAddChildGraphNode(&mut node, self.graph, nodes.as_ptr(), nodes.len(), child.graph) }
+            .result()
+            .map_err(|e| Error::driver("graph build: add child graph node", e))?;
+        self.node_count += 1;
+        Ok(NodeRef(node))
+    }
+
+    /// An event-record node (for per-node timing): records `event` when its dependencies are done.
+    pub fn add_event_record(&mut self, deps: &[Dep], event: &CudaEvent) -> Result<NodeRef> {
+        let nodes: Vec<sys::CUgraphNode> = deps.iter().map(|d| d.0 .0).collect();
+        let mut node = std::ptr::null_mut();
+        // SAFETY: `nodes` holds `deps.len()` nodes of this graph; `event` is a live event of
+        // this context, which the caller keeps alive as long as the graph.
+        unsafe { sys::cuGraphAddEventRecordNode(&mut node, self.graph, nodes.as_ptr(), nodes.len(), event.cu_event()) }
+            .result()
+            .map_err(|e| Error::driver("graph build: add event record node", e))?;
+        self.node_count += 1;
+        Ok(NodeRef(node))
+    }
+
+    /// A new condition of this graph, reset to `default` at the start of every launch, for
+    /// one conditional node (and the kernel that sets it).
+    pub fn create_condition(&mut self, default: bool) -> Result<ConditionHandle> {
+        let mut handle: sys::CUgraphConditionalHandle = 0;
+        // SAFETY: `handle` is a valid out-pointer; the graph and context are live.
+        unsafe {
+            sys::cuGraphConditionalHandleCreate(
+                &mut handle,
+                self.graph,
+                self.ctx.cu_ctx(),
+                u32::from(default),
+                sys::CU_GRAPH_COND_ASSIGN_DEFAULT,
+            )
+        }
+        .result()
+        .map_err(|e| Error::driver("graph build: create a conditional handle", e))?;
+        Ok(ConditionHandle(handle))
+    }
+
+    /// A conditional node of `kind` on `handle` (made by [`Self::create_condition`] on this
+    /// builder); returns the node and a builder for its body graph, which belongs to the node.
+    pub fn add_conditional(
+        &mut self,
+        deps: &[Dep],
+        kind: Conditional,
+        handle: ConditionHandle,
+    ) -> Result<(NodeRef, GraphBuilder)> {
+        if deps.iter().any(|d| d.1 == EdgeKind::Programmatic) {
+            return Err(Error::graph("build: add conditional node", "a programmatic edge must end at a kernel node"));
+        }
+        // SAFETY: all-zero is a valid value of this plain C union; the conditional member is set.
+        let mut p: sys::CUgraphNodeParams = unsafe { std::mem::zeroed() };
+        p.type_ = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_CONDITIONAL;
+        p.__bindgen_anon_1.conditional = sys::CUDA_CONDITIONAL_NODE_PARAMS {
+            handle: handle.0,
+            type_: match kind {
+                Conditional::While => sys::CUgraphConditionalNodeType::CU_GRAPH_COND_TYPE_WHILE,
+                Conditional::If => sys::CUgraphConditionalNodeType::CU_GRAPH_COND_TYPE_IF,
+            },
+            size: 1,
+            phGraph_out: std::ptr::null_mut(),
+            ctx: self.ctx.cu_ctx(),
+        };
+        // SAFETY: a conditional node description with a handle of this graph; no addresses.
+        let node = unsafe { self.add("conditional node", deps, &mut p) }?;
+        // SAFETY: the driver filled `phGraph_out` with `size` (1) body graphs owned by the node.
+        let body = unsafe { *p.__bindgen_anon_1.conditional.phGraph_out };
+        let body =
+            GraphBuilder { graph: body, ctx: self.ctx.clone(), owned: false, node_count: 0, _not_send: PhantomData };
+        Ok((node, body))
+    }
+
+    /// Instantiates the graph for launches on `stream` (and uploads it), consuming the builder.
+    pub fn instantiate(mut self, stream: &Arc<CudaStream>) -> Result<Graph> {
+        if !self.owned {
+            return Err(Error::graph("build: instantiate", "a conditional node's body is instantiated with its graph"));
+        }
+        self.ctx.bind_to_thread().map_err(|e| Error::driver("graph build: bind context", e))?;
+        let exec = if self.node_count == 0 {
+            std::ptr::null_mut()
+        } else {
+            // SAFETY: `graph` is a live, complete graph; default flags.
+            unsafe { result::graph::instantiate(self.graph, sys::CUgraphInstantiate_flags(0)) }.map_err(|e| {
+                Error::driver(format!("graph build: instantiate a graph of {} nodes", self.node_count), e)
+            })?
+        };
+        // The graph now belongs to the `Graph`, which destroys it.
+        self.owned = false;
+        let graph = Graph::from_parts(self.graph, exec, stream.clone(), self.node_count);
+        if exec.is_null() {
+            return Ok(graph);
+        }
+        graph.upload()?;
+        Ok(graph)
+    }
+}
+
+impl GraphBuilder {
+    /// Gives up ownership of the graph (for [`Graph::update_from`], which destroys it).
+    pub(crate) fn into_raw(mut self) -> sys::CUgraph {
+        self.owned = false;
+        self.graph
+    }
+}
+
+impl Drop for GraphBuilder {
+    fn drop(&mut self) {
+        if self.owned {
+            // SAFETY: `graph` is owned by this builder and destroyed once, here.
+            let _ = unsafe { result::graph::destroy(self.graph) };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_descriptions_are_valid_values_without_a_gpu() {
+        // `mem::zeroed` panics for a type with an invalid all-zero value (an enum without a 0
+        // variant): every description `add_*` zero-initialises must allow it.
+        // SAFETY: the check itself is what this test exercises; a union of plain C values.
+        let p: sys::CUgraphNodeParams = unsafe { std::mem::zeroed() };
+        assert_eq!(p.type_, sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL);
+        let c = copy_1d(0x1000, 0x2000, 64);
+        assert_eq!((c.dstDevice, c.srcDevice, c.WidthInBytes, c.Height, c.Depth), (0x1000, 0x2000, 64, 1, 1));
+        assert_eq!(EdgeKind::Programmatic.edge_data().type_, 1);
+        assert_eq!(EdgeKind::Full.edge_data().type_, 0);
+    }
+}
