@@ -49,7 +49,8 @@ fn constants_are_evaluated_and_typed_by_their_parameter() {
     );
     let a = run(&spec).unwrap_or_else(|e| panic!("{}", e.join("\n")));
     let node = &a.ir.nodes[0];
-    assert_eq!((node.grid.value, node.block.value, node.shared), ([3, 1, 1], [64, 2, 1], 1200));
+    let l = node.launch().expect("a kernel node");
+    assert_eq!((l.grid.value, l.block.value, l.shared), ([3, 1, 1], [64, 2, 1], 1200));
     let consts: Vec<(&str, &Binding)> = node.args.iter().map(|a| (a.param.as_str(), &a.binding)).collect();
     assert_eq!(consts[2], ("s", &Binding::Const { value: Value::Int(3), src: "3".into() }));
     assert_eq!(consts[3], ("n", &Binding::Const { value: Value::Int(599), src: "2 * n - 1".into() }));

@@ -76,7 +76,7 @@ fn expressions_up_to_the_depth_limit_still_evaluate() {
     let chain = format!("\"1{}\"", " + 0".repeat(depth - 1));
     for (grid, want) in [(&parens, 64), (&chain, 1)] {
         let a = run_with("crate::decls", &scale_spec(grid, "\"n\"")).unwrap_or_else(|e| panic!("{}", e.join("\n")));
-        assert_eq!(a.ir.nodes[0].grid.value[0], want);
+        assert_eq!(a.ir.nodes[0].launch().expect("a kernel node").grid.value[0], want);
     }
 }
 

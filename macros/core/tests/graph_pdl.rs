@@ -66,7 +66,8 @@ fn the_generated_struct_launches_pdl_nodes_with_pdl_and_offers_a_serialized_capt
     let plain = format!("{}\n[kernels]\nsource = \"decls.rs\"\nmodule = \"crate::decls\"\n", chain("", ["", "", ""]));
     let req = GraphRequest { spec_text: &plain, ..req };
     let code = generate(&req).unwrap_or_else(|e| panic!("{}", e.join("\n"))).to_string();
-    assert!(!code.contains("LaunchOptions :: PDL"), "no PDL launch in a spec without pdl");
+    assert!(!code.contains("fn __pdl_options"), "no PDL launch in a spec without pdl");
+    assert!(code.contains("PDL_EDGES : & 'static [(usize , usize)] = & [] ;"), "no programmatic edge without pdl");
     assert!(code.contains("fn capture_serialized"), "every graph can be captured serialized");
 }
 

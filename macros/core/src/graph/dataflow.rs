@@ -164,11 +164,14 @@ pub fn reduce(n: usize, edges: &[Edge]) -> Vec<Edge> {
 /// The reduced dependency edges of `ir`'s nodes, sorted by `(from, to)`: the reduction of the
 /// per-buffer candidates (see [`candidate_pairs`]), each with all the buffers behind it.
 pub fn dependencies(ir: &GraphIr) -> Vec<Edge> {
-    let acc = all_accesses(ir);
-    let candidates: Vec<Edge> = candidate_pairs(&acc, ir.buffers.len())
-        .into_iter()
-        .map(|(from, to)| Edge { from, to, causes: Vec::new() })
-        .collect();
+    dependencies_of(&all_accesses(ir), ir.buffers.len())
+}
+
+/// [`dependencies`] for any sequence of accessors (nodes, or the units of a build plan), each
+/// with its `(buffer, writes)` accesses.
+pub fn dependencies_of(acc: &[Vec<(usize, bool)>], n_buffers: usize) -> Vec<Edge> {
+    let candidates: Vec<Edge> =
+        candidate_pairs(acc, n_buffers).into_iter().map(|(from, to)| Edge { from, to, causes: Vec::new() }).collect();
     let mut kept = reduce(acc.len(), &candidates);
     for e in &mut kept {
         e.causes = causes(&acc[e.from], &acc[e.to]);

@@ -17,10 +17,13 @@ use crate::syntax::naming::graph_struct_ident;
 /// crate of its own.)
 pub const MANIFEST_DIR_VAR: &str = "KGRAPH_MANIFEST_DIR";
 
-/// The macro's arguments: `"path.toml"` and optionally `, name = StructName`.
+/// The macro's arguments: `"path.toml"` and optionally `, name = StructName` and
+/// `, repeat = K` (the whole spec as the body of one `[[while]] repeat = K` loop: K steps per
+/// launch).
 struct MacroArgs {
     path: LitStr,
     name: Option<Ident>,
+    repeat: Option<syn::LitInt>,
 }
 
 impl Parse for MacroArgs {
@@ -31,25 +34,29 @@ impl Parse for MacroArgs {
                 "expected the spec file: `graph!(\"graphs/x.toml\")` or `graph!(\"graphs/x.toml\", name = MyGraph)`",
             )
         })?;
-        let mut name = None;
+        let (mut name, mut repeat) = (None, None);
         while input.parse::<Token![,]>().is_ok() {
             if input.is_empty() {
                 break;
             }
             let key: Ident = input.parse()?;
-            if key != "name" {
+            if key == "name" {
+                input.parse::<Token![=]>()?;
+                name = Some(input.parse()?);
+            } else if key == "repeat" {
+                input.parse::<Token![=]>()?;
+                repeat = Some(input.parse()?);
+            } else {
                 return Err(syn::Error::new(
                     key.span(),
-                    format!("unknown option `{key}`: the only option is `name = StructName`"),
+                    format!("unknown option `{key}`: the options are `name = StructName` and `repeat = K`"),
                 ));
             }
-            input.parse::<Token![=]>()?;
-            name = Some(input.parse()?);
         }
         if !input.is_empty() {
             return Err(input.error("unexpected tokens after the spec file"));
         }
-        Ok(MacroArgs { path, name })
+        Ok(MacroArgs { path, name, repeat })
     }
 }
 
@@ -88,6 +95,17 @@ pub fn expand(input: TokenStream) -> TokenStream {
             return stub(syn::Error::new(args.path.span(), msg).to_compile_error());
         }
     };
+    let text = match &args.repeat {
+        Some(k) => match k.base10_parse::<u32>() {
+            Ok(k) if k >= 1 => repeat_all(&text, k),
+            _ => {
+                return stub(
+                    syn::Error::new(k.span(), "`repeat` takes an integer from 1 to 4294967295").to_compile_error(),
+                )
+            }
+        },
+        None => text,
+    };
     let read_file = |rel: &str| std::fs::read_to_string(root.join(rel));
     let root_str = root.to_string_lossy();
     let req = GraphRequest {
@@ -105,4 +123,18 @@ pub fn expand(input: TokenStream) -> TokenStream {
             stub(quote!(#(#errors)*))
         }
     }
+}
+
+/// The spec text with every node in the body of one `[[while]] repeat = k` loop, named
+/// `repeat_steps` (appended after the file's own text; a spec that does not parse is left as it
+/// is, for its own errors).
+fn repeat_all(text: &str, k: u32) -> String {
+    let mut diags = super::spec::diag::Diagnostics::new();
+    let raw = super::spec::read(text, &mut diags);
+    if !diags.is_empty() {
+        return text.to_string();
+    }
+    let names: Vec<String> =
+        raw.nodes.iter().filter_map(|n| n.name.as_ref().or(n.kernel.as_ref()).map(|s| format!("{:?}", s.v))).collect();
+    format!("{text}\n\n[[while]]\nname = \"repeat_steps\"\nnodes = [{}]\nrepeat = {k}\n", names.join(", "))
 }

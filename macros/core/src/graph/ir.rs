@@ -61,6 +61,11 @@ impl Role {
         matches!(self, Role::Output | Role::State | Role::Scratch)
     }
 
+    /// Device memory the struct owns as a `CudaSlice`, which `replace_<buffer>` may exchange.
+    pub fn is_replaceable(self) -> bool {
+        !self.is_host()
+    }
+
     /// Kernels may write it through `PinnedMut<T>`.
     pub fn kernel_writable_pinned(self) -> bool {
         self == Role::PinnedOut
@@ -227,11 +232,9 @@ pub struct Dim3 {
     pub src: String,
 }
 
-/// One kernel launch.
+/// A kernel node's kernel and launch shape.
 #[derive(Debug, Clone)]
-pub struct Node {
-    /// Node name (unique).
-    pub name: String,
+pub struct KernelLaunch {
     /// Index into `GraphIr::kernels`.
     pub kernel: usize,
     /// Grid.
@@ -240,13 +243,104 @@ pub struct Node {
     pub block: Dim3,
     /// Dynamic shared memory in bytes.
     pub shared: u32,
-    /// Arguments, in the kernel's parameter order.
+}
+
+/// What a node does.
+#[derive(Debug, Clone)]
+pub enum NodeOp {
+    /// Launches a kernel; `args` are its parameters' arguments.
+    Kernel(KernelLaunch),
+    /// Sets every element of `args[0]` (`dst`) to one value: `pattern`, the value's low
+    /// `elem_size` bytes (1, 2 or 4) repeated.
+    Memset {
+        /// The value as written.
+        value: Value,
+        /// Its bits, as `cuMemsetD{8,16,32}` takes them.
+        pattern: u32,
+        /// Bytes per memset element (the buffer's element size, or 1 for a zero fill of
+        /// 8-byte elements).
+        elem_size: u32,
+    },
+    /// Copies `args[0]` (`src`) into `args[1]` (`dst`), same dtype and length.
+    Memcpy,
+}
+
+/// One node.
+#[derive(Debug, Clone)]
+pub struct Node {
+    /// Node name (unique).
+    pub name: String,
+    /// What it does.
+    pub op: NodeOp,
+    /// Arguments: a kernel's in parameter order; `[dst]` for a memset, `[src, dst]` for a memcpy.
     pub args: Vec<Arg>,
     /// `doc = "..."`.
     pub doc: Option<String>,
     /// Launched with programmatic dependent launch (the node's `pdl`, else the spec's, else
     /// false): the kernel promises to execute `griddepcontrol.wait` before touching its buffers.
+    /// Always false for memset and memcpy nodes.
     pub pdl: bool,
+}
+
+/// How a conditional node decides.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ControlKind {
+    /// `[[while]] repeat = n`: the body runs `n` (≥ 1) times per launch.
+    Repeat(u32),
+    /// `[[while]] until = { buffer, below }, max`: the body runs until the first element of
+    /// device `f32` buffer `buffer` is below `below` (tested after each iteration, so at least
+    /// once), at most `max` times.
+    Until {
+        /// Index into `GraphIr::buffers`.
+        buffer: usize,
+        /// The threshold, as the TOML float text.
+        below: String,
+        /// The iteration cap.
+        max: u32,
+    },
+    /// `[[if]] flag = b`: the body runs once when the first element of device `i32` buffer
+    /// `flag` is non-zero.
+    If {
+        /// Index into `GraphIr::buffers`.
+        flag: usize,
+    },
+}
+
+/// A `[[while]]` or `[[if]]`: a run of consecutive nodes executed conditionally on the device,
+/// as one conditional node of the graph whose body holds them.
+#[derive(Debug, Clone)]
+pub struct Control {
+    /// Name (unique among nodes and controls).
+    pub name: String,
+    /// The condition.
+    pub kind: ControlKind,
+    /// The first body node (index into `GraphIr::nodes`).
+    pub first: usize,
+    /// How many consecutive nodes the body holds.
+    pub len: usize,
+    /// `doc = "..."`.
+    pub doc: Option<String>,
+}
+
+impl Control {
+    /// The body's node indices.
+    pub fn body(&self) -> std::ops::Range<usize> {
+        self.first..self.first + self.len
+    }
+
+    /// The buffer its condition reads (`until`'s value, `if`'s flag).
+    pub fn condition_buffer(&self) -> Option<usize> {
+        match self.kind {
+            ControlKind::Repeat(_) => None,
+            ControlKind::Until { buffer, .. } => Some(buffer),
+            ControlKind::If { flag } => Some(flag),
+        }
+    }
+
+    /// Whether it is a loop.
+    pub fn is_loop(&self) -> bool {
+        !matches!(self.kind, ControlKind::If { .. })
+    }
 }
 
 /// The validated graph.
@@ -270,6 +364,8 @@ pub struct GraphIr {
     pub kernels: Vec<KernelDecl>,
     /// Nodes, in file order (= eager order).
     pub nodes: Vec<Node>,
+    /// Conditional groups of nodes, in file order; their bodies do not overlap.
+    pub controls: Vec<Control>,
 }
 
 impl Dim {
@@ -280,6 +376,11 @@ impl Dim {
 }
 
 impl Buffer {
+    /// Its replacer: `replace_x` for buffer `x` (device buffers).
+    pub fn replacer(&self) -> String {
+        format!("replace_{}", self.name)
+    }
+
     /// The associated constant holding its length: `X_LEN` for buffer `x`.
     pub fn len_const(&self) -> String {
         format!("{}_LEN", self.name.to_uppercase())
@@ -316,6 +417,20 @@ impl Binding {
 }
 
 impl GraphIr {
+    /// What node `n` runs, for docs and diagrams: its kernel's name, `memset` or `memcpy`.
+    pub fn node_label(&self, n: usize) -> String {
+        match &self.nodes[n].op {
+            NodeOp::Kernel(l) => ident_text(&self.kernels[l.kernel].name),
+            NodeOp::Memset { .. } => "memset".to_string(),
+            NodeOp::Memcpy => "memcpy".to_string(),
+        }
+    }
+
+    /// The control whose body holds node `n`, if any.
+    pub fn control_of(&self, n: usize) -> Option<usize> {
+        self.controls.iter().position(|c| c.body().contains(&n))
+    }
+
     /// Buffers node `n` reads and writes: `(buffer, writes)`, one entry per buffer (a buffer
     /// passed both ways counts as written).
     pub fn accesses(&self, n: usize) -> Vec<(usize, bool)> {
@@ -346,6 +461,19 @@ pub struct ExtentUse<'d> {
 }
 
 impl Node {
+    /// The kernel and launch shape of a kernel node.
+    pub fn launch(&self) -> Option<&KernelLaunch> {
+        match &self.op {
+            NodeOp::Kernel(l) => Some(l),
+            _ => None,
+        }
+    }
+
+    /// The kernel index of a kernel node.
+    pub fn kernel(&self) -> Option<usize> {
+        self.launch().map(|l| l.kernel)
+    }
+
     /// The argument bound to kernel parameter `param`, if any.
     pub fn arg(&self, param: &str) -> Option<&Arg> {
         self.args.iter().find(|a| a.param == param)

@@ -20,6 +20,7 @@ pub mod emit;
 mod expand;
 pub mod ir;
 mod pipeline;
+pub mod plan;
 pub mod spec;
 
 pub use expand::{expand, MANIFEST_DIR_VAR};

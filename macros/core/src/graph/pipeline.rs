@@ -10,6 +10,7 @@ use super::check::{self, Kernels};
 use super::dataflow;
 use super::emit::{self, diagram, docs, CodegenInput};
 use super::ir::GraphIr;
+use super::plan;
 use super::spec::diag::{Diagnostics, SourceMap};
 use super::spec::{self, RawSpec};
 use crate::syntax::naming::graph_struct_ident;
@@ -36,10 +37,14 @@ pub struct Analysis {
     pub ir: GraphIr,
     /// The reduced dependency edges.
     pub edges: Vec<dataflow::Edge>,
-    /// The capture schedule of `capture()` (dataflow branches).
+    /// The stream-capture schedule of `capture_streamed()` (dataflow branches).
     pub schedule: dataflow::Schedule,
-    /// The capture schedule of `capture_serialized()` (file order on one stream).
+    /// The stream schedule of file order on one stream (the serialized plan's PDL rule).
     pub serial: dataflow::Schedule,
+    /// The build plan of `capture()`.
+    pub branched: plan::BuildPlan,
+    /// The build plan of `capture_serialized()` and `profile()`.
+    pub serialized: plan::BuildPlan,
 }
 
 /// Parses and validates; `Err` holds every rendered error message. Without a record folder,
@@ -69,7 +74,8 @@ pub fn analyze_with_records(req: &GraphRequest<'_>, record_dir: Option<&Path>) -
             let pdl: Vec<bool> = ir.nodes.iter().map(|n| n.pdl).collect();
             let schedule = dataflow::schedule(ir.nodes.len(), &edges, &pdl);
             let serial = dataflow::serial_schedule(ir.nodes.len(), &pdl);
-            Ok(Analysis { ir, edges, schedule, serial })
+            let (branched, serialized) = (plan::branched(&ir), plan::serialized(&ir));
+            Ok(Analysis { ir, edges, schedule, serial, branched, serialized })
         }
         _ => Err(diags.render(&map)),
     }
@@ -118,7 +124,7 @@ pub fn generate(req: &GraphRequest<'_>) -> Result<TokenStream, Vec<String>> {
 pub fn generate_with_records(req: &GraphRequest<'_>, record_dir: Option<&Path>) -> Result<TokenStream, Vec<String>> {
     let a = analyze_with_records(req, record_dir)?;
     let name = req.struct_name.clone().unwrap_or_else(|| graph_struct_ident(req.spec_path, Span::call_site()));
-    let programmatic = a.schedule.programmatic_edges();
+    let programmatic = a.branched.programmatic_edges();
     let doc = docs::struct_doc(&a.ir, &a.edges, &programmatic);
     let dot = diagram::dot(&a.ir, &name.to_string(), &a.edges, &programmatic);
     let mermaid = diagram::mermaid(&a.ir, &a.edges, &programmatic);
@@ -128,7 +134,8 @@ pub fn generate_with_records(req: &GraphRequest<'_>, record_dir: Option<&Path>) 
         name: &name,
         edges: &a.edges,
         schedule: &a.schedule,
-        serial: &a.serial,
+        branched: &a.branched,
+        serialized: &a.serialized,
         programmatic: &programmatic,
         tracked: &tracked,
         doc: &doc,

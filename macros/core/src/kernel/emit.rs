@@ -299,6 +299,7 @@ fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignat
     let args = Ident::new("args", Span::mixed_site());
     let (body, ex_args) = (launch_body(decl, &args), launch_ex_call(decl, &args));
     let launch_with_doc = launch_with_doc();
+    let param_decls = &sigs.params;
     quote! {
         #launch_doc
         #[inline]
@@ -342,12 +343,37 @@ fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignat
         #[inline]
         #[allow(clippy::too_many_arguments)]
         pub unsafe fn #ordered {
+            // SAFETY: the caller's contract (`# Safety`) is `__issue`'s for a stream.
+            unsafe { self.__issue(::kgraph::Issue::Stream(stream), cfg, opts, #(#names),*) }.map(|_| ())
+        }
+
+        /// [`Self::__launch_ordered`] to any [`kgraph::Issue`] target: a stream, a kernel node
+        /// added to a graph under construction, or an existing kernel node of an instantiated
+        /// graph rewritten for its later replays. Every check of `launch_with` but the stream
+        /// check is made first.
+        ///
+        /// # Safety
+        ///
+        /// For a stream, as [`Self::__launch_ordered`]. For a graph: every device-memory
+        /// argument stays allocated, unmoved, for every later launch of the graph, and is
+        /// ordered with the graph's stream (the graph structs own both); programmatic edges in
+        /// `deps` only with PDL options.
+        #[doc(hidden)]
+        #[inline]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe fn __issue(
+            &self,
+            target: ::kgraph::Issue<'_>,
+            cfg: ::kgraph::LaunchConfig,
+            opts: ::kgraph::LaunchOptions,
+            #(#param_decls),*
+        ) -> ::kgraph::Result<::kgraph::Issued> {
             #block_check
             #lengths
             #(#addresses)*
             #overlaps
             #pdl
-            if opts == ::kgraph::LaunchOptions::default() {
+            if let (::kgraph::Issue::Stream(stream), true) = (&target, opts == ::kgraph::LaunchOptions::default()) {
                 use ::kgraph::cudarc::driver::PushKernelArg as _;
                 #body
                 // SAFETY: the argument list matches the kernel's parameters in the `.cu` in count,
@@ -362,15 +388,16 @@ fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignat
                 // the arguments' streams (`# Safety`). Scalars are pushed by reference to locals
                 // that outlive the call.
                 return unsafe { #args.launch(cfg) }
-                    .map(|_events| ())
+                    .map(|_events| ::kgraph::Issued::Launched)
                     .map_err(|source| ::kgraph::Error::Launch { kernel: Self::NAME, source });
             }
             #ex_args
             // SAFETY: as above: one pointer per kernel parameter, in the verified order, each to
-            // a local (device address or scalar) that outlives the call, the arguments checked
-            // against the extents the declaration promises; PDL only for a kernel whose wait on
-            // its grid dependency is proven (`check_pdl` above).
-            unsafe { ::kgraph::launch_ex(stream, &self.function, Self::NAME, cfg, opts, &mut #args) }
+            // a local (device address or scalar) that outlives the call (the driver copies the
+            // values), the arguments checked against the extents the declaration promises; PDL
+            // only for a kernel whose wait on its grid dependency is proven (`check_pdl` above);
+            // the lifetime of the addresses in a graph as the caller promises (`# Safety`).
+            unsafe { ::kgraph::issue_kernel(target, &self.function, Self::NAME, cfg, opts, &mut #args) }
         }
     }
 }

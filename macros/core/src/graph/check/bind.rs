@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use super::context::{Ctx, NameKind};
 use super::launch::launch;
 use super::values::{int_value, typed_value};
-use crate::graph::ir::{Arg, Binding, Buffer, Node, Scalar};
+use crate::graph::ir::{Arg, Binding, Buffer, KernelLaunch, Node, NodeOp, Scalar};
 use crate::graph::spec::diag::{list, suggest};
 use crate::graph::spec::{ArgValue, Lit, Num, RawNode, RawSpec, Span, S};
 use crate::syntax::model::{Elem, KernelDecl, ParamKind};
@@ -100,8 +100,28 @@ fn bind_node(
     node_names: &mut BTreeMap<String, Span>,
     out: &mut Bound,
 ) {
+    if node.memset.is_some() || node.memcpy.is_some() {
+        let name = match &node.name {
+            Some(n) => {
+                let (n, ok) = node_name(cx, node, n, node_names);
+                ok.then_some(n.v)
+            }
+            None => {
+                cx.diags.error(node.span.clone(), "a memset or memcpy node needs a `name`");
+                None
+            }
+        };
+        if let Some((bound, spans)) = super::copies::bind_copy_node(cx, node, name, env.buffers) {
+            out.nodes.push(bound);
+            out.arg_spans.push(spans);
+        }
+        return;
+    }
     let Some(kernel) = &node.kernel else {
-        cx.diags.error(node.span.clone(), "node has no `kernel` (the name of a `#[kernel]` declaration)");
+        cx.diags.error(
+            node.span.clone(),
+            "node has no `kernel` (the name of a `#[kernel]` declaration), `memset` or `memcpy`",
+        );
         return;
     };
     let decl = env.decls.iter().find(|d| ident_text(&d.name) == kernel.v);
@@ -118,7 +138,8 @@ fn bind_node(
     };
     let kernel = out.kernel_index(decl);
     let pdl = node.pdl.as_ref().or(raw.pdl.as_ref()).is_some_and(|p| p.v);
-    out.nodes.push(Node { name: name.v, kernel, grid, block, shared, args, doc: node.doc.clone(), pdl });
+    let op = NodeOp::Kernel(KernelLaunch { kernel, grid, block, shared });
+    out.nodes.push(Node { name: name.v, op, args, doc: node.doc.clone(), pdl });
     out.arg_spans.push(spans);
 }
 

@@ -202,7 +202,8 @@ pub(crate) fn extents_fit_buffers(
     scalars: &[Scalar],
 ) {
     for (n, node) in nodes.iter().enumerate() {
-        let decl = &kernels[node.kernel];
+        let Some(k) = node.kernel() else { continue };
+        let decl = &kernels[k];
         for u in node.extent_uses(decl) {
             if let Some(msg) = extent_problem(node, decl, &u, buffers, scalars) {
                 cx.diags.error(arg_spans[n][u.arg].clone(), msg);

@@ -13,6 +13,8 @@
 
 mod bind;
 mod context;
+mod control;
+mod copies;
 mod declare;
 mod extents;
 mod launch;
@@ -69,9 +71,15 @@ pub fn validate(raw: &RawSpec, kernels: &Kernels, spec_path: &str, diags: &mut D
     }
     // Order and usage are whole-graph properties: judged only when every node bound (else a
     // node that failed would make its buffers look unused or unwritten).
-    if bound.nodes.len() == raw.nodes.len() {
-        usage::check_usage(&mut cx, &bound, &buffers.items, &buffers.spans, &scalars.items, &scalars.spans);
-    }
+    let controls = if bound.nodes.len() == raw.nodes.len() {
+        let controls = control::controls(&mut cx, raw, &bound, &env);
+        let conditions: Vec<usize> = controls.iter().filter_map(|c| c.condition_buffer()).collect();
+        let lists = (&buffers.items[..], &buffers.spans[..], &scalars.items[..], &scalars.spans[..]);
+        usage::check_usage(&mut cx, &bound, lists, &conditions);
+        controls
+    } else {
+        Vec::new()
+    };
     if cx.diags.len() > errors_before {
         return None;
     }
@@ -85,5 +93,6 @@ pub fn validate(raw: &RawSpec, kernels: &Kernels, spec_path: &str, diags: &mut D
         scalars: scalars.items,
         kernels: bound.kernels,
         nodes: bound.nodes,
+        controls,
     })
 }

@@ -19,6 +19,11 @@ pub const RESERVED_METHODS: &[&str] = &[
     "is_captured",
     "pdl_enabled",
     "set_pdl_enabled",
+    "capture_streamed",
+    "update_graph",
+    "profile",
+    "debug_dot",
+    "set_launch",
 ];
 /// Generated associated constants a spec name must not produce.
 pub const RESERVED_CONSTS: &[&str] = &["SPEC", "NODES", "EDGES", "NODE_PDL", "PDL_EDGES", "DOT", "MERMAID"];
@@ -55,6 +60,9 @@ fn wanted(dims: &[Dim], buffers: &[Buffer], scalars: &[Scalar]) -> Vec<Wanted> {
         want(b.len_const(), Item::Constant, &owner, &b.name);
         for m in b.role.host_methods() {
             want(m.name(&b.name), Item::Method, &owner, &b.name);
+        }
+        if b.role.is_replaceable() {
+            want(b.replacer(), Item::Method, &owner, &b.name);
         }
     }
     for s in scalars {

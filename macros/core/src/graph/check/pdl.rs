@@ -49,7 +49,8 @@ pub fn check_pdl_waits(raw: &RawSpec, ir: &GraphIr, record_dir: &Path, diags: &m
         if !node.pdl {
             continue;
         }
-        let decl = &ir.kernels[node.kernel];
+        let Some(k) = node.kernel() else { continue };
+        let decl = &ir.kernels[k];
         let Some(why) = unproven(record_dir, &decl.file, &decl.symbol) else { continue };
         let raw_node = raw.nodes.get(index);
         let span = raw_node

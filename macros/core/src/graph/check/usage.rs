@@ -7,18 +7,16 @@ use super::context::Ctx;
 use crate::graph::ir::{Binding, Buffer, Scalar};
 use crate::graph::spec::Span;
 
-/// Node order and usage checks on the bound nodes.
-pub(crate) fn check_usage(
-    cx: &mut Ctx<'_>,
-    bound: &Bound,
-    buffers: &[Buffer],
-    buffer_spans: &[Span],
-    scalars: &[Scalar],
-    scalar_spans: &[Span],
-) {
+/// The buffers and scalars with their spans.
+pub(crate) type Declared<'a> = (&'a [Buffer], &'a [Span], &'a [Scalar], &'a [Span]);
+
+/// Node order and usage checks on the bound nodes; `conditions` are the buffers the
+/// `[[while]]`/`[[if]]` conditions read (used, too).
+pub(crate) fn check_usage(cx: &mut Ctx<'_>, bound: &Bound, declared: Declared<'_>, conditions: &[usize]) {
+    let (buffers, buffer_spans, scalars, scalar_spans) = declared;
     let first_writer = first_writers(bound, buffers.len());
     no_read_before_write(cx, bound, buffers, &first_writer);
-    buffers_used_and_results_written(cx, bound, buffers, buffer_spans, &first_writer);
+    buffers_used_and_results_written(cx, bound, buffers, buffer_spans, &first_writer, conditions);
     scalars_used(cx, bound, scalars, scalar_spans);
 }
 
@@ -74,8 +72,12 @@ fn buffers_used_and_results_written(
     buffers: &[Buffer],
     buffer_spans: &[Span],
     first_writer: &[Option<&str>],
+    conditions: &[usize],
 ) {
     let mut used = vec![false; buffers.len()];
+    for &b in conditions {
+        used[b] = true;
+    }
     for a in bound.nodes.iter().flat_map(|n| &n.args) {
         if let Some((b, _)) = a.binding.buffer_access() {
             used[b] = true;

@@ -26,7 +26,95 @@ pub(crate) fn accessors(cg: &CodegenInput<'_>) -> TokenStream {
     for s in 0..ir.scalars.len() {
         out.extend(scalar_accessors(cg, s));
     }
+    for b in 0..ir.buffers.len() {
+        out.extend(buffer_replacer(cg, b));
+    }
+    out.extend(launch_setter(cg));
     out
+}
+
+/// The nodes that pass buffer `b`.
+fn users_of(ir: &GraphIr, b: usize) -> Vec<usize> {
+    (0..ir.nodes.len())
+        .filter(|&n| ir.nodes[n].args.iter().any(|a| a.binding.buffer_access().is_some_and(|(x, _)| x == b)))
+        .collect()
+}
+
+/// `replace_<buffer>(new)` for a device buffer: exchanges the struct's slice for `new` and
+/// rewrites every node that passes it in the instantiated graph (no re-instantiation).
+fn buffer_replacer(cg: &CodegenInput<'_>, b: usize) -> Option<TokenStream> {
+    let ir = cg.ir;
+    let buf = &ir.buffers[b];
+    if !buf.role.is_replaceable() {
+        return None;
+    }
+    let (f, m) = (buffer_field(ir, b), format_ident!("{}", buf.replacer()));
+    let t = buf.elem.rust_ident();
+    let len_const = format_ident!("{}", buf.len_const());
+    let graph = cg.name.to_string();
+    let what = format!("{}::{}", graph, buf.replacer());
+    let name = &buf.name;
+    let update = users_of(ir, b).into_iter().map(|n| format_ident!("__update_node_{}", n));
+    let doc = doc_attr(&format!(
+        "Rebinds buffer `{name}` to `new` (the same {} x {}, allocated on this graph's device stream) and returns the old slice; every node passing it is rewritten in the instantiated graph in place, with no re-capture: ping-pong buffers, or another allocation of the same shape. `kgraph::Error::LengthMismatch` or `kgraph::Error::ForeignStream` refuse `new` and change nothing. Should rewriting a node fail, the graph is dropped (call `capture` again) and `new` stays bound. The old slice may still be read by a replay in flight: its uses and its free are ordered on the device stream.",
+        buf.len, buf.elem
+    ));
+    Some(quote! {
+        #doc
+        pub fn #m(&mut self, new: ::kgraph::CudaSlice<#t>) -> ::kgraph::Result<::kgraph::CudaSlice<#t>> {
+            if new.len() != Self::#len_const {
+                return ::core::result::Result::Err(::kgraph::Error::LengthMismatch {
+                    what: ::std::string::String::from(#what),
+                    expected: Self::#len_const,
+                    actual: new.len(),
+                });
+            }
+            ::kgraph::check_same_stream(#graph, #name, self.device.stream(), ::kgraph::DeviceIn::<#t>::stream(&new))?;
+            let old = ::core::mem::replace(&mut self.#f, new);
+            let rebound: ::kgraph::Result<()> = (|| {
+                #( self.#update()?; )*
+                ::core::result::Result::Ok(())
+            })();
+            if let ::core::result::Result::Err(e) = rebound {
+                self.captured = ::core::option::Option::None;
+                self.graph_nodes.clear();
+                return ::core::result::Result::Err(e);
+            }
+            ::core::result::Result::Ok(old)
+        }
+    })
+}
+
+/// `set_launch(node, cfg)`: a kernel node's launch shape, updated in the instantiated graph.
+fn launch_setter(cg: &CodegenInput<'_>) -> TokenStream {
+    let ir = cg.ir;
+    let kernels: Vec<usize> = (0..ir.nodes.len()).filter(|&n| ir.nodes[n].launch().is_some()).collect();
+    let updates = kernels.iter().map(|&n| format_ident!("__update_node_{}", n));
+    let what = format!("{}::set_launch", cg.name);
+    quote! {
+        /// Changes the launch shape (grid, block, dynamic shared memory) of kernel node `node`
+        /// (an index into `NODES`) for later eager runs and, in place, in the instantiated graph.
+        /// The launch checks of the kernel (its `__launch_bounds__`, the device's limits) run
+        /// now when a graph exists (else at the next launch); a refused shape changes nothing.
+        /// `kgraph::Error::Graph` for an index that is not a kernel node.
+        pub fn set_launch(&mut self, node: usize, cfg: ::kgraph::LaunchConfig) -> ::kgraph::Result<()> {
+            let update: fn(&mut Self) -> ::kgraph::Result<()> = match node {
+                #( #kernels => Self::#updates, )*
+                _ => {
+                    return ::core::result::Result::Err(::kgraph::Error::graph(
+                        #what,
+                        ::std::format!("node {} is not a kernel node of NODES ({} nodes)", node, Self::NODES.len()),
+                    ))
+                }
+            };
+            let old = ::core::mem::replace(&mut self.node_cfgs[node], cfg);
+            if let ::core::result::Result::Err(e) = update(self) {
+                self.node_cfgs[node] = old;
+                return ::core::result::Result::Err(e);
+            }
+            ::core::result::Result::Ok(())
+        }
+    }
 }
 
 fn buffer_accessor(ir: &GraphIr, b: usize) -> TokenStream {
@@ -35,7 +123,7 @@ fn buffer_accessor(ir: &GraphIr, b: usize) -> TokenStream {
     let m = ident(&buf.name);
     let ty = storage_type(buf.role, &buf.elem.rust_ident());
     let doc = format!(
-        "Buffer `{}`: {} {} x {} (`{}`){}. Read-only access: the captured graph holds its address, so it cannot be replaced.",
+        "Buffer `{}`: {} {} x {} (`{}`){}. Read-only access: the graph holds its address (device buffers are exchanged through `replace_<buffer>`).",
         buf.name,
         buf.role.name(),
         buf.elem,

@@ -1,6 +1,7 @@
-//! Generated capture: `capture` (the multi-stream schedule of `dataflow::schedule`) and
-//! `capture_serialized` (`dataflow::serial_schedule`), each issuing the nodes as its schedule
-//! says and recording every spec node's graph node, with the event and capture-info helpers.
+//! Generated stream capture, `capture_streamed`: the multi-stream schedule of
+//! `dataflow::schedule` issued on side streams joined by events, recording every spec node's
+//! graph node, with the event and capture-info helpers. The graph `capture` builds directly
+//! (`super::build`) is the default; this one is kept for comparison.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -10,52 +11,42 @@ use super::input::CodegenInput;
 use super::launch::launch_options;
 use crate::emit_util::doc_attr;
 use crate::graph::dataflow::{Schedule, Step};
-use crate::graph::ir::Role;
 
-/// `capture`, `capture_serialized` and the `__capture` they share.
+/// `capture_streamed`: the stream capture of the branched schedule (for comparison with the
+/// graph [`super::build`] constructs; only for specs without conditional nodes).
 pub(crate) fn capture_methods(cg: &CodegenInput<'_>) -> TokenStream {
     let ir = cg.ir;
     let n_nodes = ir.nodes.len();
-    let pinned_note = if ir.buffers.iter().any(|b| matches!(b.role, Role::Pinned | Role::Slot)) {
-        " Pinned and slot buffers are read zero-copy at every replay, so host writes to them need no re-capture either."
-    } else {
-        ""
-    };
-    let capture_doc = doc_attr(&format!(
-        "Captures every node into a CUDA graph and instantiates it, replacing any earlier capture (of either kind). Independent nodes (no path between them in `EDGES`) are issued on separate side streams, forked from and joined back into the device stream with events, so they become parallel branches; the graph's edges are exactly `EDGES`, those in `PDL_EDGES` programmatic (while PDL is enabled). Scalars are captured with their current values and later updated in place by `set_<scalar>`.{pinned_note}"
-    ));
-    let serialized_doc = doc_attr(&format!(
-        "Captures every node on the device stream in file order (the order of `run_eager`), with no parallel branches: the graph is a path of `NODES.len() - 1` edges, the edge into each `NODE_PDL` node programmatic (while PDL is enabled). Replaces any earlier capture; [`Self::replay`] and `set_<scalar>` then work on this graph. For benchmarks (branched vs serialized) and debugging; the results equal those of [`Self::capture`].{pinned_note}"
-    ));
+    let (k, e) = (cg.schedule.side_streams, cg.schedule.events);
+    let op = format!("{}::capture_streamed: create a capture event", cg.name);
+    let capture_doc = doc_attr(
+        "Captures every node by stream capture instead of building the graph: independent nodes are issued on side streams forked from and joined back into the device stream with events (created on the first call: a process that has created a second stream replays every graph about 5 us slower, which is why [`Self::capture`] creates none), so they become parallel branches; PDL only where a node continues the stream of its sole predecessor. The results equal those of [`Self::capture`] and `run_eager`; for comparison and debugging.",
+    );
     quote! {
         #capture_doc
-        pub fn capture(&mut self) -> ::kgraph::Result<()> {
-            self.__capture(false)
-        }
-
-        #serialized_doc
-        pub fn capture_serialized(&mut self) -> ::kgraph::Result<()> {
-            self.__capture(true)
-        }
-
-        fn __capture(&mut self, serialized: bool) -> ::kgraph::Result<()> {
+        pub fn capture_streamed(&mut self) -> ::kgraph::Result<()> {
             self.captured = ::core::option::Option::None;
             self.graph_nodes.clear();
+            self.built_serialized = ::core::option::Option::None;
+            while self.side_streams.len() < #k {
+                // SAFETY: the side streams are used only by this capture, which forks each from
+                // the device stream and joins it back with events, so every use of a buffer on
+                // them is ordered between the buffer's allocation and its free, both on the
+                // device stream.
+                let s = unsafe { self.device.new_stream() }?;
+                self.side_streams.push(s);
+            }
+            while self.events.len() < #e {
+                let ev = self.device.context().new_event(::core::option::Option::None).map_err(|e| ::kgraph::Error::driver(#op, e))?;
+                self.events.push(ev);
+            }
             let origin = ::std::sync::Arc::clone(self.device.stream());
             let mut nodes = ::std::vec![0usize; #n_nodes];
             // SAFETY: the struct owns every buffer the closure launches on, and the graph is a
             // field of the same struct (so the buffers outlive every replay); buffers are never
             // reallocated; host access goes through accessors that wait for an in-flight replay
             // or are volatile.
-            let graph = unsafe {
-                ::kgraph::Graph::capture(&origin, |s| {
-                    if serialized {
-                        self.__capture_serialized(s, &mut nodes)
-                    } else {
-                        self.__capture_branched(s, &mut nodes)
-                    }
-                })
-            }?;
+            let graph = unsafe { ::kgraph::Graph::capture(&origin, |s| self.__capture_branched(s, &mut nodes)) }?;
             graph.upload()?;
             self.captured = ::core::option::Option::Some(graph);
             self.graph_nodes = nodes;
@@ -117,16 +108,9 @@ pub(crate) fn capture_helpers(cg: &CodegenInput<'_>) -> TokenStream {
         &format_ident!("__capture_branched"),
         "Issues every node on the capturing stream and the side streams, in the dependency schedule, recording each node's graph node.",
     );
-    let serialized = capture_steps(
-        cg,
-        cg.serial,
-        &format_ident!("__capture_serialized"),
-        "Issues every node on the capturing stream in file order, recording each node's graph node.",
-    );
     let capture_op = format!("{}::capture", cg.name);
     quote! {
         #branched
-        #serialized
 
         fn __record_event(
             event: &::kgraph::cudarc::driver::CudaEvent,

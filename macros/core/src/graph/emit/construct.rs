@@ -1,5 +1,5 @@
-//! The generated `new`: loads the kernels, allocates every buffer (zeroed), creates the side
-//! streams and events capture needs. A failure keeps its `kgraph::Error` as the source of an
+//! The generated `new`: loads the kernels (and the control kernels of conditional nodes),
+//! allocates every buffer (zeroed). It creates no stream: `capture` builds the graph directly. A failure keeps its `kgraph::Error` as the source of an
 //! `Error::InGraph` naming the graph and the step.
 
 use proc_macro2::TokenStream;
@@ -8,7 +8,7 @@ use quote::{format_ident, quote};
 use super::fields::{buffer_field, kernel_field, kernel_types, scalar_field, InFlight};
 use super::input::CodegenInput;
 use super::literal::typed_literal;
-use crate::graph::ir::{Buffer, Role, Value};
+use crate::graph::ir::{Buffer, GraphIr, Role, Value};
 use crate::syntax::naming::ident_text;
 
 /// The expression allocating `buf` in `new`, its error wrapped with what was being done.
@@ -27,30 +27,32 @@ fn buffer_init(graph: &str, buf: &Buffer) -> TokenStream {
     quote!(#alloc.map_err(|e| ::kgraph::Error::in_graph(#graph, #op, e))?)
 }
 
-/// The side streams and events capture uses, created up front so capture creates nothing.
-fn capture_resources(cg: &CodegenInput<'_>) -> (TokenStream, TokenStream) {
-    let side_init = if cg.schedule.side_streams == 0 {
-        quote!(::std::vec::Vec::new())
-    } else {
-        let k = cg.schedule.side_streams;
-        // SAFETY (of the generated block): the side streams are used only by this struct's
-        // capture, which forks each from the device stream and joins it back with events, so
-        // every use of a buffer on them is ordered between the buffer's allocation and its free,
-        // both on the device stream.
-        quote!((0..#k)
-            .map(|_| unsafe { device.new_stream() })
-            .collect::<::kgraph::Result<::std::vec::Vec<_>>>()?)
-    };
-    let event_init = if cg.schedule.events == 0 {
-        quote!(::std::vec::Vec::new())
-    } else {
-        let e = cg.schedule.events;
-        let op = format!("{}::new: create a capture event", cg.name);
-        quote!((0..#e)
-            .map(|_| device.context().new_event(::core::option::Option::None).map_err(|e| ::kgraph::Error::driver(#op, e)))
-            .collect::<::kgraph::Result<::std::vec::Vec<_>>>()?)
-    };
-    (side_init, event_init)
+/// Each node's launch configuration as the spec gives it (zero for memset/memcpy nodes).
+fn node_cfgs(ir: &GraphIr) -> TokenStream {
+    let cfgs = ir.nodes.iter().map(|n| match n.launch() {
+        Some(l) => {
+            let ([gx, gy, gz], [bx, by, bz], shared) = (l.grid.value, l.block.value, l.shared);
+            quote!(::kgraph::LaunchConfig { grid_dim: (#gx, #gy, #gz), block_dim: (#bx, #by, #bz), shared_mem_bytes: #shared })
+        }
+        None => quote!(::kgraph::LaunchConfig { grid_dim: (0, 0, 0), block_dim: (0, 0, 0), shared_mem_bytes: 0 }),
+    });
+    quote!(::std::vec![#(#cfgs),*])
+}
+
+/// The control kernels and iteration counters of a spec with `[[while]]`/`[[if]]`.
+fn control_init(cg: &CodegenInput<'_>) -> TokenStream {
+    let ir = cg.ir;
+    if ir.controls.is_empty() {
+        return TokenStream::new();
+    }
+    let graph = cg.name.to_string();
+    let n = ir.controls.len();
+    quote! {
+        control_kernels: ::kgraph::control::ControlKernels::load(device.context())
+            .map_err(|e| ::kgraph::Error::in_graph(#graph, "load the control kernels", e))?,
+        control_counters: device.alloc_zeros::<u32>(#n)
+            .map_err(|e| ::kgraph::Error::in_graph(#graph, "allocate the loop counters", e))?,
+    }
 }
 
 /// `new(device)`.
@@ -64,7 +66,8 @@ pub(crate) fn new_fn(cg: &CodegenInput<'_>) -> TokenStream {
     let buffer_inits = ir.buffers.iter().map(|b| buffer_init(&graph, b));
     let scalar_fields = (0..ir.scalars.len()).map(|s| scalar_field(ir, s));
     let scalar_inits = ir.scalars.iter().map(|s| typed_literal(&s.default, s.elem));
-    let (side_init, event_init) = capture_resources(cg);
+    let cfgs = node_cfgs(ir);
+    let controls = control_init(cg);
     let in_flight_init = InFlight::of(ir).init;
     quote! {
         /// Loads the kernels and allocates every buffer (zeroed); scalars take their spec
@@ -77,9 +80,12 @@ pub(crate) fn new_fn(cg: &CodegenInput<'_>) -> TokenStream {
                 #( #kernel_fields, )*
                 #( #buffer_fields: #buffer_inits, )*
                 #( #scalar_fields: #scalar_inits, )*
-                side_streams: #side_init,
-                events: #event_init,
+                side_streams: ::std::vec::Vec::new(),
+                events: ::std::vec::Vec::new(),
                 captured: ::core::option::Option::None,
+                built_serialized: ::core::option::Option::None,
+                node_cfgs: #cfgs,
+                #controls
                 pdl_enabled: true,
                 graph_nodes: ::std::vec::Vec::new(),
                 #in_flight_init

@@ -53,9 +53,10 @@ pub(crate) fn assoc_consts(cg: &CodegenInput<'_>) -> TokenStream {
         /// spec's `pdl`). Such a kernel must execute `griddepcontrol.wait` before touching
         /// any buffer.
         pub const NODE_PDL: &'static [bool] = &[#(#node_pdl),*];
-        /// The edges of `EDGES` that [`Self::capture`] makes programmatic: into a PDL node
-        /// that continues the stream of its sole predecessor. Every other edge, including
-        /// every cross-stream one, is a full dependency.
+        /// The edges of `EDGES` that [`Self::capture`] makes programmatic (while PDL is
+        /// enabled): every edge between two kernel nodes of one graph level into a PDL node,
+        /// joins and fan-outs included. Edges from or into memset, memcpy and conditional
+        /// nodes are full dependencies.
         pub const PDL_EDGES: &'static [(usize, usize)] = &[#(#pdl_edge_pairs),*];
         /// The dataflow as Graphviz DOT.
         pub const DOT: &'static str = #dot;

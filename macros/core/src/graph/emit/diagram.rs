@@ -6,7 +6,6 @@
 
 use crate::graph::dataflow::Edge;
 use crate::graph::ir::{GraphIr, Role};
-use crate::syntax::naming::ident_text;
 
 fn edge_label(ir: &GraphIr, e: &Edge) -> String {
     let parts: Vec<String> = e.causes.iter().map(|(b, h)| format!("{} {}", ir.buffers[*b].name, h.name())).collect();
@@ -56,7 +55,7 @@ fn labelled(ir: &GraphIr, e: &Edge, programmatic: &[(usize, usize)]) -> (String,
 pub fn dot(ir: &GraphIr, graph_name: &str, edges: &[Edge], programmatic: &[(usize, usize)]) -> String {
     let mut s = format!("digraph {graph_name} {{\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n");
     for (i, n) in ir.nodes.iter().enumerate() {
-        s += &format!("  n{i} [label=\"{}\\n{}\"];\n", n.name, ident_text(&ir.kernels[n.kernel].name));
+        s += &format!("  n{i} [label=\"{}\\n{}\"];\n", n.name, ir.node_label(i));
     }
     for (b, buf) in ir.buffers.iter().enumerate() {
         if buf.role != Role::Scratch {
@@ -84,7 +83,7 @@ pub fn dot(ir: &GraphIr, graph_name: &str, edges: &[Edge], programmatic: &[(usiz
 pub fn mermaid(ir: &GraphIr, edges: &[Edge], programmatic: &[(usize, usize)]) -> String {
     let mut s = String::from("flowchart TD\n");
     for (i, n) in ir.nodes.iter().enumerate() {
-        s += &format!("  n{i}[\"{}<br/>{}\"]\n", n.name, ident_text(&ir.kernels[n.kernel].name));
+        s += &format!("  n{i}[\"{}<br/>{}\"]\n", n.name, ir.node_label(i));
     }
     for (b, buf) in ir.buffers.iter().enumerate() {
         if buf.role != Role::Scratch {

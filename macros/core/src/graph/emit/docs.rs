@@ -4,7 +4,6 @@
 
 use crate::graph::dataflow::Edge;
 use crate::graph::ir::{Arg, Binding, GraphIr};
-use crate::syntax::naming::ident_text;
 use crate::syntax::text::code_list;
 
 /// Markdown for the struct's `#[doc]`.
@@ -124,13 +123,14 @@ fn nodes_section(ir: &GraphIr) -> String {
             (true, true) => " yes |",
             (true, false) => " no |",
         };
+        let (grid, block, shared) = match n.launch() {
+            Some(l) => (format!("`{}`", l.grid.src), format!("`{}`", l.block.src), l.shared.to_string()),
+            None => ("—".to_string(), "—".to_string(), "—".to_string()),
+        };
         d += &format!(
-            "| {i} | `{}` | `{}` | `{}` | `{}` | {} |{pdl} {} |\n",
+            "| {i} | `{}` | `{}` | {grid} | {block} | {shared} |{pdl} {} |\n",
             n.name,
-            ident_text(&ir.kernels[n.kernel].name),
-            n.grid.src,
-            n.block.src,
-            n.shared,
+            ir.node_label(i),
             code_list(args, "—")
         );
     }

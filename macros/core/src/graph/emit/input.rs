@@ -4,6 +4,7 @@ use syn::Ident;
 
 use crate::graph::dataflow::{Edge, Schedule};
 use crate::graph::ir::GraphIr;
+use crate::graph::plan::BuildPlan;
 
 /// Everything codegen needs besides the IR.
 pub struct CodegenInput<'a> {
@@ -13,10 +14,12 @@ pub struct CodegenInput<'a> {
     pub name: &'a Ident,
     /// Reduced dependency edges.
     pub edges: &'a [Edge],
-    /// Capture schedule of `capture()` (dataflow branches).
+    /// Stream-capture schedule of `capture_streamed()` (dataflow branches on side streams).
     pub schedule: &'a Schedule,
-    /// Capture schedule of `capture_serialized()` (file order, one stream).
-    pub serial: &'a Schedule,
+    /// Build plan of `capture()` (the reduced dataflow).
+    pub branched: &'a BuildPlan,
+    /// Build plan of `capture_serialized()` and `profile()` (file order).
+    pub serialized: &'a BuildPlan,
     /// The edges `capture()` makes programmatic (PDL).
     pub programmatic: &'a [(usize, usize)],
     /// Files to track with `include_bytes!` (absolute paths), so edits re-run the macro.

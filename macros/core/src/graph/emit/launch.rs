@@ -1,5 +1,8 @@
-//! One private launch function per node (`__launch_node_<n>`), and the options each launch
-//! is issued with (PDL while enabled, for the spec's PDL nodes).
+//! The per-node private functions every running path calls: `__launch_node_<n>` (on a stream:
+//! eager runs and stream capture), `__add_node_<n>` (into a graph under construction) and
+//! `__update_node_<n>` (over the node of the instantiated graph, after a scalar, buffer or
+//! launch shape changed). A kernel node goes through its handle's checked `__issue`; memset and
+//! memcpy nodes through the runtime's stream or graph calls over the struct's own buffers.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -7,9 +10,9 @@ use quote::{format_ident, quote};
 use super::fields::{buffer_field, kernel_field, scalar_field};
 use super::literal::typed_literal;
 use crate::emit_util::doc_attr;
-use crate::graph::ir::{Binding, GraphIr};
+use crate::graph::ir::{Binding, GraphIr, NodeOp};
 
-/// The arguments node `n` passes its kernel's `launch_with`, in parameter order.
+/// The arguments node `n` passes its kernel's `__issue`, in parameter order.
 fn launch_args(ir: &GraphIr, n: usize) -> Vec<TokenStream> {
     ir.nodes[n]
         .args
@@ -40,35 +43,190 @@ fn launch_args(ir: &GraphIr, n: usize) -> Vec<TokenStream> {
         .collect()
 }
 
-/// `__launch_node_<n>(stream, opts)`: node `n`'s kernel with its launch configuration,
-/// through the handle's `__launch_ordered` (the checked launch less the stream check, which
-/// would refuse the side streams of a capture).
+/// The device address of argument `i` of node `n` (a memset or memcpy buffer), through `&self`.
+fn arg_addr(ir: &GraphIr, n: usize, i: usize) -> TokenStream {
+    let a = &ir.nodes[n].args[i];
+    let t = a.elem.rust_ident();
+    match a.binding {
+        Binding::Buffer { buffer, .. } => {
+            let f = buffer_field(ir, buffer);
+            quote!(::kgraph::DeviceIn::<#t>::device_addr(&self.#f))
+        }
+        // The address `device_ptr_mut` gives a kernel, taken through `&self`.
+        Binding::Pinned { buffer } | Binding::PinnedMut { buffer } => {
+            let f = buffer_field(ir, buffer);
+            quote!(self.#f.device_ptr().addr())
+        }
+        _ => unreachable!("memset and memcpy arguments are buffers"),
+    }
+}
+
+/// Byte count of argument `i` of node `n`'s buffer.
+fn arg_bytes(ir: &GraphIr, n: usize, i: usize) -> TokenStream {
+    let a = &ir.nodes[n].args[i];
+    let b = a.binding.buffer_access().expect("a buffer").0;
+    let t = a.elem.rust_ident();
+    let len = ir.buffers[b].len as usize;
+    quote!(#len * ::core::mem::size_of::<#t>())
+}
+
+/// The memset count (elements of `elem_size` bytes) of node `n`.
+fn memset_count(ir: &GraphIr, n: usize, elem_size: u32) -> TokenStream {
+    let bytes = arg_bytes(ir, n, 0);
+    quote!((#bytes) / #elem_size as usize)
+}
+
+/// `__launch_node_<n>(stream, opts)`.
 pub(crate) fn launch_fn(ir: &GraphIr, n: usize) -> TokenStream {
     let node = &ir.nodes[n];
     let f = format_ident!("__launch_node_{}", n);
-    let k = kernel_field(ir, node.kernel);
-    let [gx, gy, gz] = node.grid.value;
-    let [bx, by, bz] = node.block.value;
-    let shared = node.shared;
-    let args = launch_args(ir, n);
-    let doc = format!("Launches node `{}` on `stream` with `opts`.", node.name);
-    let doc = doc_attr(&doc);
+    let doc = doc_attr(&format!("Issues node `{}` on `stream` (`opts` for a kernel).", node.name));
+    let what = format!("node `{}`", node.name);
+    let body = match &node.op {
+        NodeOp::Kernel(l) => {
+            let k = kernel_field(ir, l.kernel);
+            let args = launch_args(ir, n);
+            quote! {
+                let cfg = self.node_cfgs[#n];
+                // SAFETY: `stream` is the device stream, which owns every device buffer of the
+                // struct (allocated on it in `new`), or, inside `capture_streamed`, one of the
+                // struct's side streams, forked from the device stream by an event recorded after
+                // everything issued on it before the capture and joined back into it by an event
+                // before the capture ends, so the graph's work on it is ordered with the buffers'
+                // owning stream in both directions (and the buffers are freed only when the
+                // struct, graph included, drops). Every other check of the launch is made.
+                unsafe { self.#k.__launch_ordered(stream, cfg, opts, #(#args),*) }
+            }
+        }
+        NodeOp::Memset { pattern, elem_size, .. } => {
+            let (dst, count) = (arg_addr(ir, n, 0), memset_count(ir, n, *elem_size));
+            quote! {
+                let _ = opts;
+                // SAFETY: the destination is a buffer of the struct holding `count` elements of
+                // `elem_size` bytes (its length in bytes, checked at compile time to be a multiple),
+                // on (or ordered with) `stream` as for a kernel launch.
+                unsafe { ::kgraph::memset_async(stream, #dst, #pattern, #elem_size, #count, #what) }
+            }
+        }
+        NodeOp::Memcpy => {
+            let (src, dst, bytes) = (arg_addr(ir, n, 0), arg_addr(ir, n, 1), arg_bytes(ir, n, 0));
+            quote! {
+                let _ = opts;
+                // SAFETY: two distinct buffers of the struct of the same length and dtype (checked
+                // at compile time), on (or ordered with) `stream` as for a kernel launch.
+                unsafe { ::kgraph::memcpy_async(stream, #dst, #src, #bytes, #what) }
+            }
+        }
+    };
     quote! {
         #doc
         fn #f(&mut self, stream: &::kgraph::CudaStream, opts: ::kgraph::LaunchOptions) -> ::kgraph::Result<()> {
-            let cfg = ::kgraph::LaunchConfig {
-                grid_dim: (#gx, #gy, #gz),
-                block_dim: (#bx, #by, #bz),
-                shared_mem_bytes: #shared,
+            #body
+        }
+    }
+}
+
+/// `__add_node_<n>(builder, deps)`.
+pub(crate) fn add_node_fn(ir: &GraphIr, n: usize) -> TokenStream {
+    let node = &ir.nodes[n];
+    let f = format_ident!("__add_node_{}", n);
+    let doc = doc_attr(&format!("Adds node `{}` to `builder` with incoming edges `deps`.", node.name));
+    let what = format!("build node `{}`", node.name);
+    let body = match &node.op {
+        NodeOp::Kernel(l) => {
+            let k = kernel_field(ir, l.kernel);
+            let args = launch_args(ir, n);
+            quote! {
+                let cfg = self.node_cfgs[#n];
+                let opts = if deps.iter().any(|d| d.1 == ::kgraph::EdgeKind::Programmatic) {
+                    ::kgraph::LaunchOptions::PDL
+                } else {
+                    ::kgraph::LaunchOptions::default()
+                };
+                let target = ::kgraph::Issue::AddNode { builder, deps };
+                // SAFETY: every buffer argument is a field of this struct, which also holds the
+                // graph built here: the buffers outlive every launch of it and are never moved
+                // (replacing one updates the graph first, see `replace_<buffer>`); all work on
+                // them is on the device stream, where the graph replays. Programmatic edges only
+                // with PDL options (just above), which `__issue` grants only to proven waits.
+                unsafe { self.#k.__issue(target, cfg, opts, #(#args),*) }?.node(#what)
+            }
+        }
+        NodeOp::Memset { pattern, elem_size, .. } => {
+            let (dst, count) = (arg_addr(ir, n, 0), memset_count(ir, n, *elem_size));
+            quote! {
+                // SAFETY: a buffer of this struct, which outlives the graph (as for a kernel node),
+                // holding `count` elements of `elem_size` bytes.
+                unsafe { builder.add_memset(deps, #dst, #pattern, #elem_size, #count) }
+            }
+        }
+        NodeOp::Memcpy => {
+            let (src, dst, bytes) = (arg_addr(ir, n, 0), arg_addr(ir, n, 1), arg_bytes(ir, n, 0));
+            quote! {
+                // SAFETY: two distinct buffers of this struct of `bytes` bytes each, which
+                // outlive the graph (as for a kernel node).
+                unsafe { builder.add_memcpy(deps, #dst, #src, #bytes) }
+            }
+        }
+    };
+    quote! {
+        #doc
+        fn #f(
+            &mut self,
+            builder: &mut ::kgraph::GraphBuilder,
+            deps: &[::kgraph::Dep],
+        ) -> ::kgraph::Result<::kgraph::NodeRef> {
+            #body
+        }
+    }
+}
+
+/// `__update_node_<n>()`: rewrites node `n` of the instantiated graph from the struct's current
+/// scalars, buffers and launch shape (nothing when no graph exists).
+pub(crate) fn update_node_fn(ir: &GraphIr, n: usize) -> TokenStream {
+    let node = &ir.nodes[n];
+    let f = format_ident!("__update_node_{}", n);
+    let doc = doc_attr(&format!(
+        "Rewrites node `{}` of the instantiated graph from the current scalars, buffers and launch shape.",
+        node.name
+    ));
+    let what = format!("update node `{}`", node.name);
+    let body = match &node.op {
+        NodeOp::Kernel(l) => {
+            let k = kernel_field(ir, l.kernel);
+            let args = launch_args(ir, n);
+            quote! {
+                let cfg = self.node_cfgs[#n];
+                let target = ::kgraph::Issue::SetNode { graph, node };
+                // SAFETY: as for `__add_node`: the node runs this kernel on this struct's buffers,
+                // which outlive the graph; every check of the launch is made again.
+                unsafe { self.#k.__issue(target, cfg, ::kgraph::LaunchOptions::default(), #(#args),*) }.map(|_| ())
+            }
+        }
+        NodeOp::Memset { pattern, elem_size, .. } => {
+            let (dst, count) = (arg_addr(ir, n, 0), memset_count(ir, n, *elem_size));
+            quote! {
+                // SAFETY: as for `__add_node`, a memset node of this graph.
+                unsafe { graph.set_memset_node(node, #dst, #pattern, #elem_size, #count, #what) }
+            }
+        }
+        NodeOp::Memcpy => {
+            let (src, dst, bytes) = (arg_addr(ir, n, 0), arg_addr(ir, n, 1), arg_bytes(ir, n, 0));
+            quote! {
+                // SAFETY: as for `__add_node`, a memcpy node of this graph.
+                unsafe { graph.set_memcpy_node(node, #dst, #src, #bytes, #what) }
+            }
+        }
+    };
+    quote! {
+        #doc
+        #[allow(dead_code)]
+        fn #f(&mut self) -> ::kgraph::Result<()> {
+            let ::core::option::Option::Some(graph) = self.captured.as_ref() else {
+                return ::core::result::Result::Ok(());
             };
-            // SAFETY: `stream` is the device stream, which owns every device buffer of the
-            // struct (allocated on it in `new`), or, inside `capture`, one of the struct's side
-            // streams, forked from the device stream by an event recorded after everything issued
-            // on it before the capture and joined back into it by an event before the capture
-            // ends, so the graph's work on it is ordered with the buffers' owning stream in both
-            // directions (and the buffers are freed only when the struct, graph included, drops).
-            // Every other check of the launch is made.
-            unsafe { self.#k.__launch_ordered(stream, cfg, opts, #(#args),*) }
+            let node = self.graph_nodes[#n] as ::kgraph::cudarc::driver::sys::CUgraphNode;
+            #body
         }
     }
 }

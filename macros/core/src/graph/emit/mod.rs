@@ -5,6 +5,7 @@
 //! `update`). The struct's rustdoc and diagrams are text, built by [`docs`] and [`diagram`].
 
 mod accessors;
+mod build;
 mod capture;
 mod construct;
 mod consts;
@@ -38,6 +39,16 @@ fn struct_def(cg: &CodegenInput<'_>) -> TokenStream {
     let scalar_fields = (0..ir.scalars.len()).map(|s| fields::scalar_field(ir, s));
     let scalar_types = ir.scalars.iter().map(|s| s.elem.rust_ident());
     let in_flight_field = fields::InFlight::of(ir).field;
+    let control_fields = if ir.controls.is_empty() {
+        TokenStream::new()
+    } else {
+        quote! {
+            /// The control kernels that set the conditions of `[[while]]`/`[[if]]` nodes.
+            control_kernels: ::kgraph::control::ControlKernels,
+            /// One iteration counter per control (0 between launches).
+            control_counters: ::kgraph::CudaSlice<u32>,
+        }
+    };
     quote! {
         #struct_doc
         pub struct #name {
@@ -45,12 +56,19 @@ fn struct_def(cg: &CodegenInput<'_>) -> TokenStream {
             #( #kernel_fields: #kernel_types, )*
             #( #buffer_fields: #buffer_types, )*
             #( #scalar_fields: #scalar_types, )*
-            /// Side streams for parallel branches during capture (see `EDGES`).
+            /// Side streams of `capture_streamed`, created by its first call (none otherwise).
+            #[allow(dead_code)]
             side_streams: ::std::vec::Vec<::std::sync::Arc<::kgraph::CudaStream>>,
-            /// Fork/join events for capture, pre-created so capture creates nothing.
+            /// Fork/join events of `capture_streamed`, created with the side streams.
+            #[allow(dead_code)]
             events: ::std::vec::Vec<::kgraph::cudarc::driver::CudaEvent>,
-            /// The captured graph, once `capture` or `capture_serialized` ran.
+            /// The graph, once `capture`, `capture_serialized` (or `capture_streamed`) ran.
             captured: ::core::option::Option<::kgraph::Graph>,
+            /// Which plan built `captured`: `Some(serialized)`, `None` for stream capture.
+            built_serialized: ::core::option::Option<bool>,
+            /// Each node's launch configuration (`set_<node>_launch` changes a kernel node's).
+            node_cfgs: ::std::vec::Vec<::kgraph::LaunchConfig>,
+            #control_fields
             /// Launch the `NODE_PDL` nodes with PDL (eager runs and later captures).
             pdl_enabled: bool,
             /// Each spec node's node in the captured graph (as an address, so the struct stays

@@ -5,48 +5,101 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
+use super::build::{build_helpers, build_methods};
 use super::capture::{capture_helpers, capture_methods};
-use super::fields::InFlight;
+use super::fields::{buffer_field, InFlight};
 use super::input::CodegenInput;
-use super::launch::{launch_fn, launch_options, pdl_options_fn};
-use super::update::{set_params_helper, update_fn};
+use super::launch::{add_node_fn, launch_fn, launch_options, pdl_options_fn, update_node_fn};
+use crate::graph::ir::ControlKind;
+use crate::graph::plan::Unit;
 
 /// `run_eager`, `capture`, `replay` and their helpers.
 pub(crate) fn run_methods(cg: &CodegenInput<'_>) -> TokenStream {
     let ir = cg.ir;
     let n_nodes = ir.nodes.len();
     let launches: Vec<TokenStream> = (0..n_nodes).map(|n| launch_fn(ir, n)).collect();
-    let updates: Vec<TokenStream> = (0..n_nodes).filter_map(|n| update_fn(ir, n)).collect();
+    let adds: Vec<TokenStream> = (0..n_nodes).map(|n| add_node_fn(ir, n)).collect();
+    let updates: Vec<TokenStream> = (0..n_nodes).map(|n| update_node_fn(ir, n)).collect();
     let mark_in_flight = InFlight::of(ir).mark;
     let eager = run_eager(cg, &mark_in_flight);
-    let capture = capture_methods(cg);
+    let build = build_methods(cg);
+    let build_helpers = build_helpers(cg);
+    // Stream capture has no conditional nodes: a spec with `[[while]]`/`[[if]]` is built only.
+    let (capture, capture_helpers) = if ir.controls.is_empty() {
+        (capture_methods(cg), capture_helpers(cg))
+    } else {
+        (TokenStream::new(), TokenStream::new())
+    };
     let pdl = pdl_switch(cg);
     let replay = replay_and_inspection(cg, &mark_in_flight);
-    let capture_helpers = capture_helpers(cg);
-    let set_params = set_params_helper(cg);
     quote! {
         #( #launches )*
+        #( #adds )*
         #( #updates )*
         #eager
+        #build
         #capture
         #pdl
         #replay
+        #build_helpers
         #capture_helpers
-        #set_params
     }
 }
 
+/// The eager launch of node `n`.
+fn eager_node(cg: &CodegenInput<'_>, n: usize) -> TokenStream {
+    let f = format_ident!("__launch_node_{}", n);
+    let opts = launch_options(cg.ir.nodes[n].pdl);
+    quote!(self.#f(&stream, #opts)?;)
+}
+
 fn run_eager(cg: &CodegenInput<'_>, mark_in_flight: &TokenStream) -> TokenStream {
-    let eager_calls = (0..cg.ir.nodes.len()).map(|n| format_ident!("__launch_node_{}", n));
-    let eager_opts = cg.ir.nodes.iter().map(|n| launch_options(n.pdl));
+    let ir = cg.ir;
+    let graph_name = cg.name.to_string();
+    let graph_name = &graph_name;
+    let steps = cg.serialized.units.iter().map(|(unit, _)| match *unit {
+        Unit::Node(n) => eager_node(cg, n),
+        Unit::Control(c) => {
+            let control = &ir.controls[c];
+            let body: Vec<TokenStream> = control.body().map(|n| eager_node(cg, n)).collect();
+            let what = format!("{}::run_eager: read the condition of `{}`", cg.name, control.name);
+            match &control.kind {
+                ControlKind::Repeat(k) => quote!(for _ in 0..#k { #( #body )* }),
+                ControlKind::Until { buffer, below, max } => {
+                    let f = buffer_field(ir, *buffer);
+                    let below: f32 = below.replace('_', "").parse().unwrap_or(f32::NAN);
+                    quote! {
+                        for _ in 0..#max {
+                            #( #body )*
+                            let value = self.device.download(&self.#f).map_err(|e| ::kgraph::Error::in_graph(#graph_name, #what, e))?;
+                            // The control kernel's test: continue while `value >= below` (NaN stops).
+                            if !(value[0] >= #below) {
+                                break;
+                            }
+                        }
+                    }
+                }
+                ControlKind::If { flag } => {
+                    let f = buffer_field(ir, *flag);
+                    quote! {
+                        let flag = self.device.download(&self.#f).map_err(|e| ::kgraph::Error::in_graph(#graph_name, #what, e))?;
+                        if flag[0] != 0 {
+                            #( #body )*
+                        }
+                    }
+                }
+            }
+        }
+    });
     quote! {
-        /// Launches every node once, in file order, on the device stream (asynchronous; no
-        /// graph), the `NODE_PDL` nodes with PDL while it is enabled. Gives the same results as
-        /// a replay of the captured graph.
+        /// Runs every node once, in file order, on the device stream (asynchronous; no graph),
+        /// the `NODE_PDL` nodes with PDL while it is enabled; a `[[while]]` or `[[if]]` runs its
+        /// body as the graph would, reading its condition back to the host (a synchronisation)
+        /// where it depends on device data. Gives the same results as a replay of the graph.
         pub fn run_eager(&mut self) -> ::kgraph::Result<()> {
             #mark_in_flight
             let stream = ::std::sync::Arc::clone(self.device.stream());
-            #( self.#eager_calls(&stream, #eager_opts)?; )*
+            #( #steps )*
             ::core::result::Result::Ok(())
         }
     }
@@ -78,8 +131,8 @@ fn pdl_switch(cg: &CodegenInput<'_>) -> TokenStream {
 fn replay_and_inspection(cg: &CodegenInput<'_>, mark_in_flight: &TokenStream) -> TokenStream {
     let replay_op = format!("{}::replay", cg.name);
     quote! {
-        /// Launches the captured graph on the device stream (asynchronous): the graph of the
-        /// last [`Self::capture`] or [`Self::capture_serialized`].
+        /// Launches the graph on the device stream (asynchronous): the graph of the last
+        /// [`Self::capture`], [`Self::capture_serialized`] (or `capture_streamed`).
         /// [`kgraph::Error::Graph`] if neither has run.
         pub fn replay(&self) -> ::kgraph::Result<()> {
             #mark_in_flight

@@ -117,6 +117,70 @@ pub struct RawNode {
     pub doc: Option<String>,
     /// `pdl = true|false`: overrides the spec's top-level `pdl` for this node.
     pub pdl: Option<S<bool>>,
+    /// `memset = { dst = "x", value = 0 }`: a memset node instead of a kernel.
+    pub memset: Option<S<RawMemset>>,
+    /// `memcpy = { src = "a", dst = "b" }`: a copy node instead of a kernel.
+    pub memcpy: Option<S<RawMemcpy>>,
+}
+
+/// A node's `memset = { dst, value }`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawMemset {
+    /// The buffer set.
+    pub dst: Option<S<String>>,
+    /// The value of every element (default 0).
+    pub value: Option<S<Lit>>,
+}
+
+/// A node's `memcpy = { src, dst }`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawMemcpy {
+    /// The buffer read.
+    pub src: Option<S<String>>,
+    /// The buffer written (same dtype and length).
+    pub dst: Option<S<String>>,
+}
+
+/// Which conditional table it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RawControlKind {
+    /// `[[while]]`.
+    While,
+    /// `[[if]]`.
+    If,
+}
+
+/// `until = { buffer = "loss", below = 0.05 }` of a `[[while]]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawUntil {
+    /// A device `f32` buffer whose first element is tested after each iteration.
+    pub buffer: Option<S<String>>,
+    /// The loop stops once that value is below this.
+    pub below: Option<S<Lit>>,
+}
+
+/// One `[[while]]` or `[[if]]` table: nodes that run conditionally, on the device.
+#[derive(Debug, Clone)]
+pub struct RawControl {
+    /// Which.
+    pub kind: RawControlKind,
+    /// The table's span.
+    pub span: Span,
+    /// `name = "..."`.
+    pub name: Option<S<String>>,
+    /// `nodes = ["a", "b"]`: a run of consecutive `[[node]]`s, in file order.
+    pub nodes: Option<S<Vec<S<String>>>>,
+    /// `repeat = 100` or `repeat = "k"` (a dim): iterations per launch (`[[while]]`).
+    pub repeat: Option<S<Num>>,
+    /// `until = { ... }` (`[[while]]`).
+    pub until: Option<S<RawUntil>>,
+    /// `max = 1000`: the iteration cap of an `until` loop.
+    pub max: Option<S<Num>>,
+    /// `flag = "b"`: a device `i32` buffer; the body runs when its first element is non-zero
+    /// (`[[if]]`).
+    pub flag: Option<S<String>>,
+    /// `doc = "..."`.
+    pub doc: Option<String>,
 }
 
 /// A whole spec, as written.
@@ -136,4 +200,6 @@ pub struct RawSpec {
     pub scalars: Vec<RawScalar>,
     /// `[[node]]`, in file order.
     pub nodes: Vec<RawNode>,
+    /// `[[while]]` and `[[if]]`, in file order.
+    pub controls: Vec<RawControl>,
 }

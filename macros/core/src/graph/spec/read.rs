@@ -5,7 +5,10 @@ use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
 use super::diag::{list, suggest, Diagnostics};
-use super::raw::{ArgValue, Lit, Num, RawBuffer, RawDim, RawKernels, RawNode, RawScalar, RawSpec, Span, S};
+use super::raw::{
+    ArgValue, Lit, Num, RawBuffer, RawControl, RawControlKind, RawDim, RawKernels, RawMemcpy, RawMemset, RawNode,
+    RawScalar, RawSpec, RawUntil, Span, S,
+};
 
 type Entry<'a, 'i> = (&'a Spanned<std::borrow::Cow<'i, str>>, &'a Spanned<DeValue<'i>>);
 
@@ -140,11 +143,16 @@ impl Reader<'_> {
     }
 }
 
-const TOP_KEYS: &[&str] = &["doc", "pdl", "kernels", "dims", "buffers", "scalars", "node"];
+const TOP_KEYS: &[&str] = &["doc", "pdl", "kernels", "dims", "buffers", "scalars", "node", "while", "if"];
 const KERNELS_KEYS: &[&str] = &["source", "module"];
 const BUFFER_KEYS: &[&str] = &["dtype", "len", "role", "doc"];
 const SCALAR_KEYS: &[&str] = &["dtype", "default", "doc"];
-const NODE_KEYS: &[&str] = &["name", "kernel", "grid", "block", "shared", "pdl", "args", "doc"];
+const NODE_KEYS: &[&str] = &["name", "kernel", "grid", "block", "shared", "pdl", "args", "doc", "memset", "memcpy"];
+const MEMSET_KEYS: &[&str] = &["dst", "value"];
+const MEMCPY_KEYS: &[&str] = &["src", "dst"];
+const WHILE_KEYS: &[&str] = &["name", "nodes", "repeat", "until", "max", "doc"];
+const IF_KEYS: &[&str] = &["name", "nodes", "flag", "doc"];
+const UNTIL_KEYS: &[&str] = &["buffer", "below"];
 
 /// Parses `text`; TOML syntax errors and structural problems go to `diags`.
 pub fn read(text: &str, diags: &mut Diagnostics) -> RawSpec {
@@ -203,6 +211,27 @@ pub fn read(text: &str, diags: &mut Diagnostics) -> RawSpec {
                     format!("`node` must be an array of tables (`[[node]]`), found {}", type_name(other)),
                 ),
             },
+            "while" | "if" => {
+                let kind = if key.get_ref() == "while" { RawControlKind::While } else { RawControlKind::If };
+                match value.get_ref() {
+                    DeValue::Array(items) => {
+                        for item in items.iter() {
+                            if let Some(c) = read_control(&mut r, kind, item) {
+                                spec.controls.push(c);
+                            }
+                        }
+                    }
+                    other => r.diags.error(
+                        value.span(),
+                        format!(
+                            "`{}` must be an array of tables (`[[{}]]`), found {}",
+                            key.get_ref(),
+                            key.get_ref(),
+                            type_name(other)
+                        ),
+                    ),
+                }
+            }
             _ => r.unknown_key(key, "the spec", TOP_KEYS),
         }
     }
@@ -275,6 +304,8 @@ fn read_node(r: &mut Reader<'_>, item: &Spanned<DeValue<'_>>) -> Option<RawNode>
         args: None,
         doc: None,
         pdl: None,
+        memset: None,
+        memcpy: None,
     };
     for (key, v) in entries(t) {
         match key.get_ref().as_ref() {
@@ -285,6 +316,8 @@ fn read_node(r: &mut Reader<'_>, item: &Spanned<DeValue<'_>>) -> Option<RawNode>
             "shared" => n.shared = r.num(v, "`shared`"),
             "doc" => n.doc = r.string(v, "node `doc`").map(|s| s.v),
             "pdl" => n.pdl = r.boolean(v, "node `pdl`"),
+            "memset" => n.memset = read_memset(r, v),
+            "memcpy" => n.memcpy = read_memcpy(r, v),
             "args" => {
                 let Some(at) = r.table(v, "`args`") else { continue };
                 let mut args = Vec::new();
@@ -306,4 +339,90 @@ fn read_node(r: &mut Reader<'_>, item: &Spanned<DeValue<'_>>) -> Option<RawNode>
         }
     }
     Some(n)
+}
+
+fn read_memset(r: &mut Reader<'_>, v: &Spanned<DeValue<'_>>) -> Option<S<RawMemset>> {
+    let t = r.table(v, "node `memset`")?;
+    let mut m = RawMemset { dst: None, value: None };
+    for (key, val) in entries(t) {
+        match key.get_ref().as_ref() {
+            "dst" => m.dst = r.string(val, "`memset.dst`"),
+            "value" => m.value = r.lit(val, "`memset.value`"),
+            _ => r.unknown_key(key, "`memset`", MEMSET_KEYS),
+        }
+    }
+    Some(S { v: m, span: v.span() })
+}
+
+fn read_memcpy(r: &mut Reader<'_>, v: &Spanned<DeValue<'_>>) -> Option<S<RawMemcpy>> {
+    let t = r.table(v, "node `memcpy`")?;
+    let mut m = RawMemcpy { src: None, dst: None };
+    for (key, val) in entries(t) {
+        match key.get_ref().as_ref() {
+            "src" => m.src = r.string(val, "`memcpy.src`"),
+            "dst" => m.dst = r.string(val, "`memcpy.dst`"),
+            _ => r.unknown_key(key, "`memcpy`", MEMCPY_KEYS),
+        }
+    }
+    Some(S { v: m, span: v.span() })
+}
+
+fn read_until(r: &mut Reader<'_>, v: &Spanned<DeValue<'_>>) -> Option<S<RawUntil>> {
+    let t = r.table(v, "`until`")?;
+    let mut u = RawUntil { buffer: None, below: None };
+    for (key, val) in entries(t) {
+        match key.get_ref().as_ref() {
+            "buffer" => u.buffer = r.string(val, "`until.buffer`"),
+            "below" => u.below = r.lit(val, "`until.below`"),
+            _ => r.unknown_key(key, "`until`", UNTIL_KEYS),
+        }
+    }
+    Some(S { v: u, span: v.span() })
+}
+
+fn read_control(r: &mut Reader<'_>, kind: RawControlKind, item: &Spanned<DeValue<'_>>) -> Option<RawControl> {
+    let (table, keys) = match kind {
+        RawControlKind::While => ("each `while`", WHILE_KEYS),
+        RawControlKind::If => ("each `if`", IF_KEYS),
+    };
+    let place = match kind {
+        RawControlKind::While => "`[[while]]`",
+        RawControlKind::If => "`[[if]]`",
+    };
+    let t = r.table(item, table)?;
+    let mut c = RawControl {
+        kind,
+        span: item.span(),
+        name: None,
+        nodes: None,
+        repeat: None,
+        until: None,
+        max: None,
+        flag: None,
+        doc: None,
+    };
+    for (key, v) in entries(t) {
+        let is_while = kind == RawControlKind::While;
+        match key.get_ref().as_ref() {
+            "name" => c.name = r.string(v, &format!("{place} `name`")),
+            "doc" => c.doc = r.string(v, &format!("{place} `doc`")).map(|s| s.v),
+            "nodes" => match v.get_ref() {
+                DeValue::Array(items) => {
+                    let names: Option<Vec<_>> =
+                        items.iter().map(|i| r.string(i, &format!("{place} `nodes`"))).collect();
+                    c.nodes = names.map(|n| S { v: n, span: v.span() });
+                }
+                other => r.diags.error(
+                    v.span(),
+                    format!("{place} `nodes` must be an array of node names, found {}", type_name(other)),
+                ),
+            },
+            "repeat" if is_while => c.repeat = r.num(v, "`repeat`"),
+            "until" if is_while => c.until = read_until(r, v),
+            "max" if is_while => c.max = r.num(v, "`max`"),
+            "flag" if !is_while => c.flag = r.string(v, "`flag`"),
+            _ => r.unknown_key(key, place, keys),
+        }
+    }
+    Some(c)
 }
