@@ -38,6 +38,7 @@ use kgraph::Result;
 
 kgraph::graph!("graphs/perception.toml", name = Perception);
 kgraph::graph!("graphs/train_step.toml", name = TrainStep);
+kgraph::graph!("graphs/train_step.toml", name = TrainSteps100, repeat = 100);
 
 // The specs' dims must agree with the kernels' fixed sizes and with each other (weights move
 // from the train graph to the latency graph).
@@ -148,61 +149,71 @@ impl Default for TrainBatch {
     }
 }
 
-impl TrainStep {
-    /// Uploads a batch into `snap`, `dt` and `targets` for the next replay (length-checked).
-    pub fn upload_batch(&mut self, batch: &TrainBatch) -> Result<()> {
-        self.upload_snap(&batch.snap)?;
-        self.upload_dt(&batch.dt)?;
-        self.upload_targets(&batch.targets)
-    }
+/// The host helpers of the train step's graphs: [`TrainStep`] (one step per replay) and
+/// [`TrainSteps100`] (the same spec inside `[[while]] repeat = 100`: 100 steps per launch, with
+/// the schedule uploaded before the launch used by all of them).
+macro_rules! train_step_helpers {
+    ($graph:ty) => {
+        impl $graph {
+            /// Uploads a batch into `snap`, `dt` and `targets` for the next replay (length-checked).
+            pub fn upload_batch(&mut self, batch: &TrainBatch) -> Result<()> {
+                self.upload_snap(&batch.snap)?;
+                self.upload_dt(&batch.dt)?;
+                self.upload_targets(&batch.targets)
+            }
 
-    /// Loads the trained tensors (trunk and heads; the projection is not trained here) and
-    /// resets their AdamW moments to zero, so the next step is step 1 of a fresh optimizer.
-    pub fn load_weights(&mut self, w: &ModelWeights) -> Result<()> {
-        self.load_w_g(&w.w_g)?;
-        self.load_b_g(&w.b_g)?;
-        self.load_w_t(&w.w_t)?;
-        self.load_b_t(&w.b_t)?;
-        self.load_w_h(&w.w_h)?;
-        self.load_b_h(&w.b_h)?;
-        let (big, hid, heads) = (vec![0.0; Self::W_G_LEN], vec![0.0; Self::B_G_LEN], vec![0.0; Self::W_H_LEN]);
-        for m in [Self::load_m_w_g, Self::load_v_w_g, Self::load_m_w_t, Self::load_v_w_t] {
-            m(self, &big)?;
+            /// Loads the trained tensors (trunk and heads; the projection is not trained here) and
+            /// resets their AdamW moments to zero, so the next step is step 1 of a fresh optimizer.
+            pub fn load_weights(&mut self, w: &ModelWeights) -> Result<()> {
+                self.load_w_g(&w.w_g)?;
+                self.load_b_g(&w.b_g)?;
+                self.load_w_t(&w.w_t)?;
+                self.load_b_t(&w.b_t)?;
+                self.load_w_h(&w.w_h)?;
+                self.load_b_h(&w.b_h)?;
+                let (big, hid, heads) = (vec![0.0; Self::W_G_LEN], vec![0.0; Self::B_G_LEN], vec![0.0; Self::W_H_LEN]);
+                for m in [Self::load_m_w_g, Self::load_v_w_g, Self::load_m_w_t, Self::load_v_w_t] {
+                    m(self, &big)?;
+                }
+                for m in [Self::load_m_b_g, Self::load_v_b_g, Self::load_m_b_t, Self::load_v_b_t] {
+                    m(self, &hid)?;
+                }
+                self.load_m_w_h(&heads)?;
+                self.load_v_w_h(&heads)?;
+                self.load_m_b_h(&[0.0; Self::B_H_LEN])?;
+                self.load_v_b_h(&[0.0; Self::B_H_LEN])
+            }
+
+            /// Copies the trained tensors (trunk and heads) into `w`, leaving its projection as it is.
+            pub fn download_weights_into(&self, w: &mut ModelWeights) -> Result<()> {
+                w.w_g = self.download_w_g()?;
+                w.b_g = self.download_b_g()?;
+                w.w_t = self.download_w_t()?;
+                w.b_t = self.download_b_t()?;
+                w.w_h = self.download_w_h()?;
+                w.b_h = self.download_b_h()?;
+                Ok(())
+            }
+
+            /// The AdamW schedule of optimizer step `step` (1-based) at learning rate `lr`:
+            /// `[lr, 1 − β1^step, 1 − β2^step]` with the graph's current `beta1` and `beta2`.
+            pub fn schedule_for(&self, step: u32, lr: f32) -> [f32; 3] {
+                let t = i32::try_from(step.max(1)).unwrap_or(i32::MAX);
+                let correction = |beta: f32| (1.0 - f64::from(beta).powi(t)) as f32;
+                [lr, correction(self.beta1()), correction(self.beta2())]
+            }
+
+            /// Uploads [`Self::schedule_for`]`(step, lr)` into `schedule`, for the next replay.
+            pub fn upload_schedule_for(&mut self, step: u32, lr: f32) -> Result<()> {
+                let schedule = self.schedule_for(step, lr);
+                self.upload_schedule(&schedule)
+            }
         }
-        for m in [Self::load_m_b_g, Self::load_v_b_g, Self::load_m_b_t, Self::load_v_b_t] {
-            m(self, &hid)?;
-        }
-        self.load_m_w_h(&heads)?;
-        self.load_v_w_h(&heads)?;
-        self.load_m_b_h(&[0.0; Self::B_H_LEN])?;
-        self.load_v_b_h(&[0.0; Self::B_H_LEN])
-    }
-
-    /// Copies the trained tensors (trunk and heads) into `w`, leaving its projection as it is.
-    pub fn download_weights_into(&self, w: &mut ModelWeights) -> Result<()> {
-        w.w_g = self.download_w_g()?;
-        w.b_g = self.download_b_g()?;
-        w.w_t = self.download_w_t()?;
-        w.b_t = self.download_b_t()?;
-        w.w_h = self.download_w_h()?;
-        w.b_h = self.download_b_h()?;
-        Ok(())
-    }
-
-    /// The AdamW schedule of optimizer step `step` (1-based) at learning rate `lr`:
-    /// `[lr, 1 − β1^step, 1 − β2^step]` with the graph's current `beta1` and `beta2`.
-    pub fn schedule_for(&self, step: u32, lr: f32) -> [f32; 3] {
-        let t = i32::try_from(step.max(1)).unwrap_or(i32::MAX);
-        let correction = |beta: f32| (1.0 - f64::from(beta).powi(t)) as f32;
-        [lr, correction(self.beta1()), correction(self.beta2())]
-    }
-
-    /// Uploads [`Self::schedule_for`]`(step, lr)` into `schedule`, for the next replay.
-    pub fn upload_schedule_for(&mut self, step: u32, lr: f32) -> Result<()> {
-        let schedule = self.schedule_for(step, lr);
-        self.upload_schedule(&schedule)
-    }
+    };
 }
+
+train_step_helpers!(TrainStep);
+train_step_helpers!(TrainSteps100);
 
 #[cfg(test)]
 mod tests {

@@ -55,6 +55,50 @@ fn sync(s: &CudaStream) -> anyhow::Result<()> {
     Ok(s.synchronize()?)
 }
 
+/// The chain64 graph floor: run first, while the process holds only the device stream (a
+/// second stream slows every later replay, see the anchors' stream probe) and a branched graph
+/// struct (`BenchFanout`, built from its DAG, which creates no stream). kgraph's chain64 graph
+/// and the same launches captured by hand with cudarc, interleaved in rounds; the standalone
+/// hand-cudarc program (`shared/anchors/rawcudarc`) is the reference run beside this binary.
+pub fn floor(dev: &Device, k: &Kernels, iters: usize, report: &mut Report) -> anyhow::Result<()> {
+    let init: Vec<f32> = (0..N).map(|i| i as f32 * 0.01).collect();
+    let (mut x, mut y) = (dev.upload(&init)?, dev.upload(&init)?);
+    let s: Arc<CudaStream> = dev.stream().clone();
+    let f = k.bench_axpb.function().clone();
+    let mut fanout = crate::fanout::BenchFanout::new(dev)?;
+    fanout.capture()?;
+    fanout.replay()?;
+    // SAFETY: `x` and `y` are declared before `g` (outlive it) and never reallocated.
+    let g = unsafe { Graph::capture(&s, |cs| chain_kgraph(k, cs, &mut x, &mut y, 64, None)) }?;
+    g.upload()?;
+    s.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
+    chain_raw(&s, &f, &mut x, &mut y, 64);
+    let raw = s.end_capture(sys::CUgraphInstantiate_flags(0))?.expect("captured graph");
+    raw.upload()?;
+    let (mut kg, mut rc) = (Vec::new(), Vec::new());
+    for _ in 0..5 {
+        kg.push(median_us(iters, || {
+            g.replay()?;
+            sync(&s)
+        })?);
+        rc.push(median_us(iters, || {
+            raw.launch()?;
+            sync(&s)
+        })?);
+    }
+    kg.sort_by(f64::total_cmp);
+    rc.sort_by(f64::total_cmp);
+    report.add("kgraph_chain64_graph_floor", kg[2], "us");
+    report.add("cudarc_chain64_graph_floor", rc[2], "us");
+    report.ratio(
+        "ratio_chain64_graph_floor_kgraph_vs_cudarc",
+        "kgraph_chain64_graph_floor",
+        "cudarc_chain64_graph_floor",
+    );
+    drop(fanout);
+    Ok(())
+}
+
 pub fn run(dev: &Device, k: &Kernels, iters: usize, report: &mut Report) -> anyhow::Result<()> {
     let init: Vec<f32> = (0..N).map(|i| i as f32 * 0.01).collect();
     let (mut x, mut y) = (dev.upload(&init)?, dev.upload(&init)?);

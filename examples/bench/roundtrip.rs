@@ -11,18 +11,52 @@ use kgraph_model::model::SNAP_LEN;
 
 use crate::report::{median_us, percentiles_us, Report};
 
+/// How Graph A is turned into a graph for one measurement.
+#[derive(Clone, Copy, PartialEq)]
+enum Build {
+    Plain,
+    Pdl,
+    PdlSerialized,
+    /// Stream capture (the previous engine: PDL only on same-stream edges; side streams).
+    PdlStreamed,
+}
+
 pub fn run(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()> {
+    measure(dev, iters, report, &[Build::Plain, Build::Pdl, Build::PdlSerialized])?;
+    let mut g = Perception::new(dev)?;
+    g.load_weights(&ModelWeights::init(7))?;
+    g.capture()?;
+    let profile = g.profile(iters)?;
+    print!("{profile}");
+    for row in &profile.rows {
+        report.add(format!("kgraph_perception_node_{}_gpu_time", row.node), row.us, "us");
+    }
+    Ok(())
+}
+
+/// Graph A stream-captured (side streams: run last, it slows every later replay).
+pub fn streamed(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()> {
+    measure(dev, iters, report, &[Build::PdlStreamed])?;
+    report.ratio(
+        "ratio_perception_roundtrip_built_vs_streamed",
+        "kgraph_perception_roundtrip_pdl_p50",
+        "kgraph_perception_roundtrip_pdl_streamed_p50",
+    );
+    Ok(())
+}
+
+fn measure(dev: &Device, iters: usize, report: &mut Report, builds: &[Build]) -> anyhow::Result<()> {
     let mut g = Perception::new(dev)?;
     g.load_weights(&ModelWeights::init(7))?;
     let mut books = BookStream::new(2024);
     let mut snap = [0.0f32; SNAP_LEN];
     let mut probs = [0.0f32; Perception::PROBS_LEN];
-    for (pdl, serial) in [(false, false), (true, false), (true, true)] {
-        g.set_pdl_enabled(pdl);
-        if serial {
-            g.capture_serialized()?;
-        } else {
-            g.capture()?;
+    for &build in builds {
+        g.set_pdl_enabled(build != Build::Plain);
+        match build {
+            Build::Plain | Build::Pdl => g.capture()?,
+            Build::PdlSerialized => g.capture_serialized()?,
+            Build::PdlStreamed => g.capture_streamed()?,
         }
         let mut finite = true;
         let p = percentiles_us(iters, &[50.0, 99.0], || {
@@ -35,10 +69,11 @@ pub fn run(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()
             Ok(())
         })?;
         anyhow::ensure!(finite, "Graph A produced non-finite probabilities");
-        let tag = match (pdl, serial) {
-            (false, _) => "plain",
-            (true, false) => "pdl",
-            (true, true) => "pdl_serialized",
+        let tag = match build {
+            Build::Plain => "plain",
+            Build::Pdl => "pdl",
+            Build::PdlSerialized => "pdl_serialized",
+            Build::PdlStreamed => "pdl_streamed",
         };
         report.add(format!("kgraph_perception_roundtrip_{tag}_p50"), p[0], "us");
         report.add(format!("kgraph_perception_roundtrip_{tag}_p99"), p[1], "us");

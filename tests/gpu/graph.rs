@@ -3,7 +3,7 @@
 //! comes from the same spec run eagerly (`run_eager`, one stream, file order), never from a CPU
 //! formula: a replay must reproduce it bit for bit.
 
-mod kernels;
+pub(crate) mod kernels;
 
 use std::collections::BTreeSet;
 

@@ -158,7 +158,7 @@ fn pdl_chain_graph_has_programmatic_edges_where_the_spec_says() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn pdl_branches_keep_cross_stream_edges_full_and_compute_the_same() {
+fn pdl_branches_are_programmatic_on_every_edge_when_built_and_only_on_stream_edges_when_captured() {
     let dev = device();
     let index = |name: &str| TestPdlBranches::NODES.iter().position(|&n| n == name).unwrap();
     let (prep, join) = (index("prep"), index("join"));
@@ -176,14 +176,23 @@ fn pdl_branches_keep_cross_stream_edges_full_and_compute_the_same() {
     let all: BTreeSet<(usize, usize)> = TestPdlBranches::EDGES.iter().copied().collect();
     assert_eq!(edges.keys().copied().collect::<BTreeSet<_>>(), all);
     let programmatic = programmatic_of(&edges);
-    assert_eq!(programmatic, BTreeSet::from([(prep, index("branch0"))]), "only the branch continuing prep's stream");
+    let into_pdl: BTreeSet<(usize, usize)> =
+        all.iter().copied().filter(|&(_, to)| TestPdlBranches::NODE_PDL[to]).collect();
+    assert_eq!(programmatic, into_pdl, "built: every edge into a PDL kernel is programmatic");
+    assert!(programmatic.iter().filter(|e| e.1 == join).count() > 1, "the join's edges are programmatic too");
+    assert!(programmatic.iter().filter(|e| e.0 == prep).count() > 1, "so are the fan-out's");
     assert_eq!(programmatic, TestPdlBranches::PDL_EDGES.iter().copied().collect::<BTreeSet<_>>());
+
+    // Stream capture, kept for comparison: PDL only where a node continues its predecessor's stream.
+    let mut streamed = new(true);
+    streamed.capture_streamed().unwrap();
+    let edges = spec_edges(streamed.graph().unwrap(), &streamed.graph_nodes());
+    assert_eq!(edges.keys().copied().collect::<BTreeSet<_>>(), all);
+    assert_eq!(programmatic_of(&edges), BTreeSet::from([(prep, index("branch0"))]), "only the stream edge");
     for (&(from, to), &p) in &edges {
         if to == join || (from == prep && to != index("branch0")) {
             assert!(!p, "cross-stream edge {from} -> {to} must stay a full dependency");
         }
-        let in_degree = edges.keys().filter(|e| e.1 == to).count();
-        assert!(!p || in_degree == 1, "programmatic edge {from} -> {to} must be its target's only dependency");
     }
 
     let mut serial = new(true);
@@ -203,7 +212,8 @@ fn pdl_branches_keep_cross_stream_edges_full_and_compute_the_same() {
                 g.set_k0(k0).unwrap();
             }
         }
-        for g in [&branched, &serial, &plain] {
+        streamed.set_k0(k0.unwrap_or(TestPdlBranches::new(&dev).unwrap().k0())).unwrap();
+        for g in [&branched, &serial, &plain, &streamed] {
             g.replay().unwrap();
         }
         eager.run_eager().unwrap();
@@ -213,6 +223,7 @@ fn pdl_branches_keep_cross_stream_edges_full_and_compute_the_same() {
         assert_same_bits(&format!("{what}: branched PDL graph"), &branched.download_out().unwrap(), &want);
         assert_same_bits(&format!("{what}: serialized PDL graph"), &serial.download_out().unwrap(), &want);
         assert_same_bits(&format!("{what}: branched plain graph"), &plain.download_out().unwrap(), &want);
+        assert_same_bits(&format!("{what}: stream-captured PDL graph"), &streamed.download_out().unwrap(), &want);
     }
 }
 

@@ -5,6 +5,7 @@
 mod common;
 mod extents;
 mod graph;
+mod graph_control;
 mod graph_pdl;
 mod kernel_args;
 mod misuse;

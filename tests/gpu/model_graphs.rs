@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use kgraph::cudarc::driver::sys;
 use kgraph::{CudaSlice, Graph, LaunchConfig};
 use kgraph_model::graphs::synthetic::{BookStream, Tick};
-use kgraph_model::graphs::{ModelWeights, Perception, TrainBatch, TrainStep};
+use kgraph_model::graphs::{ModelWeights, Perception, TrainBatch, TrainStep, TrainSteps100};
 use kgraph_model::model::{launch, CopyF32, MultiHorizonHeads, Projection, ZeroF32, FEAT_VALID, N_LEVELS, SNAP_LEN};
 
 use super::common::{device, reachability};
@@ -421,4 +421,47 @@ fn zero_and_copy_kernels_touch_exactly_n_elements() {
         assert!(got[..n].iter().all(|v| v.to_bits() == 0), "zero_f32 leaves +0.0 in the first n");
         assert!(got[n..].iter().all(|v| v.to_bits() == guard.to_bits()), "zero_f32 wrote past n");
     }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn one_while_launch_of_100_steps_equals_100_replays_bit_for_bit() {
+    let dev = device();
+    let w = ModelWeights::init(23);
+    let mut one = train_step(&dev, &w);
+    let mut many = TrainSteps100::new(&dev).unwrap();
+    many.load_weights(&w).unwrap();
+    let (mut stream, mut batch) = (BookStream::independent(24), TrainBatch::new());
+    batch.fill(&mut stream).unwrap();
+    one.upload_batch(&batch).unwrap();
+    many.upload_batch(&batch).unwrap();
+    one.upload_schedule_for(5, LR).unwrap();
+    many.upload_schedule_for(5, LR).unwrap();
+    one.capture().unwrap();
+    many.capture().unwrap();
+    for launch in 1..=2 {
+        for _ in 0..100 {
+            one.replay().unwrap();
+        }
+        many.replay().unwrap();
+        let loss = many.download_loss().unwrap();
+        assert_all_finite("loss", &loss);
+        assert_bitwise_eq(&format!("launch {launch}: loss"), &loss, &one.download_loss().unwrap());
+        for (name, got, want) in [
+            ("w_g", many.download_w_g().unwrap(), one.download_w_g().unwrap()),
+            ("b_t", many.download_b_t().unwrap(), one.download_b_t().unwrap()),
+            ("w_h", many.download_w_h().unwrap(), one.download_w_h().unwrap()),
+            ("v_w_t", many.download_v_w_t().unwrap(), one.download_v_w_t().unwrap()),
+        ] {
+            assert_bitwise_eq(&format!("launch {launch}: {name} after 100 steps"), &got, &want);
+        }
+    }
+    // Eager: the while runs its body 100 times on the host.
+    let mut eager = TrainSteps100::new(&dev).unwrap();
+    eager.load_weights(&w).unwrap();
+    eager.upload_batch(&batch).unwrap();
+    eager.upload_schedule_for(5, LR).unwrap();
+    eager.run_eager().unwrap();
+    eager.run_eager().unwrap();
+    assert_bitwise_eq("eager 2 x 100 steps: w_g", &eager.download_w_g().unwrap(), &many.download_w_g().unwrap());
 }
