@@ -1,0 +1,119 @@
+//! Memset, memcpy, `[[while]]` and `[[if]]` in specs: what validates (and the build plan it
+//! yields) and the located error of each rule.
+
+use kgraph_codegen::graph::plan::Unit;
+use kgraph_codegen::graph::{analyze, Analysis, GraphRequest};
+
+const DECLS: &str = r#"
+#[kernel("k.cu", unsafe(extents))] pub fn k_copy(x: &[f32; n], y: &mut [f32; n], n: i32);
+"#;
+
+fn run(body: &str) -> Result<Analysis, Vec<String>> {
+    let mut text = String::from("[dims]\nn = 64\none = 1\n");
+    for (name, dtype, len, role) in [
+        ("x", "f32", "n", "input"),
+        ("a", "f32", "n", "scratch"),
+        ("b", "f32", "n", "output"),
+        ("loss", "f32", "one", "scratch"),
+        ("flag", "i32", "one", "input"),
+        ("h", "f64", "n", "state"),
+    ] {
+        text += &format!("[buffers.{name}]\ndtype = \"{dtype}\"\nlen = \"{len}\"\nrole = \"{role}\"\n");
+    }
+    text += body;
+    text += "\n[kernels]\nsource = \"decls.rs\"\nmodule = \"crate::decls\"\n";
+    let read_file = |_: &str| Ok(DECLS.to_string());
+    let req =
+        GraphRequest { spec_path: "g.toml", spec_text: &text, struct_name: None, root: "", read_file: &read_file };
+    analyze(&req)
+}
+
+/// Nodes: zero_h (memset h), stage (memcpy x -> a), copy (a -> b, a kernel), probe (b -> loss).
+const NODES: &str = r#"
+[[node]]
+name = "zero_h"
+memset = { dst = "h", value = 0 }
+[[node]]
+name = "stage"
+memcpy = { src = "x", dst = "a" }
+[[node]]
+name = "copy"
+kernel = "k_copy"
+grid = 1
+block = 64
+args = { x = "a", y = "b", n = "n" }
+[[node]]
+name = "probe"
+kernel = "k_copy"
+grid = 1
+block = 64
+args = { x = "b", y = "loss", n = "one" }
+"#;
+
+fn errors(body: &str) -> String {
+    match run(body) {
+        Ok(_) => panic!("must not validate:\n{body}"),
+        Err(e) => e.join("\n"),
+    }
+}
+
+#[test]
+fn memset_memcpy_and_a_loop_validate_into_units_and_bodies() {
+    let spec = format!(
+        "{NODES}\n[[while]]\nname = \"train\"\nnodes = [\"copy\", \"probe\"]\nuntil = {{ buffer = \"loss\", below = 0.5 }}\nmax = 10\n[[if]]\nname = \"maybe\"\nnodes = [\"stage\"]\nflag = \"flag\"\n"
+    );
+    let a = run(&spec).unwrap_or_else(|e| panic!("{}", e.join("\n")));
+    assert_eq!(a.ir.controls.len(), 2);
+    let units: Vec<Unit> = a.branched.units.iter().map(|u| u.0).collect();
+    assert_eq!(a.ir.controls.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["maybe", "train"], "by body");
+    assert_eq!(units, [Unit::Node(0), Unit::Control(0), Unit::Control(1)], "file order: zero_h, maybe, train");
+    // train reads what maybe writes (a): one edge; zero_h is independent of both.
+    assert_eq!(a.branched.units[2].1, vec![(1, false)]);
+    assert!(a.branched.units[1].1.is_empty());
+    let body = &a.branched.bodies[1];
+    assert_eq!(body.nodes.iter().map(|n| n.0).collect::<Vec<_>>(), [2, 3]);
+    assert_eq!(body.sinks, [3], "the loop's control kernel follows probe");
+    assert!(a.branched.programmatic_edges().is_empty(), "no pdl in this spec");
+}
+
+#[test]
+fn memset_and_memcpy_errors_are_located() {
+    let e = errors("[[node]]\nname = \"z\"\nmemset = { dst = \"x\" }\n");
+    assert!(e.contains("g.toml:") && e.contains("a memset writes buffer `x`, whose role `input`"), "{e}");
+    let e = errors("[[node]]\nname = \"z\"\nmemset = { dst = \"h\", value = 1 }\n");
+    assert!(e.contains("only the value 0 (all bytes zero) can be set"), "{e}");
+    let e = errors("[[node]]\nname = \"z\"\nmemcpy = { src = \"x\", dst = \"loss\" }\n");
+    assert!(e.contains("the buffers must have the same dtype and length"), "{e}");
+    let e = errors("[[node]]\nname = \"z\"\nmemcpy = { src = \"x\", dst = \"nope\" }\n");
+    assert!(e.contains("unknown buffer `nope` for `memcpy.dst`"), "{e}");
+    let e = errors("[[node]]\nname = \"z\"\nkernel = \"k_copy\"\nmemcpy = { src = \"x\", dst = \"a\" }\n");
+    assert!(e.contains("a memcpy node takes no `kernel`"), "{e}");
+    let e = errors("[[node]]\nmemset = { dst = \"a\" }\n");
+    assert!(e.contains("a memset or memcpy node needs a `name`"), "{e}");
+}
+
+#[test]
+fn control_errors_are_located() {
+    let e = errors(&format!("{NODES}\n[[while]]\nname = \"w\"\nnodes = [\"stage\", \"probe\"]\nrepeat = 3\n"));
+    assert!(e.contains("node `probe` does not follow `stage` in the file"), "{e}");
+    let e = errors(&format!("{NODES}\n[[while]]\nname = \"w\"\nnodes = [\"copy\"]\nrepeat = 0\n"));
+    assert!(e.contains("`repeat` is 0; it must be between 1 and"), "{e}");
+    let e = errors(&format!(
+        "{NODES}\n[[while]]\nname = \"w\"\nnodes = [\"copy\"]\nuntil = {{ buffer = \"loss\", below = 0.1 }}\n"
+    ));
+    assert!(e.contains("an `until` loop needs `max`"), "{e}");
+    let e = errors(&format!(
+        "{NODES}\n[[while]]\nname = \"w\"\nnodes = [\"copy\"]\nuntil = {{ buffer = \"flag\", below = 0.1 }}\nmax = 3\n"
+    ));
+    assert!(e.contains("reads its condition from device memory of dtype f32, but buffer `flag` is i32"), "{e}");
+    let e = errors(&format!("{NODES}\n[[if]]\nname = \"copy\"\nnodes = [\"copy\"]\nflag = \"flag\"\n"));
+    assert!(e.contains("duplicate name `copy`"), "{e}");
+    let e = errors(&format!("{NODES}\n[[if]]\nname = \"i\"\nnodes = [\"copy\"]\nflag = \"flag\"\n[[if]]\nname = \"j\"\nnodes = [\"copy\"]\nflag = \"flag\"\n"));
+    assert!(e.contains("node `copy` is already in the body of another control"), "{e}");
+    let e = errors(&format!("{NODES}\n[[if]]\nname = \"i\"\nnodes = [\"copy\"]\nrepeat = 2\n"));
+    assert!(e.contains("unknown key `repeat` in `[[if]]`"), "{e}");
+    let e = errors(&format!("{NODES}\n[[while]]\nname = \"w\"\nnodes = [\"copy\"]\n"));
+    assert!(e.contains("needs `repeat = n`"), "{e}");
+    // Every message is located: `g.toml:line:col: ...` with the offending line quoted.
+    assert!(e.starts_with("g.toml:"), "{e}");
+}
