@@ -42,6 +42,7 @@ mod kernel;
 mod launch;
 pub mod layout;
 mod mapped;
+pub mod nvtx;
 mod pinned;
 mod pod;
 mod profile;

@@ -34,11 +34,16 @@ fn node_var(n: usize) -> Ident {
     format_ident!("n{}", n)
 }
 
-/// The statements adding node `n` to `builder` with `deps` and recording it.
-fn add_node(n: usize, builder: &Ident, deps: TokenStream) -> TokenStream {
+/// The statements adding node `n` to `builder` with `deps` and recording it, inside an NVTX
+/// range named after the node (feature `nvtx`).
+fn add_node(ir: &GraphIr, n: usize, builder: &Ident, deps: TokenStream) -> TokenStream {
     let (f, v) = (format_ident!("__add_node_{}", n), node_var(n));
+    let range = format!("build {}", ir.nodes[n].name);
     quote! {
-        let #v = self.#f(&mut #builder, #deps)?;
+        let #v = {
+            let _range = ::kgraph::nvtx::range(#range);
+            self.#f(&mut #builder, #deps)?
+        };
         nodes[#n] = #v.cu_node() as usize;
     }
 }
@@ -61,7 +66,7 @@ fn control_unit(ir: &GraphIr, c: usize, body: &BodyPlan, unit_deps: TokenStream,
     let b = format_ident!("body");
     let body_nodes = body.nodes.iter().map(|(n, edges)| {
         let vars: Vec<(Ident, bool)> = edges.iter().map(|&(from, prog)| (node_var(from), prog)).collect();
-        add_node(*n, &b, deps(&vars))
+        add_node(ir, *n, &b, deps(&vars))
     });
     let sinks = deps(&body.sinks.iter().map(|&n| (node_var(n), false)).collect::<Vec<_>>());
     let counter = counter_addr(c);
@@ -132,7 +137,7 @@ fn build_fn(cg: &CodegenInput<'_>, plan: &BuildPlan, f: &Ident, mode: Mode, doc:
         };
         body.extend(match *unit {
             Unit::Node(n) => {
-                let add = add_node(n, &root, unit_deps);
+                let add = add_node(ir, n, &root, unit_deps);
                 let v = node_var(n);
                 quote!(#add let #var = #v;)
             }

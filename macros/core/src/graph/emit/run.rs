@@ -50,7 +50,13 @@ pub(crate) fn run_methods(cg: &CodegenInput<'_>) -> TokenStream {
 fn eager_node(cg: &CodegenInput<'_>, n: usize) -> TokenStream {
     let f = format_ident!("__launch_node_{}", n);
     let opts = launch_options(cg.ir.nodes[n].pdl);
-    quote!(self.#f(&stream, #opts)?;)
+    let range = format!("{}::{}", cg.name, cg.ir.nodes[n].name);
+    quote! {
+        {
+            let _range = ::kgraph::nvtx::range(#range);
+            self.#f(&stream, #opts)?;
+        }
+    }
 }
 
 fn run_eager(cg: &CodegenInput<'_>, mark_in_flight: &TokenStream) -> TokenStream {
@@ -130,11 +136,13 @@ fn pdl_switch(cg: &CodegenInput<'_>) -> TokenStream {
 /// `replay` and the methods that inspect the captured graph.
 fn replay_and_inspection(cg: &CodegenInput<'_>, mark_in_flight: &TokenStream) -> TokenStream {
     let replay_op = format!("{}::replay", cg.name);
+    let replay_range = replay_op.clone();
     quote! {
         /// Launches the graph on the device stream (asynchronous): the graph of the last
         /// [`Self::capture`], [`Self::capture_serialized`] (or `capture_streamed`).
         /// [`kgraph::Error::Graph`] if neither has run.
         pub fn replay(&self) -> ::kgraph::Result<()> {
+            let _range = ::kgraph::nvtx::range(#replay_range);
             #mark_in_flight
             match &self.captured {
                 ::core::option::Option::Some(graph) => graph.replay(),
