@@ -117,7 +117,7 @@ pub fn load(explicit: Option<&str>) -> std::result::Result<Api, String> {
         // state (NCCL is designed to be dlopen'ed, as PyTorch and cudarc do).
         match unsafe { libloading::Library::new(*name) } {
             Ok(lib) => return resolve(lib, name),
-            Err(e) => tried.push(format!("{name}: {e}")),
+            Err(e) => tried.push(format!("{name}: {}", chain(&e))),
         }
     }
     Err(format!(
@@ -139,7 +139,11 @@ fn resolve(lib: libloading::Library, name: &str) -> std::result::Result<Api, Str
             match unsafe { lib.get($sym.as_bytes()) } {
                 Ok(f) => *f,
                 Err(e) => {
-                    return Err(format!("{name} loaded but has no `{}` ({e}); kgraph needs NCCL 2.14 or newer", $sym))
+                    return Err(format!(
+                        "{name} loaded but has no `{}` ({}); kgraph needs NCCL 2.14 or newer",
+                        $sym,
+                        chain(&e)
+                    ))
                 }
             }
         };
@@ -181,6 +185,17 @@ fn resolve(lib: libloading::Library, name: &str) -> std::result::Result<Api, Str
     // The function pointers borrow from the library: keep it loaded forever.
     std::mem::forget(lib);
     Ok(api)
+}
+
+/// An error and its sources, `: `-separated (libloading keeps `dlerror`'s text in the source).
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(&format!(": {s}"));
+        source = s.source();
+    }
+    text
 }
 
 /// The name of an `ncclResult_t` code, e.g. `ncclInvalidArgument`.

@@ -315,7 +315,6 @@ fn without_nccl_the_entry_points_give_one_clear_error() {
         match result {
             Err(e @ Error::NcclMissing { .. }) => {
                 let text = e.to_string();
-                eprintln!("{text}");
                 for needle in ["NCCL is not available", "libnccl.so.2", "libnccl2", "nvidia-nccl-cu13", "LD_LIBRARY_PATH"] {
                     assert!(text.contains(needle), "`{text}` lacks `{needle}`");
                 }
