@@ -27,6 +27,9 @@ fn main() -> ExitCode {
         Ok(false) => ExitCode::from(1),
         Err(e) => {
             eprintln!("nccl_allreduce: {e}");
+            if matches!(e, Error::Bootstrap { .. }) {
+                eprintln!("(start one process per GPU with scripts/launch-ranks; docs/multi-gpu.md)");
+            }
             ExitCode::from(2)
         }
     }
@@ -42,16 +45,19 @@ fn args() -> Result<Args, Error> {
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = |name: &str| {
-            it.next().and_then(|v| v.parse::<usize>().ok()).filter(|&v| v > 0).ok_or_else(|| Error::Bootstrap {
-                rank: None,
-                detail: format!("{name} takes a positive integer"),
-            })
+            it.next()
+                .and_then(|v| v.parse::<usize>().ok())
+                .filter(|&v| v > 0)
+                .ok_or_else(|| Error::Bootstrap { rank: None, detail: format!("{name} takes a positive integer") })
         };
         match flag.as_str() {
             "--max-mib" => a.max_mib = value("--max-mib")?,
             "--iters" => a.iters = Some(value("--iters")?),
             other => {
-                return Err(Error::Bootstrap { rank: None, detail: format!("unknown argument {other:?} (--max-mib N, --iters N)") })
+                return Err(Error::Bootstrap {
+                    rank: None,
+                    detail: format!("unknown argument {other:?} (--max-mib N, --iters N)"),
+                })
             }
         }
     }
@@ -115,7 +121,13 @@ fn rank_data(rank: usize, n: usize) -> Vec<f32> {
 fn mismatches(what: &str, rank: usize, got: &[f32], want: impl Fn(usize) -> f32) -> usize {
     let bad: Vec<usize> = (0..got.len()).filter(|&i| got[i] != want(i)).collect();
     if let Some(&i) = bad.first() {
-        eprintln!("rank {rank}: {what}: {} of {} elements wrong, first [{i}] = {} (want {})", bad.len(), got.len(), got[i], want(i));
+        eprintln!(
+            "rank {rank}: {what}: {} of {} elements wrong, first [{i}] = {} (want {})",
+            bad.len(),
+            got.len(),
+            got[i],
+            want(i)
+        );
     }
     bad.len()
 }
@@ -163,11 +175,13 @@ fn check_small_collectives(dev: &Device, comm: &Communicator) -> Result<bool, Er
     let full = dev.upload(&rank_data(rank, block * world))?;
     let mut part = dev.alloc_zeros::<f32>(block)?;
     comm.reduce_scatter(&full, &mut part, ReduceOp::Sum)?;
-    let mut bad = mismatches("reduce_scatter", rank, &dev.download(&part)?, |i| ((rank * block + i) % 7 + 1) as f32 * tri);
+    let mut bad =
+        mismatches("reduce_scatter", rank, &dev.download(&part)?, |i| ((rank * block + i) % 7 + 1) as f32 * tri);
     let mine = dev.upload(&rank_data(rank, block))?;
     let mut gathered = dev.alloc_zeros::<f32>(block * world)?;
     comm.all_gather(&mine, &mut gathered)?;
-    bad += mismatches("all_gather", rank, &dev.download(&gathered)?, |i| ((i / block + 1) * (i % block % 7 + 1)) as f32);
+    bad +=
+        mismatches("all_gather", rank, &dev.download(&gathered)?, |i| ((i / block + 1) * (i % block % 7 + 1)) as f32);
     let root = world - 1;
     let mut got: CudaSlice<f32> = dev.alloc_zeros(block)?;
     comm.broadcast(&mine, &mut got, root)?;

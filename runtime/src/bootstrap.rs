@@ -268,10 +268,10 @@ impl Bootstrap {
         }
         let deadline = Instant::now() + self.timeout;
         match (&self.exchange, self.rank) {
-            (IdExchange::Local, _) => Err(self.fail(format!(
-                "a world of {} ranks needs a file or TCP exchange of the NCCL id",
-                self.world_size
-            ))),
+            (IdExchange::Local, _) => {
+                Err(self
+                    .fail(format!("a world of {} ranks needs a file or TCP exchange of the NCCL id", self.world_size)))
+            }
             (IdExchange::File(path), 0) => self.publish_file(path, make()?, deadline),
             (IdExchange::File(path), _) => self.fetch_file(path, deadline),
             (IdExchange::Tcp { host, port }, 0) => self.serve_tcp(host, *port, make()?, deadline),

@@ -35,7 +35,9 @@ impl ReduceOp {
 
     /// The op named `name` (see [`ReduceOp::name`]), if any.
     pub fn from_name(name: &str) -> Option<Self> {
-        [ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min, ReduceOp::Avg].into_iter().find(|op| op.name() == name)
+        [ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min, ReduceOp::Avg]
+            .into_iter()
+            .find(|op| op.name() == name)
     }
 
     pub(crate) fn to_nccl(self) -> cudarc::nccl::sys::ncclRedOp_t {
@@ -216,7 +218,11 @@ impl Collective {
             Collective::AllReduce(_) | Collective::Broadcast { .. } => {
                 if let Collective::Broadcast { root } = *self {
                     if root >= world_size {
-                        return Err(Error::OutOfRange { what: "broadcast root rank".into(), index: root, len: world_size });
+                        return Err(Error::OutOfRange {
+                            what: "broadcast root rank".into(),
+                            index: root,
+                            len: world_size,
+                        });
                     }
                 }
                 if send_len == recv_len {

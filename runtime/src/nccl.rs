@@ -282,7 +282,9 @@ impl Communicator {
     ///   collective has completed in `stream`'s order (eagerly), or for as long as a graph
     ///   capturing it may be replayed (captured);
     /// - the other ranks issue the matching collective (same kind, count, type, op, root) in
-    ///   the same position of their sequence, else the ranks wait for each other forever.
+    ///   the same position of their sequence, else the ranks wait for each other forever; in a
+    ///   graph, all collectives of one communicator are totally ordered (one stream, or joined
+    ///   by edges), since the driver may run parallel branches in either order.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn issue_raw(
         &self,
@@ -304,7 +306,8 @@ impl Communicator {
             other => other,
         })?;
         bind(&self.device, self.rank, collective.name())?;
-        let (src, dst, ty, st) = (send as *const c_void, recv as *mut c_void, dtype.to_nccl(), stream.cu_stream().cast());
+        let (src, dst, ty, st) =
+            (send as *const c_void, recv as *mut c_void, dtype.to_nccl(), stream.cu_stream().cast());
         // SAFETY: the buffers, their lifetimes and the matching calls on other ranks are the
         // caller's contract; the counts fit the buffers (checked above); `self.comm` is live and
         // `stream` belongs to its device's context (checked above).
@@ -315,7 +318,9 @@ impl Communicator {
                     (self.api.reduce_scatter)(src, dst, count, ty, op.to_nccl(), self.comm, st)
                 }
                 Collective::AllGather => (self.api.all_gather)(src, dst, count, ty, self.comm, st),
-                Collective::Broadcast { root } => (self.api.broadcast)(src, dst, count, ty, root as c_int, self.comm, st),
+                Collective::Broadcast { root } => {
+                    (self.api.broadcast)(src, dst, count, ty, root as c_int, self.comm, st)
+                }
             }
         };
         self.check(status, &format!("nccl {collective} of {count} x {}", dtype.name()))
@@ -359,7 +364,9 @@ impl Communicator {
                 }
                 Err(e)
             }
-            (Ok(()), Err(e)) => Err(Error::driver(format!("Communicator::capture_graph: end capture of {collective}"), e)),
+            (Ok(()), Err(e)) => {
+                Err(Error::driver(format!("Communicator::capture_graph: end capture of {collective}"), e))
+            }
         }
     }
 
@@ -462,8 +469,9 @@ impl Drop for CollectiveGraph {
 /// Makes `device`'s context current on this thread: NCCL picks its device from the CUDA
 /// runtime's current device, which follows the current driver context.
 fn bind(device: &Device, rank: usize, op: &str) -> Result<()> {
-    device
-        .context()
-        .bind_to_thread()
-        .map_err(|e| Error::Nccl { rank, op: op.to_string(), detail: format!("make the device's context current: {e:?}") })
+    device.context().bind_to_thread().map_err(|e| Error::Nccl {
+        rank,
+        op: op.to_string(),
+        detail: format!("make the device's context current: {e:?}"),
+    })
 }

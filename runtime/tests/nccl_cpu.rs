@@ -47,10 +47,10 @@ fn environment_reads_like_torchrun() {
     };
     // KGRAPH_NCCL_PORT overrides MASTER_PORT (torchrun's own store listens there); the file
     // takes precedence over TCP; LOCAL_RANK defaults to RANK; the default timeout is 300 s.
-    assert_eq!(with(&[("KGRAPH_NCCL_PORT", "29600")]).unwrap().exchange(), &IdExchange::Tcp {
-        host: "h".into(),
-        port: 29600
-    });
+    assert_eq!(
+        with(&[("KGRAPH_NCCL_PORT", "29600")]).unwrap().exchange(),
+        &IdExchange::Tcp { host: "h".into(), port: 29600 }
+    );
     let file = with(&[("KGRAPH_NCCL_ID_FILE", "/shared/id")]).unwrap();
     assert_eq!(file.exchange(), &IdExchange::File(PathBuf::from("/shared/id")));
     assert_eq!((file.local_rank(), file.timeout()), (0, nccl::DEFAULT_TIMEOUT));
@@ -61,7 +61,9 @@ fn environment_reads_like_torchrun() {
 
 #[test]
 fn missing_or_invalid_variables_are_named() {
-    let cases: &[(&[(&str, &str)], Option<usize>, &[&str])] = &[
+    /// The environment, the rank the error should name, and what its text should contain.
+    type Case<'a> = (&'a [(&'a str, &'a str)], Option<usize>, &'a [&'a str]);
+    let cases: &[Case] = &[
         (&[("WORLD_SIZE", "2")], None, &["RANK is not set"]),
         (&[("RANK", "x"), ("WORLD_SIZE", "2")], None, &["RANK=\"x\""]),
         (&[("RANK", "-1"), ("WORLD_SIZE", "2")], None, &["RANK=\"-1\""]),
@@ -72,14 +74,24 @@ fn missing_or_invalid_variables_are_named() {
         (&[("RANK", "1"), ("WORLD_SIZE", "2")], Some(1), &["KGRAPH_NCCL_ID_FILE", "MASTER_ADDR", "MASTER_PORT"]),
         (&[("RANK", "1"), ("WORLD_SIZE", "2"), ("MASTER_ADDR", "h")], Some(1), &["MASTER_PORT is not set"]),
         (&[("RANK", "1"), ("WORLD_SIZE", "2"), ("MASTER_PORT", "1")], Some(1), &["MASTER_ADDR is not set"]),
-        (&[("RANK", "1"), ("WORLD_SIZE", "2"), ("MASTER_ADDR", "h"), ("MASTER_PORT", "70000")], Some(1), &[
-            "MASTER_PORT=\"70000\"",
-        ]),
-        (&[("RANK", "1"), ("WORLD_SIZE", "2"), ("MASTER_ADDR", "h"), ("MASTER_PORT", "0")], Some(1), &[
-            "MASTER_PORT=0",
-        ]),
         (
-            &[("RANK", "1"), ("WORLD_SIZE", "2"), ("MASTER_ADDR", "h"), ("MASTER_PORT", "1"), ("KGRAPH_NCCL_PORT", "p")],
+            &[("RANK", "1"), ("WORLD_SIZE", "2"), ("MASTER_ADDR", "h"), ("MASTER_PORT", "70000")],
+            Some(1),
+            &["MASTER_PORT=\"70000\""],
+        ),
+        (
+            &[("RANK", "1"), ("WORLD_SIZE", "2"), ("MASTER_ADDR", "h"), ("MASTER_PORT", "0")],
+            Some(1),
+            &["MASTER_PORT=0"],
+        ),
+        (
+            &[
+                ("RANK", "1"),
+                ("WORLD_SIZE", "2"),
+                ("MASTER_ADDR", "h"),
+                ("MASTER_PORT", "1"),
+                ("KGRAPH_NCCL_PORT", "p"),
+            ],
             Some(1),
             &["KGRAPH_NCCL_PORT=\"p\""],
         ),
@@ -282,9 +294,8 @@ fn data_types_and_ops_by_name() {
 /// Where a dynamic loader would find `libnccl.so*`: LD_LIBRARY_PATH and the usual system
 /// directories, listed here independently of the loader under test.
 fn nccl_files_on_this_machine() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::env::var_os("LD_LIBRARY_PATH")
-        .map(|p| std::env::split_paths(&p).collect())
-        .unwrap_or_default();
+    let mut dirs: Vec<PathBuf> =
+        std::env::var_os("LD_LIBRARY_PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
     for d in ["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/lib/x86_64-linux-gnu", "/usr/local/lib"] {
         dirs.push(d.into());
     }
@@ -315,7 +326,9 @@ fn without_nccl_the_entry_points_give_one_clear_error() {
         match result {
             Err(e @ Error::NcclMissing { .. }) => {
                 let text = e.to_string();
-                for needle in ["NCCL is not available", "libnccl.so.2", "libnccl2", "nvidia-nccl-cu13", "LD_LIBRARY_PATH"] {
+                for needle in
+                    ["NCCL is not available", "libnccl.so.2", "libnccl2", "nvidia-nccl-cu13", "LD_LIBRARY_PATH"]
+                {
                     assert!(text.contains(needle), "`{text}` lacks `{needle}`");
                 }
             }
