@@ -246,6 +246,47 @@ pub enum Error {
         /// Bytes the loaded kernel takes (`None`: it has fewer parameters).
         found: Option<u32>,
     },
+    /// No usable NCCL library: none could be loaded, it is older than kgraph needs, or it lacks
+    /// a function kgraph calls. `detail` says what was tried and where NCCL comes from
+    /// (docs/multi-gpu.md).
+    NcclMissing {
+        /// What the loader reported, with the names tried.
+        detail: String,
+    },
+    /// An NCCL call failed on one rank.
+    Nccl {
+        /// The failing process's rank in its communicator.
+        rank: usize,
+        /// What kgraph was doing, e.g. `"ncclAllReduce (1048576 x f32, sum)"`.
+        op: String,
+        /// NCCL's result code, its description and NCCL's last error message.
+        detail: String,
+    },
+    /// Setting up a multi-rank job failed before NCCL was involved: an environment variable
+    /// is missing or invalid, or sharing the NCCL unique id (file or TCP) failed or timed out.
+    Bootstrap {
+        /// This process's rank, when it is known (not when `RANK` itself is what failed).
+        rank: Option<usize>,
+        /// What went wrong, naming the variable, file or address.
+        detail: String,
+    },
+    /// A collective's buffer lengths do not fit its shape for this world size (reduce-scatter
+    /// sends `world_size` times what it receives, all-gather receives `world_size` times what
+    /// it sends, all-reduce and broadcast keep the length); nothing was issued.
+    CollectiveLength {
+        /// The collective, e.g. `"reduce_scatter"`.
+        collective: &'static str,
+        /// The issuing rank, when known (`None` from the rank-independent check).
+        rank: Option<usize>,
+        /// The communicator's world size.
+        world_size: usize,
+        /// Elements in the send buffer.
+        send_len: usize,
+        /// Elements in the receive buffer.
+        recv_len: usize,
+        /// The rule that failed, e.g. `"send length must be world_size x receive length"`.
+        rule: &'static str,
+    },
 }
 
 /// `Result` with kgraph's [`Error`].
@@ -371,6 +412,19 @@ impl std::fmt::Display for Error {
                 f,
                 "launching kernel `{kernel}` with PDL: the kernel is not proven to execute `griddepcontrol.wait` (`cudaGridDependencySynchronize()`) before reading the previous kernel's output, so the launch is refused; add the wait, or launch without PDL"
             ),
+            Error::NcclMissing { detail } => write!(f, "NCCL is not available: {detail}"),
+            Error::Nccl { rank, op, detail } => write!(f, "rank {rank}: {op} failed: {detail}"),
+            Error::Bootstrap { rank: Some(rank), detail } => write!(f, "rank {rank}: bootstrap: {detail}"),
+            Error::Bootstrap { rank: None, detail } => write!(f, "bootstrap: {detail}"),
+            Error::CollectiveLength { collective, rank, world_size, send_len, recv_len, rule } => {
+                if let Some(rank) = rank {
+                    write!(f, "rank {rank}: ")?;
+                }
+                write!(
+                    f,
+                    "{collective} over {world_size} ranks: {rule} (send buffer {send_len} elements, receive buffer {recv_len}); nothing was issued"
+                )
+            }
             Error::ParamMismatch { kernel, index, expected, found } => {
                 let bytes = |b: &Option<u32>| b.map_or_else(|| "no parameter".to_string(), |n| format!("{n} bytes"));
                 write!(

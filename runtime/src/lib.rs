@@ -17,6 +17,8 @@
 //!   argument's use ordered with its allocation's lifetime.
 //! - [`extent`]: what a checked `#[kernel]` launch runs first (declared extents against the
 //!   arguments' lengths, and no written argument overlapping another).
+//! - `nccl` (cargo feature `nccl`): multi-GPU collectives over NCCL, loaded at run time: the
+//!   torchrun-style `Bootstrap`, the `Communicator` and its capturable collectives.
 //! - [`Error`]: one typed error for everything.
 //!
 //! `docs/safety.md` lists every `unsafe` contract of this API and how the safe part upholds
@@ -29,7 +31,12 @@
 // (tests/module_layers.rs checks there is no cycle):
 // error, pod; layout (pod); extent, kernel, launch, graph (error); graph_build, graph_update (error, graph); pinned (error); transfer (error, pinned);
 // device (error, kernel, pod, transfer); mapped (device, error, kernel, pinned, pod);
-// slot_bus (device, error, kernel, mapped).
+// slot_bus (device, error, kernel, mapped); with the `nccl` feature: bootstrap, collective,
+// nccl_sys (error, pod); nccl (bootstrap, collective, device, error, kernel, nccl_sys).
+#[cfg(feature = "nccl")]
+mod bootstrap;
+#[cfg(feature = "nccl")]
+mod collective;
 pub mod control;
 mod device;
 mod error;
@@ -42,6 +49,10 @@ mod kernel;
 mod launch;
 pub mod layout;
 mod mapped;
+#[cfg(feature = "nccl")]
+pub mod nccl;
+#[cfg(feature = "nccl")]
+mod nccl_sys;
 pub mod nvtx;
 mod pinned;
 mod pod;

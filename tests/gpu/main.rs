@@ -17,6 +17,7 @@ mod model_graphs;
 mod model_heads;
 mod model_snap;
 mod model_util;
+mod nccl; // kgraph's `nccl` feature is on for this package (Cargo.toml)
 mod runtime;
 mod safety;
 mod smoke;

@@ -1,0 +1,477 @@
+//! Multi-GPU collectives over NCCL (cargo feature `nccl`): one process per GPU, a
+//! [`Communicator`] per process, collectives issued on the [`Device`]'s stream so they order
+//! with kernels and can be captured into CUDA graphs.
+//!
+//! - [`Bootstrap`]: rank, world size and local rank from the torchrun-style environment, and the
+//!   sharing of NCCL's unique id (a file, or TCP on `MASTER_ADDR:MASTER_PORT`), with timeouts.
+//! - [`Communicator`]: `ncclCommInitRank` for one device; [`Communicator::single`] for a world
+//!   of one; the collectives of [`Collective`] on device buffers, checked for stream and length;
+//!   [`Communicator::issue_raw`] and [`Communicator::capture_graph`] for graph builders.
+//! - [`probe`]: whether NCCL loads here, and which. NCCL is loaded at run time (`libnccl.so.2`,
+//!   or `KGRAPH_NCCL_LIB`); when it is missing, every entry point returns one
+//!   [`Error::NcclMissing`] saying where to get it (docs/multi-gpu.md).
+//!
+//! ```no_run
+//! use kgraph_runtime::{nccl::{Bootstrap, Communicator, ReduceOp}, Device};
+//! let boot = Bootstrap::from_env()?;                  // RANK, WORLD_SIZE, MASTER_ADDR, ...
+//! let dev = Device::new(boot.local_rank())?;
+//! let comm = Communicator::new(&dev, &boot)?;
+//! let mut grad = dev.upload(&vec![comm.rank() as f32; 1024])?;
+//! comm.all_reduce_in_place(&mut grad, ReduceOp::Avg)?;
+//! # Ok::<(), kgraph_runtime::Error>(())
+//! ```
+
+use std::cell::Cell;
+use std::ffi::{c_int, c_void};
+use std::marker::PhantomData;
+
+use cudarc::driver::{result, sys, CudaStream};
+
+pub use crate::bootstrap::{env, Bootstrap, IdExchange, UniqueId, DEFAULT_TIMEOUT, UNIQUE_ID_BYTES};
+pub use crate::collective::{Collective, DataType, NcclType, ReduceOp};
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::kernel::{check_same_stream, DeviceIn, DeviceOut};
+use crate::nccl_sys::{self, ncclComm_t, ncclUniqueId, Api, SUCCESS};
+pub use crate::nccl_sys::{LIBRARY_CANDIDATES, LIBRARY_ENV};
+
+/// The NCCL library this process loaded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NcclInfo {
+    /// The name or path `dlopen` accepted (`libnccl.so.2`, or `KGRAPH_NCCL_LIB`'s value).
+    pub library: String,
+    /// Its version, `(major, minor, patch)`.
+    pub version: (u32, u32, u32),
+}
+
+/// Loads NCCL (once per process) and says which; [`Error::NcclMissing`] when none is usable.
+/// Needs no GPU.
+pub fn probe() -> Result<NcclInfo> {
+    let api = nccl_sys::api()?;
+    let v = api.version as u32;
+    Ok(NcclInfo { library: api.library.clone(), version: (v / 10000, (v % 10000) / 100, v % 100) })
+}
+
+/// A new NCCL unique id (`ncclGetUniqueId`), as rank 0 makes it for [`Bootstrap::share_id`].
+pub fn unique_id() -> Result<UniqueId> {
+    let api = nccl_sys::api()?;
+    let mut raw = ncclUniqueId { internal: [0; UNIQUE_ID_BYTES] };
+    // SAFETY: `raw` is a valid out-pointer of NCCL's `ncclUniqueId` layout.
+    let status = unsafe { (api.get_unique_id)(&mut raw) };
+    if status != SUCCESS {
+        return Err(Error::Nccl { rank: 0, op: "ncclGetUniqueId".into(), detail: api.describe(status, None) });
+    }
+    Ok(UniqueId::from_bytes(raw.internal.map(|c| c as u8)))
+}
+
+/// One rank's NCCL communicator, bound to one [`Device`]: collectives go on the device's main
+/// stream (or, through [`Communicator::issue_raw`], any stream of its context).
+///
+/// # Ordering and capture
+/// Collectives are asynchronous, like kernel launches: each call returns once NCCL has queued
+/// the work; nothing here synchronises the host, so every call may be captured into a CUDA
+/// graph (NCCL 2.9+). Every rank must issue the same collectives in the same order (eagerly,
+/// or by replaying graphs captured the same way), or the ranks wait for each other forever.
+/// A graph holding captured collectives must be dropped before its communicator.
+///
+/// # Threads
+/// `Send` but not `Sync`: NCCL does not allow concurrent calls on one communicator.
+///
+/// ```compile_fail
+/// fn shareable<T: Sync>() {}
+/// shareable::<kgraph_runtime::nccl::Communicator>();
+/// ```
+#[derive(Debug)]
+pub struct Communicator {
+    comm: ncclComm_t,
+    api: &'static Api,
+    device: Device,
+    rank: usize,
+    world_size: usize,
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+// SAFETY: an NCCL communicator may be used from any thread, one call at a time, which `!Sync`
+// guarantees; `Device` is `Send`.
+unsafe impl Send for Communicator {}
+
+impl Communicator {
+    /// Joins the job `bootstrap` describes on `device` (normally `Device::new(local_rank)`):
+    /// shares the unique id ([`Bootstrap::share_id`]: rank 0 makes it) and runs
+    /// `ncclCommInitRank`, which returns once every rank has joined. [`Error::NcclMissing`]
+    /// without NCCL, [`Error::Bootstrap`] when the exchange fails or times out, [`Error::Nccl`]
+    /// (naming this rank) when NCCL refuses.
+    pub fn new(device: &Device, bootstrap: &Bootstrap) -> Result<Self> {
+        nccl_sys::api()?;
+        let id = bootstrap.share_id(unique_id)?;
+        Self::with_id(device, bootstrap.rank(), bootstrap.world_size(), id)
+    }
+
+    /// `ncclCommInitRank` for `rank` of `world_size` with an id shared by other means (MPI,
+    /// your own store). Blocks until every rank has joined.
+    pub fn with_id(device: &Device, rank: usize, world_size: usize, id: UniqueId) -> Result<Self> {
+        let api = nccl_sys::api()?;
+        if world_size == 0 || world_size > c_int::MAX as usize || rank >= world_size {
+            return Err(Error::Bootstrap {
+                rank: Some(rank),
+                detail: format!("rank {rank} of {world_size}: NCCL needs 0 <= rank < world size <= {}", c_int::MAX),
+            });
+        }
+        bind(device, rank, "ncclCommInitRank")?;
+        let raw = ncclUniqueId { internal: id.as_bytes().map(|b| b as std::ffi::c_char) };
+        let mut comm: ncclComm_t = std::ptr::null_mut();
+        // SAFETY: `comm` is a valid out-pointer; rank and world size fit `c_int` (checked
+        // above); the device's context is current on this thread, so NCCL
+        // binds the communicator to that device.
+        let status = unsafe { (api.comm_init_rank)(&mut comm, world_size as c_int, raw, rank as c_int) };
+        if status != SUCCESS {
+            return Err(Error::Nccl {
+                rank,
+                op: format!("ncclCommInitRank (rank {rank} of {world_size}, device {})", device.context().ordinal()),
+                detail: api.describe(status, None),
+            });
+        }
+        Self::adopt(api, comm, device, rank, world_size)
+    }
+
+    /// A world of one rank on `device` (`ncclCommInitAll` with one device): every collective
+    /// is then an identity (all-reduce, broadcast) or a copy; for tests and one-GPU runs of
+    /// multi-GPU code.
+    pub fn single(device: &Device) -> Result<Self> {
+        let api = nccl_sys::api()?;
+        bind(device, 0, "ncclCommInitAll")?;
+        let ordinal = device.context().ordinal() as c_int;
+        let mut comm: ncclComm_t = std::ptr::null_mut();
+        // SAFETY: `comm` has room for one communicator and the device list holds one ordinal.
+        let status = unsafe { (api.comm_init_all)(&mut comm, 1, &ordinal) };
+        if status != SUCCESS {
+            return Err(Error::Nccl {
+                rank: 0,
+                op: format!("ncclCommInitAll (one rank, device {ordinal})"),
+                detail: api.describe(status, None),
+            });
+        }
+        Self::adopt(api, comm, device, 0, 1)
+    }
+
+    /// Wraps a new communicator after checking NCCL agrees on its rank and size.
+    fn adopt(api: &'static Api, comm: ncclComm_t, device: &Device, rank: usize, world_size: usize) -> Result<Self> {
+        let this = Communicator { comm, api, device: device.clone(), rank, world_size, _not_sync: PhantomData };
+        let (mut count, mut user_rank) = (0, 0);
+        // SAFETY: `comm` is the live communicator just created; valid out-pointers.
+        let status = unsafe { (api.comm_count)(comm, &mut count) };
+        this.check(status, "ncclCommCount")?;
+        // SAFETY: as above.
+        let status = unsafe { (api.comm_user_rank)(comm, &mut user_rank) };
+        this.check(status, "ncclCommUserRank")?;
+        if count as usize != world_size || user_rank as usize != rank {
+            return Err(Error::Nccl {
+                rank,
+                op: "ncclCommInitRank".into(),
+                detail: format!("NCCL made rank {user_rank} of {count}, asked for rank {rank} of {world_size}"),
+            });
+        }
+        Ok(this)
+    }
+
+    /// This process's rank.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
+    /// The number of ranks.
+    pub fn world_size(&self) -> usize {
+        self.world_size
+    }
+
+    /// The device the communicator runs on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// The raw `ncclComm_t`, for NCCL calls kgraph does not wrap; it stays owned by `self`.
+    pub fn as_raw(&self) -> ncclComm_t {
+        self.comm
+    }
+
+    /// An error NCCL hit asynchronously (a peer failed, a network error) since the last check,
+    /// as [`Error::Nccl`]; `Ok` when there is none. Cheap and non-blocking.
+    pub fn async_error(&self) -> Result<()> {
+        let mut state = SUCCESS;
+        // SAFETY: `self.comm` is live; `state` is a valid out-pointer.
+        let status = unsafe { (self.api.comm_get_async_error)(self.comm, &mut state) };
+        self.check(status, "ncclCommGetAsyncError")?;
+        self.check(state, "an earlier collective (ncclCommGetAsyncError)")
+    }
+
+    /// `recv[i] = op over ranks of send[i]`; `send` and `recv` have the same length.
+    pub fn all_reduce<T: NcclType>(
+        &self,
+        send: &impl DeviceIn<T>,
+        recv: &mut impl DeviceOut<T>,
+        op: ReduceOp,
+    ) -> Result<()> {
+        self.issue_checked("Communicator::all_reduce", Collective::AllReduce(op), send, recv)
+    }
+
+    /// [`Communicator::all_reduce`] with `buf` as both send and receive buffer.
+    pub fn all_reduce_in_place<T: NcclType>(&self, buf: &mut impl DeviceOut<T>, op: ReduceOp) -> Result<()> {
+        self.issue_in_place("Communicator::all_reduce_in_place", Collective::AllReduce(op), buf)
+    }
+
+    /// `recv` = block `rank` (of `recv.len()` elements) of `op` over ranks of `send`, whose
+    /// length is `world_size * recv.len()`.
+    pub fn reduce_scatter<T: NcclType>(
+        &self,
+        send: &impl DeviceIn<T>,
+        recv: &mut impl DeviceOut<T>,
+        op: ReduceOp,
+    ) -> Result<()> {
+        self.issue_checked("Communicator::reduce_scatter", Collective::ReduceScatter(op), send, recv)
+    }
+
+    /// `recv` = every rank's `send`, concatenated in rank order (`world_size * send.len()`).
+    pub fn all_gather<T: NcclType>(&self, send: &impl DeviceIn<T>, recv: &mut impl DeviceOut<T>) -> Result<()> {
+        self.issue_checked("Communicator::all_gather", Collective::AllGather, send, recv)
+    }
+
+    /// `recv` = rank `root`'s `send` (the same length), on every rank.
+    pub fn broadcast<T: NcclType>(
+        &self,
+        send: &impl DeviceIn<T>,
+        recv: &mut impl DeviceOut<T>,
+        root: usize,
+    ) -> Result<()> {
+        self.issue_checked("Communicator::broadcast", Collective::Broadcast { root }, send, recv)
+    }
+
+    /// [`Communicator::broadcast`] with `buf` as both send and receive buffer.
+    pub fn broadcast_in_place<T: NcclType>(&self, buf: &mut impl DeviceOut<T>, root: usize) -> Result<()> {
+        self.issue_in_place("Communicator::broadcast_in_place", Collective::Broadcast { root }, buf)
+    }
+
+    /// Runs `f` between `ncclGroupStart` and `ncclGroupEnd`, so the collectives it issues are
+    /// launched together (e.g. one all-reduce per gradient buffer); `ncclGroupEnd` runs even
+    /// when `f` fails. Capturable like the collectives themselves.
+    pub fn group<R>(&self, f: impl FnOnce(&Self) -> Result<R>) -> Result<R> {
+        // SAFETY: ncclGroupStart only opens a (thread-local) group.
+        let status = unsafe { (self.api.group_start)() };
+        self.check(status, "ncclGroupStart")?;
+        let out = f(self);
+        // SAFETY: closes the group opened above.
+        let status = unsafe { (self.api.group_end)() };
+        let ended = self.check(status, "ncclGroupEnd");
+        let out = out?;
+        ended.map(|()| out)
+    }
+
+    /// Issues `collective` on `stream` for raw device addresses: the entry point for graph
+    /// builders, which call it inside a stream capture ([`crate::Graph::capture`]) to record
+    /// the collective as graph nodes, exactly like a kernel launch. Checked: `stream` belongs
+    /// to this communicator's context ([`Error::ForeignContext`]), the lengths fit
+    /// ([`Collective::check_lengths`], [`Error::CollectiveLength`] naming this rank); nothing
+    /// is issued when a check fails. No host synchronisation.
+    ///
+    /// # Safety
+    /// - `send` is the address of device memory of this context readable for `send_len`
+    ///   elements of `dtype`, and `recv` writable for `recv_len`; they do not overlap, except
+    ///   exactly in place (`send == recv` for all-reduce and broadcast; `send == recv + rank *
+    ///   send_len` elements for all-gather, `recv == send + rank * recv_len` for
+    ///   reduce-scatter), as NCCL defines;
+    /// - the memory stays allocated, and is not used by other streams or the host, until the
+    ///   collective has completed in `stream`'s order (eagerly), or for as long as a graph
+    ///   capturing it may be replayed (captured);
+    /// - the other ranks issue the matching collective (same kind, count, type, op, root) in
+    ///   the same position of their sequence, else the ranks wait for each other forever; in a
+    ///   graph, all collectives of one communicator are totally ordered (one stream, or joined
+    ///   by edges), since the driver may run parallel branches in either order.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn issue_raw(
+        &self,
+        collective: Collective,
+        dtype: DataType,
+        send: sys::CUdeviceptr,
+        send_len: usize,
+        recv: sys::CUdeviceptr,
+        recv_len: usize,
+        stream: &CudaStream,
+    ) -> Result<()> {
+        if stream.context().cu_ctx() != self.device.context().cu_ctx() {
+            return Err(Error::ForeignContext { kernel: "Communicator::issue_raw", param: "stream" });
+        }
+        let count = collective.check_lengths(self.world_size, send_len, recv_len).map_err(|e| match e {
+            Error::CollectiveLength { collective, world_size, send_len, recv_len, rule, .. } => {
+                Error::CollectiveLength { collective, rank: Some(self.rank), world_size, send_len, recv_len, rule }
+            }
+            other => other,
+        })?;
+        bind(&self.device, self.rank, collective.name())?;
+        let (src, dst, ty, st) =
+            (send as *const c_void, recv as *mut c_void, dtype.to_nccl(), stream.cu_stream().cast());
+        // SAFETY: the buffers, their lifetimes and the matching calls on other ranks are the
+        // caller's contract; the counts fit the buffers (checked above); `self.comm` is live and
+        // `stream` belongs to its device's context (checked above).
+        let status = unsafe {
+            match collective {
+                Collective::AllReduce(op) => (self.api.all_reduce)(src, dst, count, ty, op.to_nccl(), self.comm, st),
+                Collective::ReduceScatter(op) => {
+                    (self.api.reduce_scatter)(src, dst, count, ty, op.to_nccl(), self.comm, st)
+                }
+                Collective::AllGather => (self.api.all_gather)(src, dst, count, ty, self.comm, st),
+                Collective::Broadcast { root } => {
+                    (self.api.broadcast)(src, dst, count, ty, root as c_int, self.comm, st)
+                }
+            }
+        };
+        self.check(status, &format!("nccl {collective} of {count} x {}", dtype.name()))
+    }
+
+    /// Captures one collective (as [`Communicator::issue_raw`] issues it on the device's main
+    /// stream) into a CUDA graph that is returned uninstantiated, for a graph builder that
+    /// constructs its graph node by node: add it with `cuGraphAddChildGraphNode` (which copies
+    /// it, so the [`CollectiveGraph`] may be dropped after). The main stream must not be
+    /// capturing already ([`Error::Graph`]).
+    ///
+    /// # Safety
+    /// As for [`Communicator::issue_raw`], for as long as any graph made from the returned one
+    /// may be replayed; and such graphs are dropped before this communicator.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn capture_graph(
+        &self,
+        collective: Collective,
+        dtype: DataType,
+        send: sys::CUdeviceptr,
+        send_len: usize,
+        recv: sys::CUdeviceptr,
+        recv_len: usize,
+    ) -> Result<CollectiveGraph> {
+        let stream = self.device.stream();
+        self.device.ensure_not_capturing("Communicator::capture_graph")?;
+        bind(&self.device, self.rank, "capture a collective")?;
+        stream
+            .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .map_err(|e| Error::driver("Communicator::capture_graph: begin capture", e))?;
+        // SAFETY: the caller's contract, as documented.
+        let issued = unsafe { self.issue_raw(collective, dtype, send, send_len, recv, recv_len, stream) };
+        // SAFETY: `stream` is capturing, begun above on this thread.
+        let ended = unsafe { result::stream::end_capture(stream.cu_stream()) };
+        match (issued, ended) {
+            (Ok(()), Ok(graph)) if !graph.is_null() => Ok(CollectiveGraph { graph }),
+            (Ok(()), Ok(_)) => Err(Error::graph("Communicator::capture_graph", "the capture recorded no graph")),
+            (Err(e), ended) => {
+                if let Ok(graph) = ended {
+                    drop(CollectiveGraph { graph });
+                }
+                Err(e)
+            }
+            (Ok(()), Err(e)) => {
+                Err(Error::driver(format!("Communicator::capture_graph: end capture of {collective}"), e))
+            }
+        }
+    }
+
+    /// The shared path of the checked collectives.
+    fn issue_checked<T: NcclType>(
+        &self,
+        op: &'static str,
+        collective: Collective,
+        send: &impl DeviceIn<T>,
+        recv: &mut impl DeviceOut<T>,
+    ) -> Result<()> {
+        let stream = self.device.stream();
+        check_same_stream(op, "send", stream, send.stream())?;
+        check_same_stream(op, "recv", stream, recv.stream())?;
+        // SAFETY: `send` and `recv` are live allocations of at least these lengths (`DeviceIn`'s
+        // contract) on the main stream (checked above), so they outlive the collective in stream
+        // order; `recv` is mutably borrowed and `send` shared, so they do not overlap.
+        unsafe {
+            self.issue_raw(
+                collective,
+                T::DATA_TYPE,
+                send.device_addr(),
+                send.elem_len(),
+                recv.device_addr(),
+                recv.elem_len(),
+                stream,
+            )
+        }
+    }
+
+    fn issue_in_place<T: NcclType>(
+        &self,
+        op: &'static str,
+        collective: Collective,
+        buf: &mut impl DeviceOut<T>,
+    ) -> Result<()> {
+        let stream = self.device.stream();
+        check_same_stream(op, "buf", stream, buf.stream())?;
+        let (addr, len) = (buf.device_addr(), buf.elem_len());
+        // SAFETY: `buf` is a live allocation of `len` elements on the main stream (checked
+        // above), mutably borrowed; all-reduce and broadcast may run exactly in place.
+        unsafe { self.issue_raw(collective, T::DATA_TYPE, addr, len, addr, len, stream) }
+    }
+
+    /// `Ok` for `ncclSuccess`, else [`Error::Nccl`] naming this rank and `op`.
+    fn check(&self, status: nccl_sys::RawResult, op: &str) -> Result<()> {
+        if status == SUCCESS {
+            Ok(())
+        } else {
+            Err(Error::Nccl { rank: self.rank, op: op.to_string(), detail: self.api.describe(status, Some(self.comm)) })
+        }
+    }
+}
+
+impl Drop for Communicator {
+    /// `ncclCommDestroy`, which waits for the communicator's queued work; `ncclCommAbort`
+    /// instead when NCCL has reported an asynchronous error (a peer is gone, so waiting could
+    /// block forever). Errors are dropped: there is no one to report them to.
+    fn drop(&mut self) {
+        let _ = bind(&self.device, self.rank, "destroy the communicator");
+        let mut state = SUCCESS;
+        // SAFETY: `self.comm` is live (destroyed only here); `state` is a valid out-pointer.
+        let status = unsafe { (self.api.comm_get_async_error)(self.comm, &mut state) };
+        // SAFETY: `self.comm` is live and never used again.
+        unsafe {
+            if status == SUCCESS && state == SUCCESS {
+                (self.api.comm_destroy)(self.comm);
+            } else {
+                (self.api.comm_abort)(self.comm);
+            }
+        }
+    }
+}
+
+/// One collective captured into an uninstantiated CUDA graph ([`Communicator::capture_graph`]);
+/// destroyed on drop.
+#[derive(Debug)]
+pub struct CollectiveGraph {
+    graph: sys::CUgraph,
+}
+
+// SAFETY: a graph handle is not tied to a thread; `CollectiveGraph` is not `Sync`, so calls on
+// it are serialised by its single owner.
+unsafe impl Send for CollectiveGraph {}
+
+impl CollectiveGraph {
+    /// The `CUgraph`, still owned by `self` (for `cuGraphAddChildGraphNode`, which copies it).
+    pub fn as_raw(&self) -> sys::CUgraph {
+        self.graph
+    }
+}
+
+impl Drop for CollectiveGraph {
+    fn drop(&mut self) {
+        // SAFETY: `self.graph` is a live graph owned by `self`, never used again.
+        let _ = unsafe { sys::cuGraphDestroy(self.graph) };
+    }
+}
+
+/// Makes `device`'s context current on this thread: NCCL picks its device from the CUDA
+/// runtime's current device, which follows the current driver context.
+fn bind(device: &Device, rank: usize, op: &str) -> Result<()> {
+    device.context().bind_to_thread().map_err(|e| Error::Nccl {
+        rank,
+        op: op.to_string(),
+        detail: format!("make the device's context current: {e:?}"),
+    })
+}

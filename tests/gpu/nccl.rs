@@ -1,0 +1,179 @@
+//! NCCL on one GPU: a one-rank communicator, on which all-reduce and broadcast are identities
+//! and reduce-scatter and all-gather copies, eagerly and captured into CUDA graphs. Needs a
+//! GPU and NCCL (`libnccl.so.2`, or `KGRAPH_NCCL_LIB`); the two-rank checks are the
+//! `nccl_allreduce` example under `scripts/launch-ranks`.
+
+use kgraph::cudarc::driver::sys;
+use kgraph::nccl::{Bootstrap, Collective, Communicator, DataType, NcclType, ReduceOp};
+use kgraph::{bf16, f16, Device, Error, Graph, Pod};
+
+use crate::common::device;
+
+fn single(dev: &Device) -> Communicator {
+    Communicator::single(dev).unwrap_or_else(|e| panic!("one-rank communicator: {e}"))
+}
+
+/// Every collective on one rank, for one element type: identities and copies.
+fn one_rank_identities<T: NcclType + PartialEq + std::fmt::Debug>(values: Vec<T>) {
+    let dev = device();
+    let comm = single(&dev);
+    assert_eq!((comm.rank(), comm.world_size()), (0, 1));
+    let send = dev.upload(&values).unwrap();
+    for op in [ReduceOp::Sum, ReduceOp::Avg, ReduceOp::Max, ReduceOp::Min, ReduceOp::Prod] {
+        let mut recv = dev.alloc_zeros::<T>(values.len()).unwrap();
+        comm.all_reduce(&send, &mut recv, op).unwrap();
+        assert_eq!(dev.download(&recv).unwrap(), values, "all_reduce {op:?} of {}", T::DATA_TYPE.name());
+        let mut recv = dev.alloc_zeros::<T>(values.len()).unwrap();
+        comm.reduce_scatter(&send, &mut recv, op).unwrap();
+        assert_eq!(dev.download(&recv).unwrap(), values, "reduce_scatter {op:?}");
+    }
+    let mut recv = dev.alloc_zeros::<T>(values.len()).unwrap();
+    comm.all_gather(&send, &mut recv).unwrap();
+    assert_eq!(dev.download(&recv).unwrap(), values, "all_gather");
+    let mut recv = dev.alloc_zeros::<T>(values.len()).unwrap();
+    comm.broadcast(&send, &mut recv, 0).unwrap();
+    assert_eq!(dev.download(&recv).unwrap(), values, "broadcast");
+    let mut buf = dev.upload(&values).unwrap();
+    comm.all_reduce_in_place(&mut buf, ReduceOp::Sum).unwrap();
+    comm.broadcast_in_place(&mut buf, 0).unwrap();
+    assert_eq!(dev.download(&buf).unwrap(), values, "in place");
+    comm.async_error().unwrap();
+}
+
+fn values<T: Pod>(n: usize, f: impl Fn(usize) -> T) -> Vec<T> {
+    (0..n).map(f).collect()
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn one_rank_all_reduce_is_the_identity_for_every_type() {
+    let n = 4099; // not a multiple of anything NCCL likes
+    one_rank_identities(values(n, |i| i as f32 * 0.25 - 100.0));
+    one_rank_identities(values(n, |i| i as f64 * -1.5));
+    one_rank_identities(values(n, |i| f16::from_f32((i % 512) as f32 / 8.0)));
+    one_rank_identities(values(n, |i| bf16::from_f32((i % 256) as f32 - 128.0)));
+    one_rank_identities(values(n, |i| i as i32 - 2000));
+    one_rank_identities(values(n, |i| (i % 251) as u8));
+    one_rank_identities(values(n, |i| (i as i64) << 33));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn one_rank_communicator_from_a_bootstrap() {
+    let dev = device();
+    let comm = Communicator::new(&dev, &Bootstrap::single()).unwrap();
+    let send = dev.upload(&[1.0f32, 2.0, 3.0]).unwrap();
+    let mut recv = dev.alloc_zeros::<f32>(3).unwrap();
+    comm.all_reduce(&send, &mut recv, ReduceOp::Avg).unwrap();
+    assert_eq!(dev.download(&recv).unwrap(), [1.0, 2.0, 3.0]);
+    let info = kgraph::nccl::probe().unwrap();
+    eprintln!("nccl {:?} from {}", info.version, info.library);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn bad_lengths_and_foreign_streams_are_refused_before_nccl() {
+    let dev = device();
+    let comm = single(&dev);
+    let send = dev.upload(&[1.0f32; 8]).unwrap();
+    let mut short = dev.alloc_zeros::<f32>(7).unwrap();
+    match comm.all_reduce(&send, &mut short, ReduceOp::Sum) {
+        Err(Error::CollectiveLength { collective: "all_reduce", rank: Some(0), send_len: 8, recv_len: 7, .. }) => {}
+        other => panic!("expected CollectiveLength, got {other:?}"),
+    }
+    assert!(matches!(comm.broadcast(&send, &mut dev.alloc_zeros::<f32>(8).unwrap(), 1), Err(Error::OutOfRange { .. })));
+    // SAFETY: the slice below is only handed to a checked call, which refuses it.
+    let other = unsafe { dev.new_stream() }.unwrap();
+    let foreign = other.alloc_zeros::<f32>(8).unwrap();
+    let mut recv = dev.alloc_zeros::<f32>(8).unwrap();
+    assert!(matches!(
+        comm.all_reduce(&foreign, &mut recv, ReduceOp::Sum),
+        Err(Error::ForeignStream { param: "send", .. }) | Err(Error::TrackedContext { .. })
+    ));
+    other.synchronize().unwrap();
+    comm.async_error().unwrap();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn collectives_capture_into_a_graph_and_replay() {
+    let dev = device();
+    let comm = single(&dev);
+    let n = 1 << 20;
+    let host: Vec<f32> = values(n, |i| (i % 1000) as f32);
+    let a = dev.upload(&host).unwrap();
+    let mut b = dev.alloc_zeros::<f32>(n).unwrap();
+    let c = dev.alloc_zeros::<f32>(n).unwrap();
+    // NCCL connects lazily on a communicator's first collective: warm up eagerly, as
+    // docs/multi-gpu.md asks before any capture.
+    comm.all_reduce(&a, &mut b, ReduceOp::Sum).unwrap();
+    dev.synchronize().unwrap();
+    // SAFETY: `a`, `b`, `c` outlive the graph (dropped after it, below) and the host does not
+    // touch them while it replays (downloads come after a synchronising replay).
+    let graph = unsafe {
+        Graph::capture(dev.stream(), |s| {
+            comm.group(|comm| {
+                comm.issue_raw(
+                    Collective::AllReduce(ReduceOp::Avg),
+                    DataType::F32,
+                    kgraph::DeviceIn::<f32>::device_addr(&a),
+                    n,
+                    kgraph::DeviceIn::<f32>::device_addr(&b),
+                    n,
+                    s,
+                )
+            })?;
+            comm.issue_raw(
+                Collective::AllGather,
+                DataType::F32,
+                kgraph::DeviceIn::<f32>::device_addr(&b),
+                n,
+                kgraph::DeviceIn::<f32>::device_addr(&c),
+                n,
+                s,
+            )
+        })
+    }
+    .unwrap();
+    assert!(graph.node_count().unwrap() >= 1);
+    for _ in 0..3 {
+        graph.replay().unwrap();
+    }
+    dev.synchronize().unwrap();
+    assert_eq!(dev.download(&c).unwrap(), host);
+    drop(graph);
+
+    // The constructed-graph path: one collective as an uninstantiated child graph.
+    // SAFETY: `a` and `b` outlive `child`, which is never instantiated here.
+    let child = unsafe {
+        comm.capture_graph(
+            Collective::Broadcast { root: 0 },
+            DataType::F32,
+            kgraph::DeviceIn::<f32>::device_addr(&a),
+            n,
+            kgraph::DeviceIn::<f32>::device_addr(&b),
+            n,
+        )
+    }
+    .unwrap();
+    let mut count = 0usize;
+    // SAFETY: a live graph; a null array asks for the count only.
+    unsafe { sys::cuGraphGetNodes(child.as_raw(), std::ptr::null_mut(), &mut count) }.result().unwrap();
+    assert!(count >= 1, "the captured broadcast has no nodes");
+    drop(child);
+    // Capture mistakes leave the stream usable: a length error inside capture_graph.
+    // SAFETY: nothing is issued (the lengths are refused).
+    let refused = unsafe {
+        comm.capture_graph(
+            Collective::ReduceScatter(ReduceOp::Sum),
+            DataType::F32,
+            kgraph::DeviceIn::<f32>::device_addr(&a),
+            n,
+            kgraph::DeviceIn::<f32>::device_addr(&b),
+            n - 1,
+        )
+    };
+    assert!(matches!(refused, Err(Error::CollectiveLength { .. })), "{refused:?}");
+    comm.all_reduce(&a, &mut b, ReduceOp::Sum).unwrap();
+    assert_eq!(dev.download(&b).unwrap(), host);
+}
