@@ -15,6 +15,9 @@ pub struct KernelResources {
     pub spill_stores: u32,
     /// Bytes of register spill loads.
     pub spill_loads: u32,
+    /// Bytes of static shared memory (`__shared__` arrays; dynamic shared memory is a launch
+    /// parameter, not in the report).
+    pub shared: u32,
 }
 
 impl KernelResources {
@@ -58,6 +61,7 @@ pub fn parse(ptxas_stderr: &str) -> Vec<KernelResources> {
                 k.spill_loads = number_before(line, "bytes spill loads").unwrap_or(0);
             } else if line.contains("Used") && line.contains("registers") {
                 k.registers = number_before(line, "registers").unwrap_or(0);
+                k.shared = number_before(line, "bytes smem").unwrap_or(0);
             }
         }
     }
@@ -72,7 +76,7 @@ mod tests {
 ptxas info    : Compiling entry function 'axpb' for 'sm_90'
 ptxas info    : Function properties for axpb
     256 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads
-ptxas info    : Used 32 registers, used 0 barriers, 256 bytes cumulative stack size
+ptxas info    : Used 32 registers, used 1 barriers, 256 bytes cumulative stack size, 1024 bytes smem, 372 bytes cmem[0]
 ptxas info    : Compiling entry function 'noop' for 'sm_90'
 ptxas info    : Function properties for noop
     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
@@ -91,11 +95,13 @@ ptxas info    : Used 4 registers, used 0 barriers
                 registers: 32,
                 stack_frame: 256,
                 spill_stores: 8,
-                spill_loads: 12
+                spill_loads: 12,
+                shared: 1024,
             }
         );
         assert!(r[0].uses_local_memory());
         assert_eq!(r[1].registers, 4);
+        assert_eq!(r[1].shared, 0);
         assert!(!r[1].uses_local_memory());
     }
 

@@ -47,6 +47,18 @@ pub struct Analysis {
     pub serialized: plan::BuildPlan,
 }
 
+impl Analysis {
+    /// The dataflow as Graphviz DOT, `digraph <graph_name>`: the graph struct's `DOT` constant.
+    pub fn dot(&self, graph_name: &str) -> String {
+        diagram::dot(&self.ir, graph_name, &self.edges, &self.schedule.programmatic_edges())
+    }
+
+    /// The dataflow as a Mermaid flowchart: the graph struct's `MERMAID` constant.
+    pub fn mermaid(&self) -> String {
+        diagram::mermaid(&self.ir, &self.edges, &self.schedule.programmatic_edges())
+    }
+}
+
 /// Parses and validates; `Err` holds every rendered error message. Without a record folder,
 /// so PDL nodes are not checked against what nvcc compiled (see [`analyze_with_records`]).
 pub fn analyze(req: &GraphRequest<'_>) -> Result<Analysis, Vec<String>> {
@@ -126,8 +138,8 @@ pub fn generate_with_records(req: &GraphRequest<'_>, record_dir: Option<&Path>) 
     let name = req.struct_name.clone().unwrap_or_else(|| graph_struct_ident(req.spec_path, Span::call_site()));
     let programmatic = a.branched.programmatic_edges();
     let doc = docs::struct_doc(&a.ir, &a.edges, &programmatic);
-    let dot = diagram::dot(&a.ir, &name.to_string(), &a.edges, &programmatic);
-    let mermaid = diagram::mermaid(&a.ir, &a.edges, &programmatic);
+    let dot = a.dot(&name.to_string());
+    let mermaid = a.mermaid();
     let tracked = vec![join(req.root, req.spec_path), join(req.root, &a.ir.kernel_source)];
     Ok(emit::generate(&CodegenInput {
         ir: &a.ir,

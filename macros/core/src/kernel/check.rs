@@ -107,7 +107,7 @@ fn arity_error(decl: &KernelDecl, file: &str, kernel: &CuKernel) -> syn::Error {
 /// The element type the Rust declaration of a kernel parameter must have, from its C type
 /// (`declared` is what the declaration has, which a C struct takes as its twin), or why kgraph
 /// cannot pass it. `void*` and `bool*` are bytes (`u8`): `bool` is not `Pod`.
-fn rust_elem_for(cu: &CuParam, declared: Elem, file: &str) -> Result<Elem, String> {
+pub(super) fn rust_elem_for(cu: &CuParam, declared: Elem, file: &str) -> Result<Elem, String> {
     let (ty, spelled) = (&cu.ty, &cu.ty.spelled);
     if ty.pointers > 1 {
         return Err("a pointer to a pointer: kgraph passes one level of pointer (device addresses as `u64`)".into());
@@ -141,7 +141,7 @@ fn rust_elem_for(cu: &CuParam, declared: Elem, file: &str) -> Result<Elem, Strin
 /// The Rust declaration that matches a kernel parameter, given its Rust element type. `pinned`
 /// prefers `Pinned<T>`/`PinnedMut<T>` over `&[T]`/`&mut [T]` for a `const T*`/`T*` (to echo
 /// what the user wrote: mapped host memory rather than device memory).
-fn expected_kind(cu: &CuParam, elem: Elem, pinned: bool) -> ParamKind {
+pub(super) fn expected_kind(cu: &CuParam, elem: Elem, pinned: bool) -> ParamKind {
     match (cu.ty.pointers, cu.ty.is_const) {
         (0, _) => ParamKind::Scalar(elem),
         (_, true) if pinned => ParamKind::Pinned(elem),

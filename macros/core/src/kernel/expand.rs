@@ -69,13 +69,7 @@ fn stub_of(parsed: &DeclParse) -> TokenStream {
 /// `#[kernel("file.cu")] fn name(...);` outside a registry: the handle, or errors and a stub.
 pub fn expand_kernel(attr: TokenStream, item: TokenStream, config: &Config) -> TokenStream {
     let parsed = parse_decl(item, Some((attr, Span::call_site())));
-    let mut files = Files::default();
-    match verify(&parsed, config, &mut files) {
-        Ok((decl, _)) if !config.has_out_dir => {
-            let mut out = out_dir_error(decl.file_span).to_compile_error();
-            out.extend(stub_of(&parsed));
-            out
-        }
+    match verify_standalone(&parsed, config) {
         Ok((decl, resolved)) => emit::handle(&decl, &resolved),
         Err(errors) => {
             let mut out = to_compile_errors(&errors);
@@ -85,9 +79,66 @@ pub fn expand_kernel(attr: TokenStream, item: TokenStream, config: &Config) -> T
     }
 }
 
+/// What [`expand_kernel`] reports for the same input, without generating anything: every
+/// error, empty when the declaration binds (for tools that check a crate without building it).
+pub fn check_kernel(attr: TokenStream, item: TokenStream, config: &Config) -> Vec<syn::Error> {
+    let parsed = parse_decl(item, Some((attr, Span::call_site())));
+    verify_standalone(&parsed, config).err().unwrap_or_default()
+}
+
+/// A standalone declaration verified, and the crate able to embed its cubin.
+fn verify_standalone(parsed: &DeclParse, config: &Config) -> Result<(KernelDecl, Resolved), Vec<syn::Error>> {
+    let (decl, resolved) = verify(parsed, config, &mut Files::default())?;
+    if !config.has_out_dir {
+        return Err(vec![out_dir_error(decl.file_span)]);
+    }
+    Ok((decl, resolved))
+}
+
 /// `#[kernels] mod m { ... }`: every declaration's handle plus the `Kernels` registry; on any
 /// error, all errors and stubs for every handle and the registry.
 pub fn expand_kernels(attr: TokenStream, item: TokenStream, config: &Config) -> TokenStream {
+    let registry = match verify_kernels_mod(attr, item, config) {
+        Ok(registry) => registry,
+        Err(errors) => return to_compile_errors(&errors),
+    };
+    let VerifiedMod { module, taken, handles, errors } = &registry;
+    let stub = !errors.is_empty();
+    // Generated items take the place of their declarations, so the module reads in order.
+    let mut body = to_compile_errors(errors);
+    body.extend(registry_body(module, handles, taken, stub));
+    let KernelsMod { attrs, vis, mod_token, ident, inner_attrs, .. } = module;
+    quote! {
+        #(#attrs)*
+        #vis #mod_token #ident {
+            #(#inner_attrs)*
+            #body
+        }
+    }
+}
+
+/// What [`expand_kernels`] reports for the same input, without generating anything: every
+/// error, empty when every declaration of the module binds.
+pub fn check_kernels(attr: TokenStream, item: TokenStream, config: &Config) -> Vec<syn::Error> {
+    match verify_kernels_mod(attr, item, config) {
+        Ok(registry) => registry.errors,
+        Err(errors) => errors,
+    }
+}
+
+/// A `#[kernels]` module with every declaration checked.
+struct VerifiedMod {
+    module: KernelsMod,
+    /// The type names the module's other items take.
+    taken: Vec<(Ident, &'static str)>,
+    /// The declarations that verified, in order.
+    handles: Vec<(KernelDecl, Resolved)>,
+    /// Every error found (empty: the module expands to handles and a registry).
+    errors: Vec<syn::Error>,
+}
+
+/// Parses and checks a `#[kernels]` module; `Err` when it does not parse as one.
+fn verify_kernels_mod(attr: TokenStream, item: TokenStream, config: &Config) -> Result<VerifiedMod, Vec<syn::Error>> {
     let mut errors = Vec::new();
     if let Some(tt) = attr.into_iter().next() {
         errors.push(syn::Error::new(tt.span(), "`#[kernels]` takes no arguments"));
@@ -96,23 +147,12 @@ pub fn expand_kernels(attr: TokenStream, item: TokenStream, config: &Config) -> 
         Ok(module) => module,
         Err(e) => {
             errors.push(e);
-            return to_compile_errors(&errors);
+            return Err(errors);
         }
     };
     let taken = taken_type_names(&module);
     let handles = verify_registry(&module, &taken, config, &mut errors);
-    let stub = !errors.is_empty();
-    // Generated items take the place of their declarations, so the module reads in order.
-    let mut body = to_compile_errors(&errors);
-    body.extend(registry_body(&module, &handles, &taken, stub));
-    let KernelsMod { attrs, vis, mod_token, ident, inner_attrs, .. } = &module;
-    quote! {
-        #(#attrs)*
-        #vis #mod_token #ident {
-            #(#inner_attrs)*
-            #body
-        }
-    }
+    Ok(VerifiedMod { module, taken, handles, errors })
 }
 
 /// Checks every declaration of the module (its handle name among the others', then against

@@ -4,11 +4,14 @@
 //! (`extent_rules`), then the handle struct is generated over cudarc's `launch_builder`
 //! (`emit`, with the checks of a checked launch from `guard`; both only read the checked model).
 //! [`expand`] runs it for the two attribute macros; [`config`] says where `.cu` files are found.
+//! For tools: [`source_check`] checks a whole Rust file's declarations as the macros would, and
+//! [`declare`] writes the declaration that binds each kernel of a `.cu` file.
 
 mod abi;
 mod c_types;
 mod check;
 pub mod config;
+pub mod declare;
 mod docs;
 mod emit;
 pub mod expand;
@@ -18,3 +21,4 @@ mod launch_checks;
 mod layout;
 mod record_check;
 mod resolve;
+pub mod source_check;

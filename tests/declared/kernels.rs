@@ -1,0 +1,67 @@
+/// The kernels of `kernels/adamw.cu`, as `kgraph declare` writes them.
+#[kgraph::kernels]
+pub mod adamw {
+    // `adamw` (kernels/adamw.cu:84); for a safe `launch`, give each pointer the elements the kernel may access (`grad: &[f32; n]`) and write `#[kernel("adamw.cu", unsafe(extents))]`
+    #[kernel("adamw.cu")] pub fn adamw(grad: &[f32], lr: f32, beta1: f32, beta2: f32, eps: f32, weight_decay: f32, bias_correction1: f32, bias_correction2: f32, n: i32, param: &mut [f32], m: &mut [f32], v: &mut [f32]);
+    // `adamw_scheduled` (kernels/adamw.cu:95); for a safe `launch`, give each pointer the elements the kernel may access (`grad: &[f32; n]`) and write `#[kernel("adamw.cu", unsafe(extents))]`
+    #[kernel("adamw.cu")] pub fn adamw_scheduled(grad: &[f32], schedule: &[f32], beta1: f32, beta2: f32, eps: f32, weight_decay: f32, n: i32, param: &mut [f32], m: &mut [f32], v: &mut [f32]);
+}
+
+/// The kernels of `kernels/bce.cu`, as `kgraph declare` writes them.
+#[kgraph::kernels]
+pub mod bce {
+    // `bce_with_logits` (kernels/bce.cu:19); for a safe `launch`, give each pointer the elements the kernel may access (`logits: &[f32; count]`) and write `#[kernel("bce.cu", unsafe(extents))]`
+    #[kernel("bce.cu")] pub fn bce_with_logits(logits: &[f32], targets: &[f32], count: i32, loss: &mut [f32], g_logits: &mut [f32]);
+}
+
+/// The kernels of `kernels/cfc_step.cu`, as `kgraph declare` writes them.
+#[kgraph::kernels]
+pub mod cfc_step {
+    // `cfc_step` (kernels/cfc_step.cu:59); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
+    #[kernel("cfc_step.cu")] pub fn cfc_step(x: &[f32], h_old: &[f32], w_g: &[f32], b_g: &[f32], w_t: &[f32], b_t: &[f32], dt: &[f32], batch: i32, n_in: i32, n_hid: i32, h_new: &mut [f32]);
+    // `cfc_step_backward_gates` (kernels/cfc_step.cu:86); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
+    #[kernel("cfc_step.cu")] pub fn cfc_step_backward_gates(x: &[f32], h_old: &[f32], w_g: &[f32], b_g: &[f32], w_t: &[f32], b_t: &[f32], dt: &[f32], g_h_new: &[f32], batch: i32, n_in: i32, n_hid: i32, d_pre_g: &mut [f32], d_pre_t: &mut [f32], g_h_old: &mut [f32]);
+    // `cfc_step_backward_params` (kernels/cfc_step.cu:127); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
+    #[kernel("cfc_step.cu")] pub fn cfc_step_backward_params(x: &[f32], h_old: &[f32], w_g: &[f32], w_t: &[f32], d_pre_g: &[f32], d_pre_t: &[f32], batch: i32, n_in: i32, n_hid: i32, g_x: &mut [f32], g_h_old: &mut [f32], g_w_g: &mut [f32], g_b_g: &mut [f32], g_w_t: &mut [f32], g_b_t: &mut [f32]);
+}
+
+/// The kernels of `kernels/heads.cu`, as `kgraph declare` writes them.
+#[kgraph::kernels]
+pub mod heads {
+    // `multi_horizon_heads` (kernels/heads.cu:22); for a safe `launch`, give each pointer the elements the kernel may access (`h: &[f32; batch]`) and write `#[kernel("heads.cu", unsafe(extents))]`
+    #[kernel("heads.cu")] pub fn multi_horizon_heads(h: &[f32], w_h: &[f32], b_h: &[f32], batch: i32, n_hid: i32, logits: &mut [f32], probs: &mut [f32]);
+    // `multi_horizon_heads_backward` (kernels/heads.cu:46); for a safe `launch`, give each pointer the elements the kernel may access (`h: &[f32; batch]`) and write `#[kernel("heads.cu", unsafe(extents))]`
+    #[kernel("heads.cu")] pub fn multi_horizon_heads_backward(h: &[f32], w_h: &[f32], probs: &[f32], g_logits: &[f32], g_probs: &[f32], batch: i32, n_hid: i32, g_h: &mut [f32], g_w_h: &mut [f32], g_b_h: &mut [f32]);
+}
+
+/// The kernels of `kernels/model_util.cu`, as `kgraph declare` writes them.
+#[kgraph::kernels]
+pub mod model_util {
+    // `zero_f32` (kernels/model_util.cu:18); for a safe `launch`, give each pointer the elements the kernel may access (`x: &mut [f32; n]`) and write `#[kernel("model_util.cu", unsafe(extents))]`
+    #[kernel("model_util.cu")] pub fn zero_f32(n: i32, x: &mut [f32]);
+    // `copy_f32` (kernels/model_util.cu:26); for a safe `launch`, give each pointer the elements the kernel may access (`src: &[f32; n]`) and write `#[kernel("model_util.cu", unsafe(extents))]`
+    #[kernel("model_util.cu")] pub fn copy_f32(src: &[f32], n: i32, dst: &mut [f32]);
+}
+
+/// The kernels of `kernels/projection.cu`, as `kgraph declare` writes them.
+#[kgraph::kernels]
+pub mod projection {
+    // `projection` (kernels/projection.cu:17); for a safe `launch`, give each pointer the elements the kernel may access (`h: &[f32; batch]`) and write `#[kernel("projection.cu", unsafe(extents))]`
+    #[kernel("projection.cu")] pub fn projection(h: &[f32], p: &[f32], c: &[f32], batch: i32, n_hid: i32, y: &mut [f32]);
+    // `projection_backward` (kernels/projection.cu:32); for a safe `launch`, give each pointer the elements the kernel may access (`h: &[f32; batch]`) and write `#[kernel("projection.cu", unsafe(extents))]`
+    #[kernel("projection.cu")] pub fn projection_backward(h: &[f32], p: &[f32], g_y: &[f32], batch: i32, n_hid: i32, g_h: &mut [f32], g_p: &mut [f32], g_c: &mut [f32]);
+}
+
+/// The kernels of `kernels/saxpy.cu`, as `kgraph declare` writes them.
+#[kgraph::kernels]
+pub mod saxpy {
+    // `saxpy` (kernels/saxpy.cu:3); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; n]`) and write `#[kernel("saxpy.cu", unsafe(extents))]`
+    #[kernel("saxpy.cu")] pub fn saxpy(a: f32, x: &[f32], y: &mut [f32], n: i32);
+}
+
+/// The kernels of `kernels/snap_features.cu`, as `kgraph declare` writes them.
+#[kgraph::kernels]
+pub mod snap_features {
+    // `snap_feature_assemble` (kernels/snap_features.cu:30); for a safe `launch`, give each pointer the elements the kernel may access (`snap: &[f32; batch]`) and write `#[kernel("snap_features.cu", unsafe(extents))]`
+    #[kernel("snap_features.cu")] pub fn snap_feature_assemble(snap: &[f32], batch: i32, feat: &mut [f32]);
+}
