@@ -50,12 +50,12 @@ pub struct Analysis {
 impl Analysis {
     /// The dataflow as Graphviz DOT, `digraph <graph_name>`: the graph struct's `DOT` constant.
     pub fn dot(&self, graph_name: &str) -> String {
-        diagram::dot(&self.ir, graph_name, &self.edges, &self.schedule.programmatic_edges())
+        diagram::dot(&self.ir, graph_name, &self.edges, &self.branched.programmatic_edges())
     }
 
     /// The dataflow as a Mermaid flowchart: the graph struct's `MERMAID` constant.
     pub fn mermaid(&self) -> String {
-        diagram::mermaid(&self.ir, &self.edges, &self.schedule.programmatic_edges())
+        diagram::mermaid(&self.ir, &self.edges, &self.branched.programmatic_edges())
     }
 }
 
