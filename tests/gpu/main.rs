@@ -16,6 +16,7 @@ mod model_graphs;
 mod model_heads;
 mod model_snap;
 mod model_util;
+mod ppo;
 mod runtime;
 mod safety;
 mod smoke;
