@@ -135,16 +135,56 @@ impl Rollout {
 
     /// One MLP (`params`, layout `net`) over `self.obs`: hidden layers into h0, h1, the output
     /// layer into `out`.
-    fn mlp(&mut self, dev: &Device, k: &Kernels, params: &CudaSlice<f32>, net: &MlpLayout, out_is_values: bool) -> kgraph::Result<()> {
+    fn mlp(
+        &mut self,
+        dev: &Device,
+        k: &Kernels,
+        params: &CudaSlice<f32>,
+        net: &MlpLayout,
+        out_is_values: bool,
+    ) -> kgraph::Result<()> {
         let s = dev.stream();
         let rows = self.rows as i32;
         let [l0, l1, l2] = net.layers;
         let (n_in, n_hid) = (l0.n_in as i32, l0.n_out as i32);
         let (n_out, rows_u) = (l2.n_out, self.rows);
-        k.ppo_linear_forward.launch(s, launch::linear_forward(rows_u, l0.n_out), params, &self.obs, l0.w_off(), rows, n_in, n_hid, ACT_TANH, &mut self.h0)?;
-        k.ppo_linear_forward.launch(s, launch::linear_forward(rows_u, l1.n_out), params, &self.h0, l1.w_off(), rows, n_hid, n_hid, ACT_TANH, &mut self.h1)?;
+        k.ppo_linear_forward.launch(
+            s,
+            launch::linear_forward(rows_u, l0.n_out),
+            params,
+            &self.obs,
+            l0.w_off(),
+            rows,
+            n_in,
+            n_hid,
+            ACT_TANH,
+            &mut self.h0,
+        )?;
+        k.ppo_linear_forward.launch(
+            s,
+            launch::linear_forward(rows_u, l1.n_out),
+            params,
+            &self.h0,
+            l1.w_off(),
+            rows,
+            n_hid,
+            n_hid,
+            ACT_TANH,
+            &mut self.h1,
+        )?;
         let y = if out_is_values { &mut self.values } else { &mut self.logits };
-        k.ppo_linear_forward.launch(s, launch::linear_forward(rows_u, n_out), params, &self.h1, l2.w_off(), rows, n_hid, n_out as i32, ACT_IDENTITY, y)
+        k.ppo_linear_forward.launch(
+            s,
+            launch::linear_forward(rows_u, n_out),
+            params,
+            &self.h1,
+            l2.w_off(),
+            rows,
+            n_hid,
+            n_out as i32,
+            ACT_IDENTITY,
+            y,
+        )
     }
 }
 
@@ -183,12 +223,19 @@ fn parse_args() -> Result<Options, String> {
         match arg.as_str() {
             "--updates" => {
                 let v = value()?;
-                opts.updates =
-                    v.parse().ok().filter(|&n| n >= WINDOW).ok_or(format!("--updates: `{v}` is not a count of at least {WINDOW}"))?;
+                opts.updates = v
+                    .parse()
+                    .ok()
+                    .filter(|&n| n >= WINDOW)
+                    .ok_or(format!("--updates: `{v}` is not a count of at least {WINDOW}"))?;
             }
             "--lr" => {
                 let v = value()?;
-                opts.lr = v.parse().ok().filter(|&x: &f32| x > 0.0 && x.is_finite()).ok_or(format!("--lr: `{v}` is not a positive rate"))?;
+                opts.lr = v
+                    .parse()
+                    .ok()
+                    .filter(|&x: &f32| x > 0.0 && x.is_finite())
+                    .ok_or(format!("--lr: `{v}` is not a positive rate"))?;
             }
             "--seed" => {
                 let v = value()?;
@@ -196,7 +243,11 @@ fn parse_args() -> Result<Options, String> {
             }
             "--out" => opts.out = PathBuf::from(value()?),
             "--bench" => opts.bench = true,
-            other => return Err(format!("unknown argument `{other}` (use --updates N, --lr LR, --seed S, --out DIR, --bench)")),
+            other => {
+                return Err(format!(
+                    "unknown argument `{other}` (use --updates N, --lr LR, --seed S, --out DIR, --bench)"
+                ))
+            }
         }
     }
     Ok(opts)
@@ -254,8 +305,14 @@ fn run(opts: &Options) -> anyhow::Result<bool> {
         adam_step += REPLAYS as i32;
         let stats = g.download_stats()?;
         let counters = g.download_counters()?;
-        anyhow::ensure!(counters == [REPLAYS as i32, adam_step], "update {update}: counters {counters:?} after {REPLAYS} replays");
-        anyhow::ensure!(stats.iter().all(|v| v.is_finite()) && ret.is_finite(), "update {update}: return {ret}, stats {stats:?}");
+        anyhow::ensure!(
+            counters == [REPLAYS as i32, adam_step],
+            "update {update}: counters {counters:?} after {REPLAYS} replays"
+        );
+        anyhow::ensure!(
+            stats.iter().all(|v| v.is_finite()) && ret.is_finite(),
+            "update {update}: return {ret}, stats {stats:?}"
+        );
         println!(
             "{update:>6}  {ret:.4}  {:.4}   {:.4}   {:.5}    {:.4}     {:+.4}",
             batch.best_prob, stats[3], stats[4], stats[5], stats[0]
@@ -265,7 +322,8 @@ fn run(opts: &Options) -> anyhow::Result<bool> {
     let returns: Vec<f64> = rows.iter().map(|r| r.0).collect();
     println!("{}", ascii_plot(&returns, bandit.random_return()));
     std::fs::create_dir_all(&opts.out)?;
-    let mut csv = String::from("update,return,best_action_prob,entropy,approx_kl,clip_fraction,loss,policy_loss,value_loss\n");
+    let mut csv =
+        String::from("update,return,best_action_prob,entropy,approx_kl,clip_fraction,loss,policy_loss,value_loss\n");
     for (i, (ret, p, s)) in rows.iter().enumerate() {
         let _ = writeln!(csv, "{},{ret},{p},{},{},{},{},{},{}", i + 1, s[3], s[4], s[5], s[0], s[1], s[2]);
     }
@@ -284,7 +342,11 @@ fn run(opts: &Options) -> anyhow::Result<bool> {
     }
     let ok = last >= TARGET * OPTIMUM;
     if !ok {
-        eprintln!("ppo: the return did not reach {:.0}% of the optimum ({last:.4} < {:.4})", 100.0 * TARGET, TARGET * OPTIMUM);
+        eprintln!(
+            "ppo: the return did not reach {:.0}% of the optimum ({last:.4} < {:.4})",
+            100.0 * TARGET,
+            TARGET * OPTIMUM
+        );
     }
     Ok(ok)
 }

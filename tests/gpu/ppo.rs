@@ -108,7 +108,11 @@ fn ppo_entropy_of_a_uniform_policy_is_log_of_the_action_count() {
                 // roundings: ≤ 12 · 6e-8 ≈ 7e-7 relative. 1e-5 relative leaves a wide margin and
                 // still fails for a wrong log base or a missed lane (off by ≥ 1/A relative).
                 let err = (f64::from(h[row]) - ln_a).abs();
-                assert!(err <= 1e-5 * ln_a.max(1e-3), "n_act {n_act}, level {level}: entropy {} vs ln A = {ln_a}", h[row]);
+                assert!(
+                    err <= 1e-5 * ln_a.max(1e-3),
+                    "n_act {n_act}, level {level}: entropy {} vs ln A = {ln_a}",
+                    h[row]
+                );
                 for &pj in &p[row * n_act..(row + 1) * n_act] {
                     let rel = (f64::from(pj) * n_act as f64 - 1.0).abs();
                     assert!(rel <= 2e-6, "n_act {n_act}: uniform probability {pj} vs 1/{n_act}");
@@ -145,6 +149,7 @@ fn old_for_ratios(lp: &[f32], actions: &[i32], n_act: usize, ratios: &[f64]) -> 
     (0..actions.len()).map(|i| (f64::from(lp[i * n_act + actions[i] as usize]) - ratios[i].ln()) as f32).collect()
 }
 
+#[allow(clippy::too_many_arguments)]
 fn loss_forward_dev(
     dev: &Device,
     k: &Kernels,
@@ -298,7 +303,13 @@ fn ppo_clipped_loss_equals_unclipped_inside_the_range_and_has_no_policy_gradient
             ),
             // The clipped term is the smaller objective there, so the loss (its negation) is larger.
             Side::Clipped => {
-                assert!(l_clip[i] > l_free[i], "sample {i} (ratio {}): clipped {} <= unclipped {}", ratios[i], l_clip[i], l_free[i])
+                assert!(
+                    l_clip[i] > l_free[i],
+                    "sample {i} (ratio {}): clipped {} <= unclipped {}",
+                    ratios[i],
+                    l_clip[i],
+                    l_free[i]
+                )
             }
         }
     }
@@ -465,7 +476,14 @@ impl LinearCase {
         LinearCase { batch, n_in, n_out, act, off, arena: off + n_out * (n_in + 1) + 7 }
     }
 
-    fn forward(&self, dev: &Device, k: &Kernels, p: &CudaSlice<f32>, x: &CudaSlice<f32>, y: &mut CudaSlice<f32>) -> Result<()> {
+    fn forward(
+        &self,
+        dev: &Device,
+        k: &Kernels,
+        p: &CudaSlice<f32>,
+        x: &CudaSlice<f32>,
+        y: &mut CudaSlice<f32>,
+    ) -> Result<()> {
         let cfg = launch::linear_forward(self.batch, self.n_out);
         let (b, i, o) = (self.batch as i32, self.n_in as i32, self.n_out as i32);
         k.ppo_linear_forward.launch(dev.stream(), cfg, p, x, self.off as i32, b, i, o, self.act, y)
@@ -513,7 +531,19 @@ fn gradcheck_linear(case: LinearCase, seed: u64) {
     // The params-only kernel computes the same weight gradient (the same code) and no g_x.
     let mut grads2 = up(&dev, &vec![f32::NAN; arena]);
     k.ppo_linear_backward_params
-        .launch(dev.stream(), launch::linear_backward_params(n_in, n_out), &x, &y, &g_y, off as i32, b, i, o, act, &mut grads2)
+        .launch(
+            dev.stream(),
+            launch::linear_backward_params(n_in, n_out),
+            &x,
+            &y,
+            &g_y,
+            off as i32,
+            b,
+            i,
+            o,
+            act,
+            &mut grads2,
+        )
         .unwrap();
     assert_bitwise_eq("params-only backward", &down(&dev, &grads2), &g_p);
     // Loss Σ cot ⊙ y; GradCheck's defaults as in the heads' check (tests/gpu/model_heads.rs):
@@ -572,7 +602,8 @@ impl Rollout {
         let rewards = dyadic(t * b, 32); // [-2, 2]
         let values = dyadic((t + 1) * b, 64); // [-4, 4]
         let mut rng = Lcg::new(seed + 1);
-        let dones = (0..t * b).map(|_| if done_every > 0 && rng.next_u32() % done_every == 0 { 1.0 } else { 0.0 }).collect();
+        let dones =
+            (0..t * b).map(|_| if done_every > 0 && rng.next_u32() % done_every == 0 { 1.0 } else { 0.0 }).collect();
         Rollout { t, b, rewards, values, dones }
     }
 
@@ -581,7 +612,19 @@ impl Rollout {
         let (r, v, d) = (up(dev, &self.rewards), up(dev, &self.values), up(dev, &self.dones));
         let (mut adv, mut ret) = (zeros(dev, self.t * self.b), zeros(dev, self.t * self.b));
         k.ppo_gae
-            .launch(dev.stream(), launch::gae(self.b), &r, &v, &d, gamma, lambda, self.t as i32, self.b as i32, &mut adv, &mut ret)
+            .launch(
+                dev.stream(),
+                launch::gae(self.b),
+                &r,
+                &v,
+                &d,
+                gamma,
+                lambda,
+                self.t as i32,
+                self.b as i32,
+                &mut adv,
+                &mut ret,
+            )
             .unwrap();
         (down(dev, &adv), down(dev, &ret))
     }
@@ -652,7 +695,9 @@ fn ppo_gae_with_gamma_and_lambda_one_is_the_monte_carlo_return_minus_the_value()
 
 fn normalize(dev: &Device, k: &Kernels, a: &[f32]) -> Vec<f32> {
     let mut out = up(dev, &vec![f32::NAN; a.len()]);
-    k.ppo_normalize_advantages.launch(dev.stream(), launch::one_block(), &up(dev, a), a.len() as i32, 1e-8, &mut out).unwrap();
+    k.ppo_normalize_advantages
+        .launch(dev.stream(), launch::one_block(), &up(dev, a), a.len() as i32, 1e-8, &mut out)
+        .unwrap();
     down(dev, &out)
 }
 
