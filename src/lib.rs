@@ -6,3 +6,4 @@
 
 pub mod graphs;
 pub mod model;
+pub mod ppo;

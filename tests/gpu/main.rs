@@ -18,6 +18,7 @@ mod model_heads;
 mod model_snap;
 mod model_util;
 mod nccl; // kgraph's `nccl` feature is on for this package (Cargo.toml)
+mod ppo;
 mod runtime;
 mod safety;
 mod smoke;
