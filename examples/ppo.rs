@@ -13,19 +13,20 @@
 //! (`PpoUpdate::N_ROLLOUT`): the actor and critic kernels of `kgraph_model::ppo` run eagerly on
 //! the GPU over the rollout's observations (the graph's own parameter buffers), the host samples
 //! actions and rewards, `ppo_gae` computes the advantages and returns on the GPU (γ = 0.99,
-//! λ = 0.95; every step is terminal here, so they reduce to r − V and r). Then the captured
-//! `PpoUpdate` graph (`graphs/ppo_update.toml`) is replayed 32 times: 4 epochs × 8 minibatches
-//! of 128, each replay one minibatch (gather, advantage normalisation, forward, clipped loss,
-//! backward, AdamW), with its minibatch counter and AdamW schedule on the device.
-//! (When the conditional WHILE node lands, the 32 replays become one launch.)
+//! λ = 0.95; every step is terminal here, so they reduce to r − V and r). Then the update runs
+//! as ONE launch of `PpoUpdateLoop` (`graphs/ppo_update.toml` inside a conditional WHILE node
+//! of 32 iterations): 4 epochs × 8 minibatches of 128, each iteration one minibatch (gather,
+//! advantage normalisation, forward, clipped loss, backward, AdamW), with its minibatch counter
+//! and AdamW schedule advanced on the device.
 //!
 //! Prints one line per update (mean return, the policy's mean probability of the best action,
 //! and the last minibatch's loss statistics), an ASCII plot of the return per update, and writes
 //! `ppo_return.csv` into the output folder (default `out/`). Exits non-zero when the mean
 //! return of the last 10 updates is below 90% of the optimum, or without a GPU (one line).
 //!
-//! `--bench` then times the update: 32 replays and one stream synchronisation (the figure the
-//! PyTorch peer `examples/bench/peers/ppo_update.py` is compared with), with PDL on and off, and
+//! `--bench` then times the update (the figure the PyTorch peer
+//! `examples/bench/peers/ppo_update.py` is compared with): one WHILE launch and one stream
+//! synchronisation, against 32 replays of the one-minibatch `PpoUpdate` (PDL on and off), and
 //! the GPU time of one minibatch replay, printed as `name value unit` lines.
 
 use std::fmt::Write as _;
@@ -35,7 +36,7 @@ use std::time::Instant;
 
 use kgraph::rng::SplitMix64;
 use kgraph::{CudaSlice, Device};
-use kgraph_model::graphs::PpoUpdate;
+use kgraph_model::graphs::{PpoUpdate, PpoUpdateLoop};
 use kgraph_model::ppo::{launch, Kernels, MlpLayout, ACT_IDENTITY, ACT_TANH};
 
 const N_OBS: usize = PpoUpdate::N_OBS;
@@ -257,15 +258,15 @@ fn run(opts: &Options) -> anyhow::Result<bool> {
     let dev = Device::new(0)?;
     let k = Kernels::load(&dev)?;
     let (actor_net, critic_net) = (MlpLayout::new(N_OBS, N_HID, N_ACT), MlpLayout::new(N_OBS, N_HID, 1));
-    let mut g = PpoUpdate::new(&dev)?;
+    let mut g = PpoUpdateLoop::new(&dev)?;
     g.load_actor(&actor_net.init(opts.seed, 0.01))?;
     g.load_critic(&critic_net.init(opts.seed + 1, 1.0))?;
     g.set_lr(opts.lr)?;
     g.capture()?;
     let bandit = Bandit::new();
     println!(
-        "ppo: {} | PpoUpdate captured: {} kernel nodes; {} updates of {} samples ({} envs x {} steps), \
-         {} epochs x {} minibatches of {} = {} replays each, lr {}",
+        "ppo: {} | PpoUpdateLoop built: {} kernel nodes in one WHILE node; {} updates of {} samples ({} envs x {} steps), \
+         {} epochs x {} minibatches of {} = {} iterations in one launch each, lr {}",
         dev.name()?,
         PpoUpdate::NODES.len(),
         opts.updates,
@@ -290,7 +291,17 @@ fn run(opts: &Options) -> anyhow::Result<bool> {
     let mut rows = Vec::with_capacity(opts.updates);
     let mut adam_step = 0i32;
     for update in 1..=opts.updates {
-        let batch = collect(&dev, &k, &g, &mut ro, &bandit, &mut contexts, &mut rng, &actor_net, &critic_net)?;
+        let batch = collect(
+            &dev,
+            &k,
+            (g.actor(), g.critic()),
+            &mut ro,
+            &bandit,
+            &mut contexts,
+            &mut rng,
+            &actor_net,
+            &critic_net,
+        )?;
         let ret = batch.rewards.iter().map(|&r| f64::from(r)).sum::<f64>() / batch.rewards.len() as f64;
         g.upload_obs(&batch.obs)?;
         g.upload_actions(&batch.actions)?;
@@ -299,15 +310,13 @@ fn run(opts: &Options) -> anyhow::Result<bool> {
         g.upload_returns(&dev.download(&ro.returns)?)?;
         g.upload_perm(&shuffles(&mut rng))?;
         g.load_counters(&[0, adam_step])?;
-        for _ in 0..REPLAYS {
-            g.replay()?;
-        }
+        g.replay()?;
         adam_step += REPLAYS as i32;
         let stats = g.download_stats()?;
         let counters = g.download_counters()?;
         anyhow::ensure!(
             counters == [REPLAYS as i32, adam_step],
-            "update {update}: counters {counters:?} after {REPLAYS} replays"
+            "update {update}: counters {counters:?} after one launch of {REPLAYS} iterations"
         );
         anyhow::ensure!(
             stats.iter().all(|v| v.is_finite()) && ret.is_finite(),
@@ -338,7 +347,7 @@ fn run(opts: &Options) -> anyhow::Result<bool> {
     );
     println!("wrote {}", path.display());
     if opts.bench {
-        bench(&dev, &mut g)?;
+        bench(&dev, &g)?;
     }
     let ok = last >= TARGET * OPTIMUM;
     if !ok {
@@ -357,7 +366,7 @@ fn run(opts: &Options) -> anyhow::Result<bool> {
 fn collect(
     dev: &Device,
     k: &Kernels,
-    g: &PpoUpdate,
+    (actor, critic): (&kgraph::CudaSlice<f32>, &kgraph::CudaSlice<f32>),
     ro: &mut Rollout,
     bandit: &Bandit,
     contexts: &mut [usize],
@@ -377,7 +386,7 @@ fn collect(
         obs[row * N_OBS + c] = 1.0;
     }
     dev.upload_into(&obs, &mut ro.obs)?;
-    ro.mlp(dev, k, g.actor(), actor_net, false)?;
+    ro.mlp(dev, k, actor, actor_net, false)?;
     let rows = ro.rows;
     k.ppo_policy_head.launch(
         dev.stream(),
@@ -389,7 +398,7 @@ fn collect(
         &mut ro.probs,
         &mut ro.entropy,
     )?;
-    ro.mlp(dev, k, g.critic(), critic_net, true)?;
+    ro.mlp(dev, k, critic, critic_net, true)?;
     let (probs, log_probs) = (dev.download(&ro.probs)?, dev.download(&ro.log_probs)?);
     let n = T_STEPS * N_ENVS;
     let (mut actions, mut old, mut rewards) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
@@ -494,35 +503,69 @@ fn ascii_plot(returns: &[f64], random: f64) -> String {
 /// and one stream synchronisation (the rollout already uploaded), PDL on and off, and the GPU
 /// time of one minibatch replay. The counters are not reset between timed updates (the gather
 /// takes minibatch k modulo N_PERM / MB, so every update covers the same 32 minibatches).
-fn bench(dev: &Device, g: &mut PpoUpdate) -> anyhow::Result<()> {
+/// Times one PPO update (32 minibatches) on the trained parameters: one launch of the WHILE
+/// graph against 32 replays of the one-minibatch graph (PDL on and off), plus the GPU time of one
+/// minibatch replay. The counters are reset before each timed update, so every run does the same
+/// work.
+fn bench(dev: &Device, lp: &PpoUpdateLoop) -> anyhow::Result<()> {
     let iters = 300;
     println!("device {}", dev.name()?);
+    let mut one = PpoUpdate::new(dev)?;
+    one.load_actor(&dev.download(lp.actor())?)?;
+    one.load_critic(&dev.download(lp.critic())?)?;
+    one.upload_obs(&dev.download(lp.obs())?)?;
+    one.upload_actions(&dev.download(lp.actions())?)?;
+    one.upload_old_log_probs(&dev.download(lp.old_log_probs())?)?;
+    one.upload_advantages(&dev.download(lp.advantages())?)?;
+    one.upload_returns(&dev.download(lp.returns())?)?;
+    one.upload_perm(&dev.download(lp.perm())?)?;
+    one.set_lr(lp.lr())?;
+    let median = |mut t: Vec<f64>| {
+        t.drain(..t.len() / 6);
+        t.sort_by(f64::total_cmp);
+        t[t.len() / 2]
+    };
     for pdl in [true, false] {
-        g.set_pdl_enabled(pdl);
-        g.capture()?;
+        one.set_pdl_enabled(pdl);
+        one.capture()?;
         let mut t = Vec::with_capacity(iters);
         for _ in 0..iters {
+            one.load_counters(&[0, 1])?;
             let t0 = Instant::now();
             for _ in 0..REPLAYS {
-                g.replay()?;
+                one.replay()?;
             }
             dev.synchronize()?;
             t.push(t0.elapsed().as_secs_f64() * 1e6);
         }
-        t.drain(..iters / 6);
-        t.sort_by(f64::total_cmp);
         let suffix = if pdl { "" } else { "_no_pdl" };
-        println!("kgraph_ppo_update_replay_loop{suffix} {:.3} us", t[t.len() / 2]);
-        let graph = g.graph().ok_or_else(|| anyhow::anyhow!("the update graph is captured"))?;
-        let mut gpu = Vec::with_capacity(iters);
-        for _ in 0..iters {
-            gpu.push(f64::from(graph.replay_timed()?) * 1e3);
-        }
-        gpu.sort_by(f64::total_cmp);
-        println!("kgraph_ppo_minibatch_graph_gpu_time{suffix} {:.3} us", gpu[gpu.len() / 2]);
+        println!("kgraph_ppo_update_replay_loop{suffix} {:.3} us", median(t));
+        let graph = one.graph().ok_or_else(|| anyhow::anyhow!("the update graph is captured"))?;
+        let gpu =
+            (0..iters).map(|_| graph.replay_timed().map(|ms| f64::from(ms) * 1e3)).collect::<Result<Vec<_>, _>>()?;
+        println!("kgraph_ppo_minibatch_graph_gpu_time{suffix} {:.3} us", median(gpu));
     }
-    g.set_pdl_enabled(true);
-    let stats = g.download_stats()?;
+    let mut lp2 = PpoUpdateLoop::new(dev)?;
+    lp2.load_actor(&dev.download(lp.actor())?)?;
+    lp2.load_critic(&dev.download(lp.critic())?)?;
+    lp2.upload_obs(&dev.download(lp.obs())?)?;
+    lp2.upload_actions(&dev.download(lp.actions())?)?;
+    lp2.upload_old_log_probs(&dev.download(lp.old_log_probs())?)?;
+    lp2.upload_advantages(&dev.download(lp.advantages())?)?;
+    lp2.upload_returns(&dev.download(lp.returns())?)?;
+    lp2.upload_perm(&dev.download(lp.perm())?)?;
+    lp2.set_lr(lp.lr())?;
+    lp2.capture()?;
+    let mut t = Vec::with_capacity(iters);
+    for _ in 0..iters {
+        lp2.load_counters(&[0, 1])?;
+        let t0 = Instant::now();
+        lp2.replay()?;
+        dev.synchronize()?;
+        t.push(t0.elapsed().as_secs_f64() * 1e6);
+    }
+    println!("kgraph_ppo_update_one_while_launch {:.3} us", median(t));
+    let stats = lp2.download_stats()?;
     anyhow::ensure!(stats.iter().all(|v| v.is_finite()), "stats after the bench: {stats:?}");
     println!("kgraph_ppo_update_kernels {} count", PpoUpdate::NODES.len() * REPLAYS);
     Ok(())

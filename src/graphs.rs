@@ -43,6 +43,9 @@ kgraph::graph!("graphs/perception.toml", name = Perception);
 kgraph::graph!("graphs/train_step.toml", name = TrainStep);
 kgraph::graph!("graphs/train_step.toml", name = TrainSteps100, repeat = 100);
 kgraph::graph!("graphs/ppo_update.toml", name = PpoUpdate);
+kgraph::graph!("graphs/ppo_update.toml", name = PpoUpdateLoop, repeat = 32);
+// One launch of `PpoUpdateLoop` is the whole update: epochs x minibatches iterations.
+const _: () = assert!(PpoUpdateLoop::N_PERM / PpoUpdateLoop::MB == 32);
 
 // The specs' dims must agree with the kernels' fixed sizes and with each other (weights move
 // from the train graph to the latency graph).

@@ -9,7 +9,7 @@
 
 use kgraph::gradcheck::{sample_coords, weighted_sum, GradCheck};
 use kgraph::{CudaSlice, Device, Result};
-use kgraph_model::graphs::PpoUpdate;
+use kgraph_model::graphs::{PpoUpdate, PpoUpdateLoop};
 use kgraph_model::ppo::{launch, Kernels, MlpLayout, ACT_IDENTITY, ACT_TANH, STAT_NAMES};
 
 use super::common::device;
@@ -735,34 +735,80 @@ fn ppo_normalized_advantages_have_mean_zero_unit_std_and_keep_their_order() {
 
 // ---- the update graph -----------------------------------------------------------------------
 
+/// Loads initial weights and a random rollout into `g` (a PpoUpdate or PpoUpdateLoop).
+macro_rules! fill_ppo_graph {
+    ($g:ident, $seed:expr) => {{
+        let (g, seed) = (&mut $g, $seed);
+        let (n, n_obs, n_act) = (PpoUpdate::N_ROLLOUT, PpoUpdate::N_OBS, PpoUpdate::N_ACT);
+        g.load_actor(&MlpLayout::new(n_obs, PpoUpdate::N_HID, n_act).init(1, 0.01)).unwrap();
+        g.load_critic(&MlpLayout::new(n_obs, PpoUpdate::N_HID, 1).init(2, 1.0)).unwrap();
+        let mut rng = Lcg::new(seed);
+        let mut obs = vec![0.0f32; n * n_obs];
+        for row in obs.chunks_mut(n_obs) {
+            row[(rng.next_u32() % n_obs as u32) as usize] = 1.0;
+        }
+        g.upload_obs(&obs).unwrap();
+        g.upload_actions(&(0..n).map(|_| (rng.next_u32() % n_act as u32) as i32).collect::<Vec<_>>()).unwrap();
+        // The initial policy is within 1% of uniform (gain 0.01), so ln(1/A) is its log-prob.
+        g.upload_old_log_probs(&vec![-(n_act as f32).ln(); n]).unwrap();
+        g.upload_advantages(&rng.vec(n, -1.0, 1.0)).unwrap();
+        g.upload_returns(&rng.vec(n, -1.0, 1.0)).unwrap();
+        let mut perm = Vec::with_capacity(PpoUpdate::N_PERM);
+        for _ in 0..PpoUpdate::N_PERM / n {
+            let mut p: Vec<i32> = (0..n as i32).collect();
+            for i in (1..n).rev() {
+                p.swap(i, (rng.next_u32() as usize) % (i + 1));
+            }
+            perm.extend(p);
+        }
+        g.upload_perm(&perm).unwrap();
+        g.set_lr(1e-3).unwrap();
+    }};
+}
+
 /// A PpoUpdate with initial weights and a random rollout uploaded.
 fn ppo_graph(dev: &Device, seed: u64) -> PpoUpdate {
     let mut g = PpoUpdate::new(dev).unwrap();
-    let (n, n_obs, n_act) = (PpoUpdate::N_ROLLOUT, PpoUpdate::N_OBS, PpoUpdate::N_ACT);
-    g.load_actor(&MlpLayout::new(n_obs, PpoUpdate::N_HID, n_act).init(1, 0.01)).unwrap();
-    g.load_critic(&MlpLayout::new(n_obs, PpoUpdate::N_HID, 1).init(2, 1.0)).unwrap();
-    let mut rng = Lcg::new(seed);
-    let mut obs = vec![0.0f32; n * n_obs];
-    for row in obs.chunks_mut(n_obs) {
-        row[(rng.next_u32() % n_obs as u32) as usize] = 1.0;
-    }
-    g.upload_obs(&obs).unwrap();
-    g.upload_actions(&(0..n).map(|_| (rng.next_u32() % n_act as u32) as i32).collect::<Vec<_>>()).unwrap();
-    // The initial policy is within 1% of uniform (gain 0.01), so ln(1/A) is its log-prob.
-    g.upload_old_log_probs(&vec![-(n_act as f32).ln(); n]).unwrap();
-    g.upload_advantages(&rng.vec(n, -1.0, 1.0)).unwrap();
-    g.upload_returns(&rng.vec(n, -1.0, 1.0)).unwrap();
-    let mut perm = Vec::with_capacity(PpoUpdate::N_PERM);
-    for _ in 0..PpoUpdate::N_PERM / n {
-        let mut p: Vec<i32> = (0..n as i32).collect();
-        for i in (1..n).rev() {
-            p.swap(i, (rng.next_u32() as usize) % (i + 1));
-        }
-        perm.extend(p);
-    }
-    g.upload_perm(&perm).unwrap();
-    g.set_lr(1e-3).unwrap();
+    fill_ppo_graph!(g, seed);
     g
+}
+
+/// The same for the 32-iteration WHILE graph.
+fn ppo_loop_graph(dev: &Device, seed: u64) -> PpoUpdateLoop {
+    let mut g = PpoUpdateLoop::new(dev).unwrap();
+    fill_ppo_graph!(g, seed);
+    g
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn one_while_launch_of_the_update_equals_32_minibatch_replays_bit_for_bit() {
+    let dev = device();
+    let (mut one, mut many) = (ppo_graph(&dev, 6), ppo_loop_graph(&dev, 6));
+    one.capture().unwrap();
+    many.capture().unwrap();
+    let steps = PpoUpdate::N_PERM / PpoUpdate::MB;
+    for update in 1..=2 {
+        one.load_counters(&[0, 32 * (update - 1)]).unwrap();
+        many.load_counters(&[0, 32 * (update - 1)]).unwrap();
+        for _ in 0..steps {
+            one.replay().unwrap();
+        }
+        many.replay().unwrap();
+        assert_eq!(
+            many.download_counters().unwrap(),
+            vec![32, 32 * update],
+            "update {update}: one launch, 32 minibatches"
+        );
+        for (name, a, b) in [
+            ("actor", many.download_actor().unwrap(), one.download_actor().unwrap()),
+            ("critic", many.download_critic().unwrap(), one.download_critic().unwrap()),
+            ("stats", many.download_stats().unwrap(), one.download_stats().unwrap()),
+        ] {
+            assert_all_finite(name, &a);
+            assert_bitwise_eq(&format!("update {update}: {name}, WHILE vs replays"), &a, &b);
+        }
+    }
 }
 
 #[test]
