@@ -83,6 +83,7 @@ fn run(quick: bool) -> anyhow::Result<Report> {
     chain::floor(&dev, &kernels, iters, &mut report)?;
     fanout::run(&dev, iters, &mut report)?;
     roundtrip::run(&dev, iters.max(3000), &mut report)?;
+    roundtrip::copy_nodes(&dev, iters, &mut report)?;
     train::run(&dev, iters, &mut report)?;
     adamw::run(&dev, &kernels, &mut report)?;
     chain::run(&dev, &kernels, iters, &mut report)?;

@@ -94,3 +94,67 @@ fn measure(dev: &Device, iters: usize, report: &mut Report, builds: &[Build]) ->
     }
     Ok(())
 }
+
+/// Copy and fill nodes against the kernels they can replace in Graph A and the train step: one
+/// node per graph, replay + sync and GPU time, for a 4-byte pinned → device copy (Graph A's
+/// `dt_in`), a 32-float device copy (`carry`) and a 2464-float zero fill (a gradient buffer).
+pub fn copy_nodes(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()> {
+    use kgraph::{DeviceIn, GraphBuilder, Issue, LaunchOptions};
+    use kgraph_model::model::{launch, CopyF32, CopyF32Pinned, ZeroF32};
+    let mut cache = kgraph::ModuleCache::new(dev.context());
+    let (copy, copy_pinned, zero) =
+        (CopyF32::load(&mut cache)?, CopyF32Pinned::load(&mut cache)?, ZeroF32::load(&mut cache)?);
+    let dt = kgraph::MappedBuffer::<f32>::new(dev, 1)?;
+    let mut dt_dev = dev.alloc_zeros::<f32>(1)?;
+    let h_next = dev.upload(&[0.5f32; 32])?;
+    let mut h = dev.alloc_zeros::<f32>(32)?;
+    let mut grad = dev.upload(&vec![1.0f32; 2464])?;
+    let mut time = |name: &str, g: kgraph::Graph| -> anyhow::Result<()> {
+        let t = median_us(iters, || {
+            g.replay()?;
+            Ok(dev.synchronize()?)
+        })?;
+        report.add(format!("kgraph_node_{name}_replay_sync"), t, "us");
+        let mut gpu =
+            (0..iters).map(|_| g.replay_timed().map(|ms| f64::from(ms) * 1e3)).collect::<Result<Vec<_>, _>>()?;
+        gpu.sort_by(f64::total_cmp);
+        report.add(format!("kgraph_node_{name}_gpu_time"), gpu[gpu.len() / 2], "us");
+        Ok(())
+    };
+    let s = dev.stream();
+    let none = LaunchOptions::default();
+    // SAFETY (every block below): the buffers outlive the graphs (declared before them, dropped
+    // after), hold the sizes given, and are used only on the device stream.
+    let mut b = GraphBuilder::new(dev.context())?;
+    unsafe {
+        copy_pinned.__issue(
+            Issue::AddNode { builder: &mut b, deps: &[] },
+            launch::elementwise(1),
+            none,
+            dt.device_ptr(),
+            1,
+            &mut dt_dev,
+        )
+    }?;
+    time("dt_in_kernel", b.instantiate(s)?)?;
+    let mut b = GraphBuilder::new(dev.context())?;
+    unsafe { b.add_memcpy(&[], dt_dev.device_addr(), dt.device_ptr().addr(), 4) }?;
+    time("dt_in_memcpy", b.instantiate(s)?)?;
+    let mut b = GraphBuilder::new(dev.context())?;
+    unsafe {
+        copy.__issue(Issue::AddNode { builder: &mut b, deps: &[] }, launch::elementwise(32), none, &h_next, 32, &mut h)
+    }?;
+    time("carry_kernel", b.instantiate(s)?)?;
+    let mut b = GraphBuilder::new(dev.context())?;
+    unsafe { b.add_memcpy(&[], h.device_addr(), h_next.device_addr(), 128) }?;
+    time("carry_memcpy", b.instantiate(s)?)?;
+    let mut b = GraphBuilder::new(dev.context())?;
+    unsafe {
+        zero.__issue(Issue::AddNode { builder: &mut b, deps: &[] }, launch::elementwise(2464), none, 2464, &mut grad)
+    }?;
+    time("zero_kernel", b.instantiate(s)?)?;
+    let mut b = GraphBuilder::new(dev.context())?;
+    unsafe { b.add_memset(&[], grad.device_addr(), 0, 4, 2464) }?;
+    time("zero_memset", b.instantiate(s)?)?;
+    Ok(())
+}

@@ -22,7 +22,15 @@ fn one_rank_identities<T: NcclType + PartialEq + std::fmt::Debug>(values: Vec<T>
     for op in [ReduceOp::Sum, ReduceOp::Avg, ReduceOp::Max, ReduceOp::Min, ReduceOp::Prod] {
         let mut recv = dev.alloc_zeros::<T>(values.len()).unwrap();
         comm.all_reduce(&send, &mut recv, op).unwrap();
-        assert_eq!(dev.download(&recv).unwrap(), values, "all_reduce {op:?} of {}", T::DATA_TYPE.name());
+        let got = dev.download(&recv).unwrap();
+        let bad = got.iter().zip(&values).position(|(a, b)| a != b);
+        assert!(
+            bad.is_none(),
+            "all_reduce {op:?} of {}: element {bad:?}: {:?} vs {:?}",
+            T::DATA_TYPE.name(),
+            bad.map(|i| got[i]),
+            bad.map(|i| values[i])
+        );
         let mut recv = dev.alloc_zeros::<T>(values.len()).unwrap();
         comm.reduce_scatter(&send, &mut recv, op).unwrap();
         assert_eq!(dev.download(&recv).unwrap(), values, "reduce_scatter {op:?}");
