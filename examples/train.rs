@@ -5,7 +5,8 @@
 //! `--while` runs 100 steps per launch instead: `kgraph_model::graphs::TrainSteps100`, the same
 //! spec inside one conditional WHILE node (`graph!(..., repeat = 100)`), each launch on one
 //! batch with the schedule of its first step; the loss is then recorded once per launch (the
-//! last step's) and the windows below shrink to a quarter of the launches.
+//! last step's), the last window shrinks to a quarter of the launches, and the first is replaced
+//! by ln 2, the untrained model's loss (each recorded loss already ends 100 steps).
 //!
 //! `graphs/train_step.toml` becomes `kgraph_model::graphs::TrainStep`: one replay runs the forward of
 //! a batch of 256 snapshots, BCE-with-logits against the labels, the backward into gradient
@@ -62,7 +63,10 @@ fn main() -> ExitCode {
     }
     let mean = |v: &[f32]| v.iter().map(|&x| f64::from(x)).sum::<f64>() / v.len() as f64;
     let window = WINDOW.min(losses.len() / 4).max(1);
-    let (first, last) = (mean(&losses[..window]), mean(&losses[losses.len() - window..]));
+    // With --while each recorded loss ends 100 steps on its batch, so even the first is trained:
+    // the baseline is then the untrained model's BCE, ln 2 (it predicts 1/2 at initialisation).
+    let first = if opts.k_steps { std::f64::consts::LN_2 } else { mean(&losses[..window]) };
+    let last = mean(&losses[losses.len() - window..]);
     let ratio = last / first;
     println!("mean loss first {window}: {first:.4}, last {window}: {last:.4}, ratio: {ratio:.3}");
     println!("wrote {} and {}", opts.out.join("loss.csv").display(), opts.out.join("loss.svg").display());

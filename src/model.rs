@@ -274,8 +274,8 @@ pub mod kernels {
         v: &mut [f32; n],
     );
 
-    /// `x[i] = 0` for `i < n`: the graph format has no memset node, and gradients accumulate,
-    /// so a train graph zeroes its gradient buffers with this first.
+    /// `x[i] = 0` for `i < n`: gradients accumulate, so a train graph zeroes its gradient buffers
+    /// with this first (a `memset` node measured the same on the H200, `kgraph_node_zero_*`).
     /// Launch: [`super::launch::elementwise`].
     #[kernel("model_util.cu", unsafe(extents))]
     pub fn zero_f32(n: i32, x: &mut [f32; n]);
