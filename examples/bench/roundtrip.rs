@@ -31,6 +31,43 @@ pub fn run(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()
     for row in &profile.rows {
         report.add(format!("kgraph_perception_node_{}_gpu_time", row.node), row.us, "us");
     }
+    // Autotuned against the hand-picked block 128: per-node GPU time before and after, through
+    // a cache file that a fresh struct then applies; the round trip with the tuned shapes.
+    let cache = std::env::temp_dir().join("kgraph_bench_tune.txt");
+    let _ = std::fs::remove_file(&cache);
+    let tuned = g.autotune(&cache, iters.min(300))?;
+    print!("{}", kgraph::tune::report_table("Perception", &tuned));
+    for t in &tuned {
+        report.add(format!("kgraph_perception_tune_{}_spec_block{}", t.node, t.default.0), t.default.1, "us");
+        report.add(format!("kgraph_perception_tune_{}_tuned_block{}", t.node, t.chosen.0), t.chosen.1, "us");
+    }
+    let mut fresh = Perception::new(dev)?;
+    fresh.load_weights(&ModelWeights::init(7))?;
+    anyhow::ensure!(fresh.apply_tuning(&cache)? == tuned.len(), "the tune cache round-trips");
+    drop(fresh);
+    measure_tuned(dev, iters, report, &cache)?;
+    Ok(())
+}
+
+/// Graph A with the block sizes of `cache` applied: the PDL round trip.
+fn measure_tuned(dev: &Device, iters: usize, report: &mut Report, cache: &std::path::Path) -> anyhow::Result<()> {
+    let mut g = Perception::new(dev)?;
+    g.load_weights(&ModelWeights::init(7))?;
+    g.apply_tuning(cache)?;
+    g.capture()?;
+    let mut books = BookStream::new(2024);
+    let mut snap = [0.0f32; SNAP_LEN];
+    let mut probs = [0.0f32; Perception::PROBS_LEN];
+    let p = percentiles_us(iters, &[50.0, 99.0], || {
+        let tick = books.next_into(&mut snap);
+        g.write_snap(&snap)?;
+        g.write_dt(&[tick.dt])?;
+        g.replay()?;
+        g.read_probs_into(&mut probs)?;
+        Ok(())
+    })?;
+    report.add("kgraph_perception_roundtrip_pdl_tuned_p50", p[0], "us");
+    report.add("kgraph_perception_roundtrip_pdl_tuned_p99", p[1], "us");
     Ok(())
 }
 

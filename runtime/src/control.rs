@@ -73,6 +73,7 @@ impl ControlKernels {
     ///
     /// # Safety
     /// As [`Self::add_repeat`]; `value` is the device address of an `f32` valid for every launch.
+    #[allow(clippy::too_many_arguments)]
     pub unsafe fn add_until_below(
         &self,
         body: &mut GraphBuilder,

@@ -73,9 +73,10 @@ pub unsafe fn issue_kernel(
     args: &mut [*mut c_void],
 ) -> Result<Issued> {
     match target {
-        // SAFETY: the caller's contract is `launch_ex`'s.
         Issue::Stream(stream) => {
-            unsafe { launch_ex(stream, function, kernel, cfg, opts, args) }.map(|()| Issued::Launched)
+            // SAFETY: the caller's contract is `launch_ex`'s.
+            let launched = unsafe { launch_ex(stream, function, kernel, cfg, opts, args) };
+            launched.map(|()| Issued::Launched)
         }
         Issue::AddNode { builder, deps } => {
             if !opts.pdl && deps.iter().any(|d| d.1 == EdgeKind::Programmatic) {

@@ -59,6 +59,7 @@ mod pod;
 mod profile;
 mod slot_bus;
 mod transfer;
+pub mod tune;
 mod vector;
 
 pub use device::Device;

@@ -470,3 +470,45 @@ fn one_while_launch_of_100_steps_equals_100_replays_bit_for_bit() {
     eager.run_eager().unwrap();
     assert_bitwise_eq("eager 2 x 100 steps: w_g", &eager.download_w_g().unwrap(), &many.download_w_g().unwrap());
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn autotune_picks_block_sizes_caches_them_and_keeps_the_results_bit_for_bit() {
+    let dev = device();
+    let w = ModelWeights::init(25);
+    let cache = std::env::temp_dir().join(format!("kgraph_tune_{}.txt", std::process::id()));
+    let _ = std::fs::remove_file(&cache);
+    let mut tuned = perception(&dev, &w);
+    let report = tuned.autotune(&cache, 20).unwrap();
+    let names: Vec<&str> = report.iter().map(|r| r.node.as_str()).collect();
+    assert_eq!(names, ["features", "cfc", "heads", "projection"]);
+    for r in &report {
+        assert!(!r.cached && [32, 64, 128, 256].contains(&r.chosen.0), "{r:?}");
+        assert!(r.chosen.1 <= r.default.1, "the choice is at least as fast as the spec's block: {r:?}");
+    }
+    println!("{}", kgraph::tune::report_table("Perception", &report));
+    // The cache round-trips: a second autotune and a fresh struct take the same shapes untimed.
+    let again = tuned.autotune(&cache, 20).unwrap();
+    assert!(again.iter().all(|r| r.cached));
+    assert_eq!(
+        again.iter().map(|r| r.chosen.0).collect::<Vec<_>>(),
+        report.iter().map(|r| r.chosen.0).collect::<Vec<_>>()
+    );
+    let mut fresh = perception(&dev, &w);
+    assert_eq!(fresh.apply_tuning(&cache).unwrap(), 4);
+    let mut plain = perception(&dev, &w);
+    let mut stream = BookStream::new(26);
+    tuned.capture().unwrap();
+    fresh.capture().unwrap();
+    plain.capture().unwrap();
+    for _ in 0..3 {
+        feed(&mut stream, &mut [&mut tuned, &mut fresh, &mut plain]);
+        for g in [&tuned, &fresh, &plain] {
+            g.replay().unwrap();
+        }
+        let want = plain.read_probs().unwrap();
+        assert_bitwise_eq("tuned probs", &tuned.read_probs().unwrap(), &want);
+        assert_bitwise_eq("cache-applied probs", &fresh.read_probs().unwrap(), &want);
+    }
+    let _ = std::fs::remove_file(&cache);
+}

@@ -243,6 +243,8 @@ pub struct KernelLaunch {
     pub block: Dim3,
     /// Dynamic shared memory in bytes.
     pub shared: u32,
+    /// Candidate block sizes for `autotune` (`tune = [...]`); empty when not tunable.
+    pub tune: Vec<u32>,
 }
 
 /// What a node does.

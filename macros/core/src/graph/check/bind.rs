@@ -133,12 +133,14 @@ fn bind_node(
     };
     unchecked_kernel(cx, kernel, decl);
     let Some((args, spans)) = bind_args(cx, node, kernel, decl, env) else { return };
-    let (Some(grid), Some(block), Some(shared), true) = (launch.grid, launch.block, launch.shared, name_ok) else {
+    let (Some(grid), Some(block), Some(shared), Some(tune), true) =
+        (launch.grid, launch.block, launch.shared, launch.tune, name_ok)
+    else {
         return;
     };
     let kernel = out.kernel_index(decl);
     let pdl = node.pdl.as_ref().or(raw.pdl.as_ref()).is_some_and(|p| p.v);
-    let op = NodeOp::Kernel(KernelLaunch { kernel, grid, block, shared });
+    let op = NodeOp::Kernel(KernelLaunch { kernel, grid, block, shared, tune });
     out.nodes.push(Node { name: name.v, op, args, doc: node.doc.clone(), pdl });
     out.arg_spans.push(spans);
 }

@@ -19,6 +19,7 @@ fn kernel_only_keys(cx: &mut Ctx<'_>, node: &RawNode, what: &str) -> bool {
         ("shared", node.shared.as_ref().map(|s| s.span.clone())),
         ("args", node.args.as_ref().map(|a| a.span.clone())),
         ("pdl", node.pdl.as_ref().map(|p| p.span.clone())),
+        ("tune", node.tune.as_ref().map(|t| t.span.clone())),
     ];
     for (key, span) in spans {
         if let Some(span) = span {

@@ -17,6 +17,8 @@ pub(crate) struct Launch {
     pub grid: Option<Dim3>,
     pub block: Option<Dim3>,
     pub shared: Option<u32>,
+    /// `tune` candidates (empty when absent), `None` when wrong (reported).
+    pub tune: Option<Vec<u32>>,
 }
 
 /// Checks the node's launch configuration.
@@ -27,7 +29,40 @@ pub(crate) fn launch(cx: &mut Ctx<'_>, node: &RawNode) -> Launch {
     if let (Some(g), Some(b)) = (&grid, &block) {
         threads_within_promise(cx, node, g, b);
     }
-    Launch { grid, block, shared }
+    let tune = tune_candidates(cx, node, grid.as_ref(), block.as_ref());
+    Launch { grid, block, shared, tune }
+}
+
+/// Rule: `tune` lists distinct block sizes from 1 to 1024 for a node whose launch is 1-D (the
+/// autotuner keeps the spec's total thread count, `grid.x * block.x`, covering it with each
+/// candidate's blocks).
+fn tune_candidates(cx: &mut Ctx<'_>, node: &RawNode, grid: Option<&Dim3>, block: Option<&Dim3>) -> Option<Vec<u32>> {
+    let Some(t) = &node.tune else { return Some(Vec::new()) };
+    if t.v.is_empty() {
+        cx.diags.error(t.span.clone(), "`tune` is empty: list candidate block sizes, e.g. [64, 128, 256]");
+        return None;
+    }
+    let one_d = |d: Option<&Dim3>| d.map_or(true, |d| d.value[1] == 1 && d.value[2] == 1);
+    if !one_d(grid) || !one_d(block) {
+        cx.diags.error(t.span.clone(), "`tune` needs a 1-D launch (`grid` and `block` with y = z = 1)");
+        return None;
+    }
+    let mut out = Vec::new();
+    for c in &t.v {
+        match cx.whole(c, "`tune`") {
+            Some(b) if (1..=1024).contains(&b) && !out.contains(&(b as u32)) => out.push(b as u32),
+            Some(b) if (1..=1024).contains(&b) => {
+                cx.diags.error(c.span.clone(), format!("`tune` lists block size {b} twice"));
+                return None;
+            }
+            Some(b) => {
+                cx.diags.error(c.span.clone(), format!("`tune` candidate {b} must be between 1 and 1024 threads"));
+                return None;
+            }
+            None => return None,
+        }
+    }
+    Some(out)
 }
 
 fn launch_dims(cx: &mut Ctx<'_>, v: &Option<S<Vec<S<Num>>>>, node: &RawNode, key: &str, max: [u32; 3]) -> Option<Dim3> {

@@ -24,6 +24,8 @@ pub const RESERVED_METHODS: &[&str] = &[
     "profile",
     "debug_dot",
     "set_launch",
+    "autotune",
+    "apply_tuning",
 ];
 /// Generated associated constants a spec name must not produce.
 pub const RESERVED_CONSTS: &[&str] = &["SPEC", "NODES", "EDGES", "NODE_PDL", "PDL_EDGES", "DOT", "MERMAID"];

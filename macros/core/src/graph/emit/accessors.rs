@@ -30,7 +30,107 @@ pub(crate) fn accessors(cg: &CodegenInput<'_>) -> TokenStream {
         out.extend(buffer_replacer(cg, b));
     }
     out.extend(launch_setter(cg));
+    out.extend(tuning(cg));
     out
+}
+
+/// `autotune(cache, iters)` and `apply_tuning(cache)` over the nodes with `tune` candidates.
+fn tuning(cg: &CodegenInput<'_>) -> TokenStream {
+    let ir = cg.ir;
+    let graph = cg.name.to_string();
+    let mut timed = TokenStream::new();
+    let mut applied = TokenStream::new();
+    for (n, node) in ir.nodes.iter().enumerate() {
+        let Some(l) = node.launch().filter(|l| !l.tune.is_empty()) else { continue };
+        let (gx, bx, shared) = (l.grid.value[0], l.block.value[0], l.shared);
+        let threads = u64::from(gx) * u64::from(bx);
+        let candidates = &l.tune;
+        let name = &node.name;
+        let unit = ir.control_of(n).map_or(name.clone(), |c| ir.controls[c].name.clone());
+        let key = quote! {
+            ::kgraph::tune::TuneKey {
+                gpu: gpu.clone(),
+                graph: ::std::string::String::from(#graph),
+                node: ::std::string::String::from(#name),
+                threads: #threads,
+            }
+        };
+        let cfg = quote! {
+            |b: u32| ::kgraph::LaunchConfig {
+                grid_dim: (#threads.div_ceil(u64::from(b)) as u32, 1, 1),
+                block_dim: (b, 1, 1),
+                shared_mem_bytes: #shared,
+            }
+        };
+        timed.extend(quote! {
+            {
+                let cfg = #cfg;
+                let key = #key;
+                if let ::core::option::Option::Some(b) = cache.get(&key) {
+                    self.set_launch(#n, cfg(b))?;
+                    out.push(::kgraph::tune::TunedNode { node: ::std::string::String::from(#name), default: (#bx, f64::NAN), chosen: (b, f64::NAN), cached: true });
+                } else {
+                    self.set_launch(#n, cfg(#bx))?;
+                    let time = |p: &::kgraph::Profile| p.rows.iter().find(|r| r.node == #unit).map_or(f64::INFINITY, |r| r.us);
+                    let base = time(&self.profile(iters)?);
+                    let mut best = (#bx, base);
+                    for &b in &[#(#candidates),*] {
+                        if b == #bx || self.set_launch(#n, cfg(b)).is_err() {
+                            continue;
+                        }
+                        // A candidate the kernel's checks refuse at build time is skipped.
+                        let ::core::result::Result::Ok(p) = self.profile(iters) else { continue };
+                        if time(&p) < best.1 {
+                            best = (b, time(&p));
+                        }
+                    }
+                    self.set_launch(#n, cfg(best.0))?;
+                    cache.insert(key, best.0);
+                    out.push(::kgraph::tune::TunedNode { node: ::std::string::String::from(#name), default: (#bx, base), chosen: best, cached: false });
+                }
+            }
+        });
+        applied.extend(quote! {
+            {
+                let cfg = #cfg;
+                if let ::core::option::Option::Some(b) = cache.get(&#key) {
+                    self.set_launch(#n, cfg(b))?;
+                    count += 1;
+                }
+            }
+        });
+    }
+    quote! {
+        /// Autotunes the block size of every node with `tune` candidates: with the spec's block
+        /// and each candidate (covering the same total threads), times the node with
+        /// [`Self::profile`] over `iters` replays and keeps the fastest, then writes the choices
+        /// to the cache file `cache`, keyed by GPU name, graph, node and thread count. A node
+        /// already in the cache takes its cached block without timing. Candidates the kernel's
+        /// checks refuse are skipped. The graph, if built, is updated in place; call
+        /// [`Self::capture`] after to build with the chosen shapes otherwise. Returns one row per
+        /// tuned node (`kgraph::tune::report_table` prints them).
+        #[allow(unused_variables, unused_mut)]
+        pub fn autotune(&mut self, cache_path: &::std::path::Path, iters: usize) -> ::kgraph::Result<::std::vec::Vec<::kgraph::tune::TunedNode>> {
+            let gpu = self.device.name()?;
+            let mut cache = ::kgraph::tune::TuneCache::load(cache_path)?;
+            let mut out = ::std::vec::Vec::new();
+            #timed
+            cache.save(cache_path)?;
+            ::core::result::Result::Ok(out)
+        }
+
+        /// Applies the block sizes `cache` holds for this GPU and the nodes' thread counts
+        /// (written by [`Self::autotune`]); nodes without an entry keep the spec's shapes.
+        /// Returns how many nodes took a cached shape. An absent file applies nothing.
+        #[allow(unused_variables, unused_mut)]
+        pub fn apply_tuning(&mut self, cache_path: &::std::path::Path) -> ::kgraph::Result<usize> {
+            let gpu = self.device.name()?;
+            let cache = ::kgraph::tune::TuneCache::load(cache_path)?;
+            let mut count = 0usize;
+            #applied
+            ::core::result::Result::Ok(count)
+        }
+    }
 }
 
 /// The nodes that pass buffer `b`.

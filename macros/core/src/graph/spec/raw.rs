@@ -117,6 +117,8 @@ pub struct RawNode {
     pub doc: Option<String>,
     /// `pdl = true|false`: overrides the spec's top-level `pdl` for this node.
     pub pdl: Option<S<bool>>,
+    /// `tune = [64, 128, 256]`: candidate block sizes for `autotune` (1-D kernel nodes).
+    pub tune: Option<S<Vec<S<Num>>>>,
     /// `memset = { dst = "x", value = 0 }`: a memset node instead of a kernel.
     pub memset: Option<S<RawMemset>>,
     /// `memcpy = { src = "a", dst = "b" }`: a copy node instead of a kernel.

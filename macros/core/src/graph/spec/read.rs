@@ -147,7 +147,8 @@ const TOP_KEYS: &[&str] = &["doc", "pdl", "kernels", "dims", "buffers", "scalars
 const KERNELS_KEYS: &[&str] = &["source", "module"];
 const BUFFER_KEYS: &[&str] = &["dtype", "len", "role", "doc"];
 const SCALAR_KEYS: &[&str] = &["dtype", "default", "doc"];
-const NODE_KEYS: &[&str] = &["name", "kernel", "grid", "block", "shared", "pdl", "args", "doc", "memset", "memcpy"];
+const NODE_KEYS: &[&str] =
+    &["name", "kernel", "grid", "block", "shared", "pdl", "args", "doc", "tune", "memset", "memcpy"];
 const MEMSET_KEYS: &[&str] = &["dst", "value"];
 const MEMCPY_KEYS: &[&str] = &["src", "dst"];
 const WHILE_KEYS: &[&str] = &["name", "nodes", "repeat", "until", "max", "doc"];
@@ -304,6 +305,7 @@ fn read_node(r: &mut Reader<'_>, item: &Spanned<DeValue<'_>>) -> Option<RawNode>
         args: None,
         doc: None,
         pdl: None,
+        tune: None,
         memset: None,
         memcpy: None,
     };
@@ -316,6 +318,16 @@ fn read_node(r: &mut Reader<'_>, item: &Spanned<DeValue<'_>>) -> Option<RawNode>
             "shared" => n.shared = r.num(v, "`shared`"),
             "doc" => n.doc = r.string(v, "node `doc`").map(|s| s.v),
             "pdl" => n.pdl = r.boolean(v, "node `pdl`"),
+            "tune" => match v.get_ref() {
+                DeValue::Array(items) => {
+                    let c: Option<Vec<_>> = items.iter().map(|i| r.num(i, "`tune`")).collect();
+                    n.tune = c.map(|c| S { v: c, span: v.span() });
+                }
+                other => r.diags.error(
+                    v.span(),
+                    format!("`tune` must be an array of candidate block sizes, found {}", type_name(other)),
+                ),
+            },
             "memset" => n.memset = read_memset(r, v),
             "memcpy" => n.memcpy = read_memcpy(r, v),
             "args" => {
