@@ -37,7 +37,20 @@ impl KernelSource {
         ctx.load_module(ptx).map_err(|e| Error::ModuleLoad { file: self.file, detail: e.to_string() })
     }
 
+    /// Loads the module compiled with NVRTC from the `.cu` file on disk (hot reload).
+    pub fn load_from_disk(&self, ctx: &Arc<CudaContext>) -> Result<Arc<CudaModule>> {
+        let path = self.disk_path();
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| Error::ModuleLoad { file: self.file, detail: format!("read {}: {e}", path.display()) })?;
+        let ptx = self.compile_text_with_nvrtc(ctx, &text)?;
+        ctx.load_module(ptx).map_err(|e| Error::ModuleLoad { file: self.file, detail: e.to_string() })
+    }
+
     fn compile_with_nvrtc(&self, ctx: &Arc<CudaContext>) -> Result<Ptx> {
+        self.compile_text_with_nvrtc(ctx, self.source)
+    }
+
+    fn compile_text_with_nvrtc(&self, ctx: &Arc<CudaContext>, source: &str) -> Result<Ptx> {
         // SAFETY: only asks the loader whether libnvrtc can be opened; nothing is called.
         if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
             return Err(Error::ModuleLoad {
@@ -52,7 +65,7 @@ impl KernelSource {
             name: Some(self.file.to_string()),
             ..Default::default()
         };
-        cudarc::nvrtc::compile_ptx_with_opts(self.source, opts)
+        cudarc::nvrtc::compile_ptx_with_opts(source, opts)
             .map_err(|e| Error::ModuleLoad { file: self.file, detail: format!("NVRTC: {e}") })
     }
 }
@@ -63,12 +76,20 @@ impl KernelSource {
 pub struct ModuleCache {
     ctx: Arc<CudaContext>,
     modules: Vec<(&'static str, Arc<CudaModule>)>,
+    /// Compile every module from its `.cu` file on disk (hot reload) instead of the embedded image.
+    from_disk: bool,
 }
 
 impl ModuleCache {
     /// An empty cache for `ctx`.
     pub fn new(ctx: &Arc<CudaContext>) -> Self {
-        ModuleCache { ctx: ctx.clone(), modules: Vec::new() }
+        ModuleCache { ctx: ctx.clone(), modules: Vec::new(), from_disk: false }
+    }
+
+    /// A cache that compiles each module from the `.cu` file on disk
+    /// ([`KernelSource::disk_path`]) with NVRTC: what hot reload loads new kernels through.
+    pub fn from_disk(ctx: &Arc<CudaContext>) -> Self {
+        ModuleCache { ctx: ctx.clone(), modules: Vec::new(), from_disk: true }
     }
 
     /// The context modules are loaded into.
@@ -81,7 +102,7 @@ impl ModuleCache {
         if let Some((_, m)) = self.modules.iter().find(|(f, _)| *f == src.file) {
             return Ok(m.clone());
         }
-        let m = src.load(&self.ctx)?;
+        let m = if self.from_disk { src.load_from_disk(&self.ctx)? } else { src.load(&self.ctx)? };
         self.modules.push((src.file, m.clone()));
         Ok(m)
     }

@@ -57,6 +57,7 @@ pub mod nvtx;
 mod pinned;
 mod pod;
 mod profile;
+pub mod reload;
 mod slot_bus;
 mod transfer;
 pub mod tune;

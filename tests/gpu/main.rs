@@ -7,6 +7,7 @@ mod extents;
 mod graph;
 mod graph_control;
 mod graph_pdl;
+mod graph_reload;
 mod kernel_args;
 mod misuse;
 mod model_adamw;

@@ -57,3 +57,7 @@ pub fn tg_pdl_join4(a: &[f32; n], b: &[f32; n], c: &[f32; n], d: &[f32; n], out:
 /// `acc += x`, PDL-aware.
 #[kgraph::kernel("test_graph.cu", unsafe(extents))]
 pub fn tg_pdl_accumulate(acc: &mut [f32; n], x: &[f32; n], n: i32);
+
+/// `y = 2 x`, rewritten on disk by the hot-reload test (`graph_reload.rs`).
+#[kgraph::kernel("test_reload.cu", unsafe(extents))]
+pub fn hr_scale(x: &[f32; n], y: &mut [f32; n], n: i32);

@@ -26,6 +26,7 @@ pub const RESERVED_METHODS: &[&str] = &[
     "set_launch",
     "autotune",
     "apply_tuning",
+    "reload_kernels",
 ];
 /// Generated associated constants a spec name must not produce.
 pub const RESERVED_CONSTS: &[&str] = &["SPEC", "NODES", "EDGES", "NODE_PDL", "PDL_EDGES", "DOT", "MERMAID"];

@@ -85,6 +85,7 @@ pub(crate) fn new_fn(cg: &CodegenInput<'_>) -> TokenStream {
                 captured: ::core::option::Option::None,
                 built_serialized: ::core::option::Option::None,
                 node_cfgs: #cfgs,
+                kernel_watch: ::kgraph::reload::KernelWatch::new(&[#( &#kernel_types::SOURCE ),*]),
                 #controls
                 pdl_enabled: true,
                 graph_nodes: ::std::vec::Vec::new(),

@@ -66,8 +66,10 @@ fn struct_def(cg: &CodegenInput<'_>) -> TokenStream {
             captured: ::core::option::Option<::kgraph::Graph>,
             /// Which plan built `captured`: `Some(serialized)`, `None` for stream capture.
             built_serialized: ::core::option::Option<bool>,
-            /// Each node's launch configuration (`set_<node>_launch` changes a kernel node's).
+            /// Each node's launch configuration (`set_launch` changes a kernel node's).
             node_cfgs: ::std::vec::Vec<::kgraph::LaunchConfig>,
+            /// The kernel files `reload_kernels` polls (empty unless `KGRAPH_HOT_RELOAD` is set).
+            kernel_watch: ::kgraph::reload::KernelWatch,
             #control_fields
             /// Launch the `NODE_PDL` nodes with PDL (eager runs and later captures).
             pdl_enabled: bool,

@@ -32,6 +32,7 @@ pub(crate) fn run_methods(cg: &CodegenInput<'_>) -> TokenStream {
     };
     let pdl = pdl_switch(cg);
     let replay = replay_and_inspection(cg, &mark_in_flight);
+    let reload = reload_kernels(cg);
     quote! {
         #( #launches )*
         #( #adds )*
@@ -41,6 +42,7 @@ pub(crate) fn run_methods(cg: &CodegenInput<'_>) -> TokenStream {
         #capture
         #pdl
         #replay
+        #reload
         #build_helpers
         #capture_helpers
     }
@@ -167,6 +169,47 @@ fn replay_and_inspection(cg: &CodegenInput<'_>, mark_in_flight: &TokenStream) ->
         /// capture). For inspection with the driver API; the handles belong to [`Self::graph`].
         pub fn graph_nodes(&self) -> ::std::vec::Vec<::kgraph::cudarc::driver::sys::CUgraphNode> {
             self.graph_nodes.iter().map(|&n| n as ::kgraph::cudarc::driver::sys::CUgraphNode).collect()
+        }
+    }
+}
+
+/// `reload_kernels`: hot reload of the struct's kernels from their `.cu` files (development).
+fn reload_kernels(cg: &CodegenInput<'_>) -> TokenStream {
+    let ir = cg.ir;
+    let graph = cg.name.to_string();
+    let fields: Vec<_> = (0..ir.kernels.len()).map(|k| super::fields::kernel_field(ir, k)).collect();
+    let fresh: Vec<_> = (0..ir.kernels.len()).map(|k| format_ident!("fresh_{}", k)).collect();
+    let types = super::fields::kernel_types(cg);
+    let streamed = if ir.controls.is_empty() {
+        quote!(::core::option::Option::None => self.capture_streamed()?,)
+    } else {
+        quote!(::core::option::Option::None => {})
+    };
+    quote! {
+        /// Hot reload (development; `KGRAPH_HOT_RELOAD=1`, see `kgraph::reload`): when a `.cu`
+        /// file of this struct's kernels changed since the last call, recompiles every kernel of
+        /// the struct from the files on disk (NVRTC), checks each against its declaration's
+        /// parameter sizes, swaps them in only when all loaded, and rebuilds the graph (as it
+        /// was built) so the next replay runs the new code: `Ok(true)`. A compile error or a
+        /// changed signature is returned as an error and the old kernels and graph stay. With
+        /// the variable unset this returns `Ok(false)` after one flag test.
+        pub fn reload_kernels(&mut self) -> ::kgraph::Result<bool> {
+            if !::kgraph::reload::enabled() || !self.kernel_watch.changed() {
+                return ::core::result::Result::Ok(false);
+            }
+            let mut modules = ::kgraph::ModuleCache::from_disk(self.device.context());
+            let loaded: ::kgraph::Result<_> = (|| {
+                ::core::result::Result::Ok(( #( #types::load(&mut modules)?, )* ))
+            })();
+            let ( #( #fresh, )* ) = loaded.map_err(|e| ::kgraph::Error::in_graph(#graph, "hot reload", e))?;
+            #( self.#fields = #fresh; )*
+            if self.captured.is_some() {
+                match self.built_serialized {
+                    ::core::option::Option::Some(serialized) => self.__instantiate(serialized)?,
+                    #streamed
+                }
+            }
+            ::core::result::Result::Ok(true)
         }
     }
 }

@@ -1,0 +1,54 @@
+//! Kernel hot reload on the GPU: a graph replays, its `.cu` changes on disk, `reload_kernels`
+//! recompiles (NVRTC) and the next replay runs the new code; a changed signature is refused
+//! with the old code still running. The test rewrites `tests/kernels/test_reload.cu` and
+//! restores it when it ends (also on failure).
+
+use kgraph::Error;
+
+use super::common::{device, random};
+
+kgraph::graph!("graphs/test_reload.toml");
+
+/// Restores the kernel file's text when dropped.
+struct Restore(std::path::PathBuf, String);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        let _ = std::fs::write(&self.0, &self.1);
+    }
+}
+
+fn scaled(x: &[f32], k: f32) -> Vec<f32> {
+    x.iter().map(|v| k * v).collect()
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_changed_kernel_runs_at_the_next_replay_and_a_changed_signature_keeps_the_old_one() {
+    let path = crate::graph::kernels::HrScale::SOURCE.disk_path();
+    let original = std::fs::read_to_string(&path).expect("the kernel file is where the build found it");
+    let _restore = Restore(path.clone(), original.clone());
+    kgraph::reload::set_enabled(true);
+    let dev = device();
+    let x = random(TestReload::N, 51);
+    let mut g = TestReload::new(&dev).unwrap();
+    g.upload_x(&x).unwrap();
+    g.capture().unwrap();
+    g.replay().unwrap();
+    assert_eq!(g.download_y().unwrap(), scaled(&x, 2.0), "the built kernel");
+    assert!(!g.reload_kernels().unwrap(), "nothing changed yet");
+
+    std::fs::write(&path, original.replace("2.0f * x[i]", "3.0f * x[i]")).unwrap();
+    assert!(g.reload_kernels().unwrap(), "the edit is seen");
+    g.replay().unwrap();
+    assert_eq!(g.download_y().unwrap(), scaled(&x, 3.0), "the next replay runs the new code");
+
+    // `int n` becomes `long long n`: 8 bytes where the declaration passes 4.
+    std::fs::write(&path, original.replace("int n)", "long long n)")).unwrap();
+    let err = g.reload_kernels().expect_err("a changed signature is refused");
+    assert!(matches!(&err, Error::InGraph { source, .. } if matches!(**source, Error::ParamMismatch { .. })), "{err}");
+    g.replay().unwrap();
+    assert_eq!(g.download_y().unwrap(), scaled(&x, 3.0), "the old (reloaded) code still runs");
+    assert!(!g.reload_kernels().unwrap(), "a refused file is not retried until it changes again");
+    kgraph::reload::set_enabled(false);
+}
