@@ -43,6 +43,31 @@ pub mod model_util {
     #[kernel("model_util.cu")] pub fn copy_f32(src: &[f32], n: i32, dst: &mut [f32]);
 }
 
+/// The kernels of `kernels/ppo.cu`, as `kgraph declare` writes them.
+#[kgraph::kernels]
+pub mod ppo {
+    // `ppo_linear_forward` (kernels/ppo.cu:91); for a safe `launch`, give each pointer the elements the kernel may access (`params: &[f32; w_off]`) and write `#[kernel("ppo.cu", unsafe(extents))]`
+    #[kernel("ppo.cu")] pub fn ppo_linear_forward(params: &[f32], x: &[f32], w_off: i32, batch: i32, n_in: i32, n_out: i32, act: i32, y: &mut [f32]);
+    // `ppo_linear_backward` (kernels/ppo.cu:155); for a safe `launch`, give each pointer the elements the kernel may access (`params: &[f32; w_off]`) and write `#[kernel("ppo.cu", unsafe(extents))]`
+    #[kernel("ppo.cu")] pub fn ppo_linear_backward(params: &[f32], x: &[f32], y: &[f32], g_y: &[f32], w_off: i32, batch: i32, n_in: i32, n_out: i32, act: i32, g_x: &mut [f32], grads: &mut [f32]);
+    // `ppo_linear_backward_params` (kernels/ppo.cu:183); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; w_off]`) and write `#[kernel("ppo.cu", unsafe(extents))]`
+    #[kernel("ppo.cu")] pub fn ppo_linear_backward_params(x: &[f32], y: &[f32], g_y: &[f32], w_off: i32, batch: i32, n_in: i32, n_out: i32, act: i32, grads: &mut [f32]);
+    // `ppo_policy_head` (kernels/ppo.cu:198); for a safe `launch`, give each pointer the elements the kernel may access (`logits: &[f32; batch]`) and write `#[kernel("ppo.cu", unsafe(extents))]`
+    #[kernel("ppo.cu")] pub fn ppo_policy_head(logits: &[f32], batch: i32, n_act: i32, log_probs: &mut [f32], probs: &mut [f32], entropy: &mut [f32]);
+    // `ppo_loss_forward` (kernels/ppo.cu:283); for a safe `launch`, give each pointer the elements the kernel may access (`log_probs: &[f32; batch]`) and write `#[kernel("ppo.cu", unsafe(extents))]`
+    #[kernel("ppo.cu")] pub fn ppo_loss_forward(log_probs: &[f32], entropy: &[f32], values: &[f32], actions: &[i32], old_log_probs: &[f32], advantages: &[f32], returns: &[f32], clip_eps: f32, vf_coef: f32, ent_coef: f32, batch: i32, n_act: i32, sample_loss: &mut [f32], stats: &mut [f32]);
+    // `ppo_loss_backward` (kernels/ppo.cu:319); for a safe `launch`, give each pointer the elements the kernel may access (`log_probs: &[f32; batch]`) and write `#[kernel("ppo.cu", unsafe(extents))]`
+    #[kernel("ppo.cu")] pub fn ppo_loss_backward(log_probs: &[f32], probs: &[f32], entropy: &[f32], values: &[f32], actions: &[i32], old_log_probs: &[f32], advantages: &[f32], returns: &[f32], clip_eps: f32, vf_coef: f32, ent_coef: f32, batch: i32, n_act: i32, g_logits: &mut [f32], g_values: &mut [f32]);
+    // `ppo_gae` (kernels/ppo.cu:359); for a safe `launch`, give each pointer the elements the kernel may access (`rewards: &[f32; t_steps]`) and write `#[kernel("ppo.cu", unsafe(extents))]`
+    #[kernel("ppo.cu")] pub fn ppo_gae(rewards: &[f32], values: &[f32], dones: &[f32], gamma: f32, lambda: f32, t_steps: i32, n_envs: i32, advantages: &mut [f32], returns: &mut [f32]);
+    // `ppo_normalize_advantages` (kernels/ppo.cu:385); for a safe `launch`, give each pointer the elements the kernel may access (`adv: &[f32; n]`) and write `#[kernel("ppo.cu", unsafe(extents))]`
+    #[kernel("ppo.cu")] pub fn ppo_normalize_advantages(adv: &[f32], n: i32, eps: f32, out: &mut [f32]);
+    // `ppo_gather_minibatch` (kernels/ppo.cu:411); for a safe `launch`, give each pointer the elements the kernel may access (`perm: &[i32; n]`) and write `#[kernel("ppo.cu", unsafe(extents))]`
+    #[kernel("ppo.cu")] pub fn ppo_gather_minibatch(perm: &[i32], mb_sel: &[i32], obs: &[f32], actions: &[i32], old_log_probs: &[f32], advantages: &[f32], returns: &[f32], n: i32, n_obs: i32, n_perm: i32, mb_size: i32, mb_obs: &mut [f32], mb_actions: &mut [i32], mb_old_log_probs: &mut [f32], mb_advantages: &mut [f32], mb_returns: &mut [f32]);
+    // `ppo_minibatch_begin` (kernels/ppo.cu:442); for a safe `launch`, give each pointer the elements the kernel may access (`counters: &mut [i32; 1024]`) and write `#[kernel("ppo.cu", unsafe(extents))]`
+    #[kernel("ppo.cu")] pub fn ppo_minibatch_begin(lr: f32, beta1: f32, beta2: f32, counters: &mut [i32], mb_sel: &mut [i32], schedule: &mut [f32]);
+}
+
 /// The kernels of `kernels/projection.cu`, as `kgraph declare` writes them.
 #[kgraph::kernels]
 pub mod projection {
