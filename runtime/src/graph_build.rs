@@ -270,6 +270,26 @@ impl GraphBuilder {
         Ok(NodeRef(node))
     }
 
+    /// A child-graph node running a copy of `child` (the driver clones it here), e.g. the graph
+    /// of a captured NCCL collective.
+    ///
+    /// # Safety
+    /// `child` is a live graph of this context whose addresses satisfy
+    /// [`GraphBuilder::add_kernel`]'s contract for every launch of this graph.
+    pub unsafe fn add_child_raw(&mut self, deps: &[Dep], child: sys::CUgraph) -> Result<NodeRef> {
+        if deps.iter().any(|d| d.1 == EdgeKind::Programmatic) {
+            return Err(Error::graph("build: add child graph node", "a programmatic edge must end at a kernel node"));
+        }
+        let nodes: Vec<sys::CUgraphNode> = deps.iter().map(|d| d.0 .0).collect();
+        let mut node = std::ptr::null_mut();
+        // SAFETY: `nodes` holds `deps.len()` nodes of this graph; `child` as the caller promises.
+        unsafe { sys::cuGraphAddChildGraphNode(&mut node, self.graph, nodes.as_ptr(), nodes.len(), child) }
+            .result()
+            .map_err(|e| Error::driver("graph build: add child graph node", e))?;
+        self.node_count += 1;
+        Ok(NodeRef(node))
+    }
+
     /// An event-record node (for per-node timing): records `event` when its dependencies are done.
     pub fn add_event_record(&mut self, deps: &[Dep], event: &CudaEvent) -> Result<NodeRef> {
         let nodes: Vec<sys::CUgraphNode> = deps.iter().map(|d| d.0 .0).collect();

@@ -101,6 +101,19 @@ impl Graph {
             .map_err(|e| Error::driver(what.to_string(), e))
     }
 
+    /// Replaces the work of child-graph node `node` with that of `child` (same topology), for
+    /// later replays (`cuGraphExecChildGraphNodeSetParams`).
+    ///
+    /// # Safety
+    /// As [`GraphBuilder::add_child_raw`], for `node`, a child-graph node of this graph.
+    pub unsafe fn set_child_graph_node(&self, node: sys::CUgraphNode, child: sys::CUgraph, what: &str) -> Result<()> {
+        let exec = self.bind(what)?;
+        // SAFETY: `exec` was instantiated from the graph owning `node`; `child` as promised.
+        unsafe { sys::cuGraphExecChildGraphNodeSetParams(exec, node, child) }
+            .result()
+            .map_err(|e| Error::driver(what.to_string(), e))
+    }
+
     /// Updates every node of the executable graph in place from `rebuilt`, a graph of the same
     /// topology built again (new addresses, scalars, launch shapes), through
     /// `cuGraphExecUpdate`. [`Error::GraphUpdate`] when the driver refuses (topology, node type

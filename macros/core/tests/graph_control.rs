@@ -89,7 +89,7 @@ fn memset_and_memcpy_errors_are_located() {
     let e = errors("[[node]]\nname = \"z\"\nkernel = \"k_copy\"\nmemcpy = { src = \"x\", dst = \"a\" }\n");
     assert!(e.contains("a memcpy node takes no `kernel`"), "{e}");
     let e = errors("[[node]]\nmemset = { dst = \"a\" }\n");
-    assert!(e.contains("a memset or memcpy node needs a `name`"), "{e}");
+    assert!(e.contains("a memset, memcpy or collective node needs a `name`"), "{e}");
 }
 
 #[test]
@@ -115,5 +115,35 @@ fn control_errors_are_located() {
     let e = errors(&format!("{NODES}\n[[while]]\nname = \"w\"\nnodes = [\"copy\"]\n"));
     assert!(e.contains("needs `repeat = n`"), "{e}");
     // Every message is located: `g.toml:line:col: ...` with the offending line quoted.
+    assert!(e.starts_with("g.toml:"), "{e}");
+}
+
+/// Nodes that use the base spec's `loss`, `flag` and `h`, so a valid spec has no unused buffer.
+const USE_REST: &str = "[[node]]\nname = \"zero_h\"\nmemset = { dst = \"h\" }\n[[node]]\nname = \"zero_loss\"\nmemset = { dst = \"loss\" }\n[[if]]\nname = \"maybe\"\nnodes = [\"zero_loss\"]\nflag = \"flag\"\n";
+
+#[test]
+fn collective_nodes_validate_and_their_errors_are_located() {
+    let ok = format!(
+        "{}[[node]]\nname = \"stage\"\nmemcpy = {{ src = \"x\", dst = \"a\" }}\n[[node]]\nname = \"avg\"\ncollective = {{ op = \"all_reduce\", reduce = \"avg\", buffer = \"a\" }}\n[[node]]\nname = \"bc\"\ncollective = {{ op = \"broadcast\", root = 0, send = \"a\", recv = \"b\" }}\n",
+        USE_REST
+    );
+    let a = run(&ok).unwrap_or_else(|e| panic!("{}", e.join("\n")));
+    assert!(a.ir.has_collectives());
+    // avg (node 3) and bc (node 4) are ordered: through `a`, and through the communicator.
+    assert!(a.edges.iter().any(|e| (e.from, e.to) == (3, 4)), "{:?}", a.edges);
+    let e = errors("[[node]]\nname = \"c\"\ncollective = { op = \"all_reduce\", buffer = \"b\" }\n");
+    assert!(e.contains("`all_reduce` needs `reduce`"), "{e}");
+    let e = errors("[[node]]\nname = \"c\"\ncollective = { op = \"all_gather\", buffer = \"b\" }\n");
+    assert!(e.contains("`all_gather` is not in place: give `send` and `recv`"), "{e}");
+    let e = errors("[[node]]\nname = \"c\"\ncollective = { op = \"all_reduce\", reduce = \"mean\", buffer = \"b\" }\n");
+    assert!(e.contains("unknown reduction `mean`"), "{e}");
+    let e = errors("[[node]]\nname = \"c\"\ncollective = { op = \"all_reduce\", reduce = \"sum\", send = \"x\", recv = \"loss\" }\n");
+    assert!(e.contains("send and recv must have the same length"), "{e}");
+    let e = errors("[[node]]\nname = \"c\"\ncollective = { op = \"broadcast\", buffer = \"x\" }\n");
+    assert!(e.contains("a collective writes buffer `x`, whose role `input`"), "{e}");
+    let e = errors(
+        "[[node]]\nname = \"c\"\ncollective = { op = \"all_reduce\", reduce = \"sum\", buffer = \"flag\", root = 1 }\n",
+    );
+    assert!(e.contains("only `broadcast` takes a `root`"), "{e}");
     assert!(e.starts_with("g.toml:"), "{e}");
 }

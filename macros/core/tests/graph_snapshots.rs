@@ -59,7 +59,7 @@ fn dependency_edges_of_every_spec() {
         let mut out = String::from("edges (transitively reduced):\n");
         for e in &a.edges {
             let causes: Vec<String> =
-                e.causes.iter().map(|(b, h)| format!("{} {}", a.ir.buffers[*b].name, h.name())).collect();
+                e.causes.iter().map(|(b, h)| format!("{} {}", a.ir.buffer_label(*b), h.name())).collect();
             out += &format!("  {} -> {}  [{}]\n", node(e.from), node(e.to), causes.join(", "));
         }
         out += &format!("capture: {} side stream(s), {} event(s)\n", a.schedule.side_streams, a.schedule.events);

@@ -164,7 +164,7 @@ pub fn reduce(n: usize, edges: &[Edge]) -> Vec<Edge> {
 /// The reduced dependency edges of `ir`'s nodes, sorted by `(from, to)`: the reduction of the
 /// per-buffer candidates (see [`candidate_pairs`]), each with all the buffers behind it.
 pub fn dependencies(ir: &GraphIr) -> Vec<Edge> {
-    dependencies_of(&all_accesses(ir), ir.buffers.len())
+    dependencies_of(&all_accesses(ir), ir.buffers.len() + 1)
 }
 
 /// [`dependencies`] for any sequence of accessors (nodes, or the units of a build plan), each

@@ -265,6 +265,65 @@ pub enum NodeOp {
     },
     /// Copies `args[0]` (`src`) into `args[1]` (`dst`), same dtype and length.
     Memcpy,
+    /// An NCCL collective over the graph's communicator: in place on `args[0]` (`buffer`), or
+    /// from `args[0]` (`send`) into `args[1]` (`recv`).
+    Collective(CollectiveOp),
+}
+
+/// A reduction of a collective (`ncclSum`, ...), by its spec spelling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reduction {
+    /// `sum`
+    Sum,
+    /// `avg`
+    Avg,
+    /// `prod`
+    Prod,
+    /// `max`
+    Max,
+    /// `min`
+    Min,
+}
+
+impl Reduction {
+    /// Every reduction with its spec spelling.
+    pub const ALL: [(Reduction, &'static str); 5] = [
+        (Reduction::Sum, "sum"),
+        (Reduction::Avg, "avg"),
+        (Reduction::Prod, "prod"),
+        (Reduction::Max, "max"),
+        (Reduction::Min, "min"),
+    ];
+
+    /// The spec spelling (also `kgraph::nccl::ReduceOp::from_name`'s).
+    pub fn name(self) -> &'static str {
+        Reduction::ALL.iter().find(|(r, _)| *r == self).map_or("?", |(_, n)| n)
+    }
+}
+
+/// Which collective a node runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CollectiveOp {
+    /// `all_reduce`: every rank receives the reduction over ranks.
+    AllReduce(Reduction),
+    /// `reduce_scatter`: send `W * n`, receive block `rank` of the reduction (`n`).
+    ReduceScatter(Reduction),
+    /// `all_gather`: send `n`, receive every rank's (`W * n`).
+    AllGather,
+    /// `broadcast` from rank `root`.
+    Broadcast(u32),
+}
+
+impl CollectiveOp {
+    /// The spec spelling of the op (`kgraph::nccl::Collective::name`).
+    pub fn name(self) -> &'static str {
+        match self {
+            CollectiveOp::AllReduce(_) => "all_reduce",
+            CollectiveOp::ReduceScatter(_) => "reduce_scatter",
+            CollectiveOp::AllGather => "all_gather",
+            CollectiveOp::Broadcast(_) => "broadcast",
+        }
+    }
 }
 
 /// One node.
@@ -425,7 +484,13 @@ impl GraphIr {
             NodeOp::Kernel(l) => ident_text(&self.kernels[l.kernel].name),
             NodeOp::Memset { .. } => "memset".to_string(),
             NodeOp::Memcpy => "memcpy".to_string(),
+            NodeOp::Collective(c) => c.name().to_string(),
         }
+    }
+
+    /// Whether any node is a collective (the struct then holds a communicator).
+    pub fn has_collectives(&self) -> bool {
+        self.nodes.iter().any(|n| matches!(n.op, NodeOp::Collective(_)))
     }
 
     /// The control whose body holds node `n`, if any.
@@ -435,6 +500,10 @@ impl GraphIr {
 
     /// Buffers node `n` reads and writes: `(buffer, writes)`, one entry per buffer (a buffer
     /// passed both ways counts as written).
+    ///
+    /// A collective also writes the communicator, as buffer index [`Self::comm_index`], so all
+    /// collectives are ordered one after another, in file order, on every rank alike (NCCL needs
+    /// the same order everywhere, and parallel branches run in any order).
     pub fn accesses(&self, n: usize) -> Vec<(usize, bool)> {
         let mut out: Vec<(usize, bool)> = Vec::new();
         for a in &self.nodes[n].args {
@@ -444,7 +513,20 @@ impl GraphIr {
                 None => out.push((b, w)),
             }
         }
+        if matches!(self.nodes[n].op, NodeOp::Collective(_)) {
+            out.push((self.comm_index(), true));
+        }
         out
+    }
+
+    /// A buffer's name for edge labels; `communicator` for [`Self::comm_index`].
+    pub fn buffer_label(&self, b: usize) -> &str {
+        self.buffers.get(b).map_or("communicator", |buf| buf.name.as_str())
+    }
+
+    /// The pseudo-buffer index of the communicator in [`Self::accesses`] (one past the buffers).
+    pub fn comm_index(&self) -> usize {
+        self.buffers.len()
     }
 }
 

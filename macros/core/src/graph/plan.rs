@@ -130,7 +130,7 @@ fn body_plan(ir: &GraphIr, c: usize, serialized: bool) -> BodyPlan {
     let into = if serialized {
         path(nodes.len())
     } else {
-        dataflow(&nodes.iter().map(|&n| ir.accesses(n)).collect::<Vec<_>>(), ir.buffers.len())
+        dataflow(&nodes.iter().map(|&n| ir.accesses(n)).collect::<Vec<_>>(), ir.buffers.len() + 1)
     };
     let mut has_successor = vec![false; nodes.len()];
     let planned = nodes
@@ -156,7 +156,7 @@ fn plan(ir: &GraphIr, serialized: bool) -> BuildPlan {
     let into = if serialized {
         path(units.len())
     } else {
-        dataflow(&units.iter().map(|&u| unit_accesses(ir, u)).collect::<Vec<_>>(), ir.buffers.len())
+        dataflow(&units.iter().map(|&u| unit_accesses(ir, u)).collect::<Vec<_>>(), ir.buffers.len() + 1)
     };
     let planned = units
         .iter()

@@ -100,14 +100,14 @@ fn bind_node(
     node_names: &mut BTreeMap<String, Span>,
     out: &mut Bound,
 ) {
-    if node.memset.is_some() || node.memcpy.is_some() {
+    if node.memset.is_some() || node.memcpy.is_some() || node.collective.is_some() {
         let name = match &node.name {
             Some(n) => {
                 let (n, ok) = node_name(cx, node, n, node_names);
                 ok.then_some(n.v)
             }
             None => {
-                cx.diags.error(node.span.clone(), "a memset or memcpy node needs a `name`");
+                cx.diags.error(node.span.clone(), "a memset, memcpy or collective node needs a `name`");
                 None
             }
         };

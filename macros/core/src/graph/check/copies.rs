@@ -180,14 +180,21 @@ pub(crate) fn bind_copy_node(
     name: Option<String>,
     buffers: &[Buffer],
 ) -> Option<(Node, Vec<Span>)> {
+    let kinds = usize::from(node.memset.is_some())
+        + usize::from(node.memcpy.is_some())
+        + usize::from(node.collective.is_some());
+    if kinds > 1 {
+        cx.diags.error(node.span.clone(), "a node is one of `memset`, `memcpy` and `collective`, not several");
+        return None;
+    }
+    if let Some(c) = &node.collective {
+        let keys_ok = kernel_only_keys(cx, node, "collective");
+        return super::collective::bind_collective(cx, name?, c, buffers, node.doc.clone()).filter(|_| keys_ok);
+    }
     let (what, memset, memcpy) = match (&node.memset, &node.memcpy) {
-        (None, None) => return None,
-        (Some(_), Some(m)) => {
-            cx.diags.error(m.span.clone(), "a node is a `memset` or a `memcpy`, not both");
-            return None;
-        }
         (Some(m), None) => ("memset", Some(m), None),
         (None, Some(m)) => ("memcpy", None, Some(m)),
+        _ => return None,
     };
     let keys_ok = kernel_only_keys(cx, node, what);
     let name = name?;

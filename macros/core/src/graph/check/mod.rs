@@ -12,6 +12,7 @@
 //! Nothing here depends on code generation.
 
 mod bind;
+mod collective;
 mod context;
 mod control;
 mod copies;

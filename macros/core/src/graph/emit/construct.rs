@@ -55,6 +55,61 @@ fn control_init(cg: &CodegenInput<'_>) -> TokenStream {
     }
 }
 
+/// For a spec with collective nodes: `new`'s bootstrap parameter, the communicator's creation
+/// with each collective's lengths checked against the world size, its field initialiser, and
+/// `new`'s doc. Empty pieces (and the plain doc) otherwise.
+fn communicator(cg: &CodegenInput<'_>) -> (TokenStream, TokenStream, TokenStream, TokenStream) {
+    let ir = cg.ir;
+    if !ir.has_collectives() {
+        let doc = quote! {
+            /// Loads the kernels and allocates every buffer (zeroed); scalars take their spec
+            /// defaults. Nothing is built yet: call [`Self::capture`] to build the CUDA graph.
+        };
+        return (TokenStream::new(), TokenStream::new(), TokenStream::new(), doc);
+    }
+    let graph = cg.name.to_string();
+    let checks = ir.nodes.iter().filter_map(|n| {
+        let crate::graph::ir::NodeOp::Collective(op) = n.op else { return None };
+        let len = |i: usize| {
+            let b = n.args[i].binding.buffer_access().expect("a buffer").0;
+            ir.buffers[b].len as usize
+        };
+        let (send, recv) = if n.args.len() == 1 { (len(0), len(0)) } else { (len(0), len(1)) };
+        let coll = match op {
+            crate::graph::ir::CollectiveOp::AllGather => quote!(::kgraph::nccl::Collective::AllGather),
+            crate::graph::ir::CollectiveOp::Broadcast(root) => {
+                let root = root as usize;
+                quote!(::kgraph::nccl::Collective::Broadcast { root: #root })
+            }
+            crate::graph::ir::CollectiveOp::AllReduce(_) => {
+                quote!(::kgraph::nccl::Collective::AllReduce(::kgraph::nccl::ReduceOp::Sum))
+            }
+            crate::graph::ir::CollectiveOp::ReduceScatter(_) => {
+                quote!(::kgraph::nccl::Collective::ReduceScatter(::kgraph::nccl::ReduceOp::Sum))
+            }
+        };
+        let what = format!("node `{}`: check its lengths against the world size", n.name);
+        Some(quote! {
+            #coll.check_lengths(bootstrap.world_size(), #send, #recv)
+                .map_err(|e| ::kgraph::Error::in_graph(#graph, #what, e))?;
+        })
+    });
+    let init = quote! {
+        #( #checks )*
+        let comm = ::kgraph::nccl::Communicator::new(device, bootstrap)
+            .map_err(|e| ::kgraph::Error::in_graph(#graph, "create the NCCL communicator", e))?;
+    };
+    let doc = quote! {
+        /// Loads the kernels, allocates every buffer (zeroed) and creates the NCCL communicator
+        /// of this rank from `bootstrap` (`kgraph::nccl::Bootstrap::from_env()` under a launcher,
+        /// `Bootstrap::single()` for one process), after checking each collective's lengths
+        /// against the world size. Every rank builds the same graph: its collectives run in
+        /// file order. Nothing is built yet: call [`Self::capture`]. Needs kgraph's `nccl`
+        /// feature.
+    };
+    (quote!(, bootstrap: &::kgraph::nccl::Bootstrap), init, quote!(comm,), doc)
+}
+
 /// `new(device)`.
 pub(crate) fn new_fn(cg: &CodegenInput<'_>) -> TokenStream {
     let ir = cg.ir;
@@ -69,10 +124,11 @@ pub(crate) fn new_fn(cg: &CodegenInput<'_>) -> TokenStream {
     let cfgs = node_cfgs(ir);
     let controls = control_init(cg);
     let in_flight_init = InFlight::of(ir).init;
+    let (comm_param, comm_init, comm_field, new_doc) = communicator(cg);
     quote! {
-        /// Loads the kernels and allocates every buffer (zeroed); scalars take their spec
-        /// defaults. Nothing is captured yet: call [`Self::capture`] to build the CUDA graph.
-        pub fn new(device: &::kgraph::Device) -> ::kgraph::Result<Self> {
+        #new_doc
+        pub fn new(device: &::kgraph::Device #comm_param) -> ::kgraph::Result<Self> {
+            #comm_init
             let mut modules = ::kgraph::ModuleCache::new(device.context());
             #( let #kernel_fields = #kernel_types::load(&mut modules)
                 .map_err(|e| ::kgraph::Error::in_graph(#graph, #kernel_load_ops, e))?; )*
@@ -86,6 +142,7 @@ pub(crate) fn new_fn(cg: &CodegenInput<'_>) -> TokenStream {
                 built_serialized: ::core::option::Option::None,
                 node_cfgs: #cfgs,
                 kernel_watch: ::kgraph::reload::KernelWatch::new(&[#( &#kernel_types::SOURCE ),*]),
+                #comm_field
                 #controls
                 pdl_enabled: true,
                 graph_nodes: ::std::vec::Vec::new(),

@@ -8,7 +8,7 @@ use crate::graph::dataflow::Edge;
 use crate::graph::ir::{GraphIr, Role};
 
 fn edge_label(ir: &GraphIr, e: &Edge) -> String {
-    let parts: Vec<String> = e.causes.iter().map(|(b, h)| format!("{} {}", ir.buffers[*b].name, h.name())).collect();
+    let parts: Vec<String> = e.causes.iter().map(|(b, h)| format!("{} {}", ir.buffer_label(*b), h.name())).collect();
     parts.join(", ")
 }
 
@@ -23,7 +23,8 @@ fn data_edges(ir: &GraphIr) -> Vec<(usize, usize, bool)> {
     let mut out = Vec::new();
     for n in 0..ir.nodes.len() {
         for (b, writes) in ir.accesses(n) {
-            let role = ir.buffers[b].role;
+            let Some(buf) = ir.buffers.get(b) else { continue }; // the communicator
+            let role = buf.role;
             if role == Role::Scratch {
                 continue;
             }

@@ -148,7 +148,7 @@ fn dependencies_section(ir: &GraphIr, edges: &[Edge], programmatic: &[(usize, us
     }
     for e in edges {
         let causes: Vec<String> =
-            e.causes.iter().map(|(b, h)| format!("`{}` {}", ir.buffers[*b].name, h.name())).collect();
+            e.causes.iter().map(|(b, h)| format!("`{}` {}", ir.buffer_label(*b), h.name())).collect();
         let pdl = if programmatic.binary_search(&(e.from, e.to)).is_ok() { ", PDL edge" } else { "" };
         d += &format!("- `{}` → `{}` ({}{pdl})\n", ir.nodes[e.from].name, ir.nodes[e.to].name, causes.join(", "));
     }

@@ -10,7 +10,7 @@ use quote::{format_ident, quote};
 use super::fields::{buffer_field, kernel_field, scalar_field};
 use super::literal::typed_literal;
 use crate::emit_util::doc_attr;
-use crate::graph::ir::{Binding, GraphIr, NodeOp};
+use crate::graph::ir::{Binding, CollectiveOp, GraphIr, NodeOp, Reduction};
 
 /// The arguments node `n` passes its kernel's `__issue`, in parameter order.
 fn launch_args(ir: &GraphIr, n: usize) -> Vec<TokenStream> {
@@ -76,6 +76,49 @@ fn memset_count(ir: &GraphIr, n: usize, elem_size: u32) -> TokenStream {
     quote!((#bytes) / #elem_size as usize)
 }
 
+/// The arguments of a collective node's `issue_raw`/`capture_graph` before the stream:
+/// collective, data type, send address and length, receive address and length.
+fn collective_args(ir: &GraphIr, n: usize, op: CollectiveOp) -> TokenStream {
+    let reduce = |r: Reduction| {
+        let v = format_ident!(
+            "{}",
+            match r {
+                Reduction::Sum => "Sum",
+                Reduction::Avg => "Avg",
+                Reduction::Prod => "Prod",
+                Reduction::Max => "Max",
+                Reduction::Min => "Min",
+            }
+        );
+        quote!(::kgraph::nccl::ReduceOp::#v)
+    };
+    let coll = match op {
+        CollectiveOp::AllReduce(r) => {
+            let r = reduce(r);
+            quote!(::kgraph::nccl::Collective::AllReduce(#r))
+        }
+        CollectiveOp::ReduceScatter(r) => {
+            let r = reduce(r);
+            quote!(::kgraph::nccl::Collective::ReduceScatter(#r))
+        }
+        CollectiveOp::AllGather => quote!(::kgraph::nccl::Collective::AllGather),
+        CollectiveOp::Broadcast(root) => {
+            let root = root as usize;
+            quote!(::kgraph::nccl::Collective::Broadcast { root: #root })
+        }
+    };
+    let node = &ir.nodes[n];
+    let t = node.args[0].elem.rust_ident();
+    let len = |i: usize| {
+        let b = node.args[i].binding.buffer_access().expect("a buffer").0;
+        let l = ir.buffers[b].len as usize;
+        quote!(#l)
+    };
+    let (send, recv) = if node.args.len() == 1 { (0, 0) } else { (0, 1) };
+    let (sa, sl, ra, rl) = (arg_addr(ir, n, send), len(send), arg_addr(ir, n, recv), len(recv));
+    quote!(#coll, <#t as ::kgraph::nccl::NcclType>::DATA_TYPE, #sa, #sl, #ra, #rl)
+}
+
 /// `__launch_node_<n>(stream, opts)`.
 pub(crate) fn launch_fn(ir: &GraphIr, n: usize) -> TokenStream {
     let node = &ir.nodes[n];
@@ -115,6 +158,17 @@ pub(crate) fn launch_fn(ir: &GraphIr, n: usize) -> TokenStream {
                 // SAFETY: two distinct buffers of the struct of the same length and dtype (checked
                 // at compile time), on (or ordered with) `stream` as for a kernel launch.
                 unsafe { ::kgraph::memcpy_async(stream, #dst, #src, #bytes, #what) }
+            }
+        }
+        NodeOp::Collective(op) => {
+            let call = collective_args(ir, n, *op);
+            quote! {
+                let _ = opts;
+                // SAFETY: the struct's own device buffers, of the lengths the op takes (checked at
+                // compile time and against the world size in `new`), on (or ordered with)
+                // `stream`; every rank runs the same spec, so the same collectives in the same
+                // order (they are chained in file order by the dataflow).
+                unsafe { self.comm.issue_raw(#call, stream) }
             }
         }
     };
@@ -168,6 +222,16 @@ pub(crate) fn add_node_fn(ir: &GraphIr, n: usize) -> TokenStream {
                 unsafe { builder.add_memcpy(deps, #dst, #src, #bytes) }
             }
         }
+        NodeOp::Collective(op) => {
+            let call = collective_args(ir, n, *op);
+            quote! {
+                // SAFETY: as for the eager launch; the captured collective's buffers are the
+                // struct's, and the communicator is a field dropped after the graph.
+                let child = unsafe { self.comm.capture_graph(#call) }?;
+                // SAFETY: a live graph of this context over the struct's buffers.
+                unsafe { builder.add_child_raw(deps, child.as_raw()) }
+            }
+        }
     };
     quote! {
         #doc
@@ -215,6 +279,15 @@ pub(crate) fn update_node_fn(ir: &GraphIr, n: usize) -> TokenStream {
             quote! {
                 // SAFETY: as for `__add_node`, a memcpy node of this graph.
                 unsafe { graph.set_memcpy_node(node, #dst, #src, #bytes, #what) }
+            }
+        }
+        NodeOp::Collective(op) => {
+            let call = collective_args(ir, n, *op);
+            quote! {
+                // SAFETY: as for `__add_node`, a child-graph node of this graph.
+                let child = unsafe { self.comm.capture_graph(#call) }?;
+                // SAFETY: the same collective over the struct's current buffers.
+                unsafe { graph.set_child_graph_node(node, child.as_raw(), #what) }
             }
         }
     };

@@ -39,6 +39,12 @@ fn struct_def(cg: &CodegenInput<'_>) -> TokenStream {
     let scalar_fields = (0..ir.scalars.len()).map(|s| fields::scalar_field(ir, s));
     let scalar_types = ir.scalars.iter().map(|s| s.elem.rust_ident());
     let in_flight_field = fields::InFlight::of(ir).field;
+    let comm_field = ir.has_collectives().then(|| {
+        quote! {
+            /// This rank's NCCL communicator (declared after `captured`, so dropped after the graph).
+            comm: ::kgraph::nccl::Communicator,
+        }
+    });
     let control_fields = if ir.controls.is_empty() {
         TokenStream::new()
     } else {
@@ -71,6 +77,7 @@ fn struct_def(cg: &CodegenInput<'_>) -> TokenStream {
             /// The kernel files `reload_kernels` polls (empty unless `KGRAPH_HOT_RELOAD` is set).
             kernel_watch: ::kgraph::reload::KernelWatch,
             #control_fields
+            #comm_field
             /// Launch the `NODE_PDL` nodes with PDL (eager runs and later captures).
             pdl_enabled: bool,
             /// Each spec node's node in the captured graph (as an address, so the struct stays

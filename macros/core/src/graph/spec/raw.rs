@@ -123,6 +123,25 @@ pub struct RawNode {
     pub memset: Option<S<RawMemset>>,
     /// `memcpy = { src = "a", dst = "b" }`: a copy node instead of a kernel.
     pub memcpy: Option<S<RawMemcpy>>,
+    /// `collective = { op = "all_reduce", reduce = "avg", buffer = "g" }`: an NCCL collective.
+    pub collective: Option<S<RawCollective>>,
+}
+
+/// A node's `collective = { op, reduce, root, buffer | send + recv }`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RawCollective {
+    /// `all_reduce`, `reduce_scatter`, `all_gather` or `broadcast`.
+    pub op: Option<S<String>>,
+    /// The reduction of `all_reduce`/`reduce_scatter`: `sum`, `avg`, `prod`, `max`, `min`.
+    pub reduce: Option<S<String>>,
+    /// The root rank of `broadcast`.
+    pub root: Option<S<i128>>,
+    /// In place: the buffer reduced or broadcast (`all_reduce`, `broadcast`).
+    pub buffer: Option<S<String>>,
+    /// Out of place: the buffer sent.
+    pub send: Option<S<String>>,
+    /// Out of place: the buffer received into.
+    pub recv: Option<S<String>>,
 }
 
 /// A node's `memset = { dst, value }`.

@@ -6,8 +6,8 @@ use toml::Spanned;
 
 use super::diag::{list, suggest, Diagnostics};
 use super::raw::{
-    ArgValue, Lit, Num, RawBuffer, RawControl, RawControlKind, RawDim, RawKernels, RawMemcpy, RawMemset, RawNode,
-    RawScalar, RawSpec, RawUntil, Span, S,
+    ArgValue, Lit, Num, RawBuffer, RawCollective, RawControl, RawControlKind, RawDim, RawKernels, RawMemcpy, RawMemset,
+    RawNode, RawScalar, RawSpec, RawUntil, Span, S,
 };
 
 type Entry<'a, 'i> = (&'a Spanned<std::borrow::Cow<'i, str>>, &'a Spanned<DeValue<'i>>);
@@ -148,7 +148,8 @@ const KERNELS_KEYS: &[&str] = &["source", "module"];
 const BUFFER_KEYS: &[&str] = &["dtype", "len", "role", "doc"];
 const SCALAR_KEYS: &[&str] = &["dtype", "default", "doc"];
 const NODE_KEYS: &[&str] =
-    &["name", "kernel", "grid", "block", "shared", "pdl", "args", "doc", "tune", "memset", "memcpy"];
+    &["name", "kernel", "grid", "block", "shared", "pdl", "args", "doc", "tune", "memset", "memcpy", "collective"];
+const COLLECTIVE_KEYS: &[&str] = &["op", "reduce", "root", "buffer", "send", "recv"];
 const MEMSET_KEYS: &[&str] = &["dst", "value"];
 const MEMCPY_KEYS: &[&str] = &["src", "dst"];
 const WHILE_KEYS: &[&str] = &["name", "nodes", "repeat", "until", "max", "doc"];
@@ -308,6 +309,7 @@ fn read_node(r: &mut Reader<'_>, item: &Spanned<DeValue<'_>>) -> Option<RawNode>
         tune: None,
         memset: None,
         memcpy: None,
+        collective: None,
     };
     for (key, v) in entries(t) {
         match key.get_ref().as_ref() {
@@ -330,6 +332,7 @@ fn read_node(r: &mut Reader<'_>, item: &Spanned<DeValue<'_>>) -> Option<RawNode>
             },
             "memset" => n.memset = read_memset(r, v),
             "memcpy" => n.memcpy = read_memcpy(r, v),
+            "collective" => n.collective = read_collective(r, v),
             "args" => {
                 let Some(at) = r.table(v, "`args`") else { continue };
                 let mut args = Vec::new();
@@ -437,4 +440,21 @@ fn read_control(r: &mut Reader<'_>, kind: RawControlKind, item: &Spanned<DeValue
         }
     }
     Some(c)
+}
+
+fn read_collective(r: &mut Reader<'_>, v: &Spanned<DeValue<'_>>) -> Option<S<RawCollective>> {
+    let t = r.table(v, "node `collective`")?;
+    let mut c = RawCollective::default();
+    for (key, val) in entries(t) {
+        match key.get_ref().as_ref() {
+            "op" => c.op = r.string(val, "`collective.op`"),
+            "reduce" => c.reduce = r.string(val, "`collective.reduce`"),
+            "root" => c.root = r.int(val, "`collective.root`").map(|i| S { v: i, span: val.span() }),
+            "buffer" => c.buffer = r.string(val, "`collective.buffer`"),
+            "send" => c.send = r.string(val, "`collective.send`"),
+            "recv" => c.recv = r.string(val, "`collective.recv`"),
+            _ => r.unknown_key(key, "`collective`", COLLECTIVE_KEYS),
+        }
+    }
+    Some(S { v: c, span: v.span() })
 }
