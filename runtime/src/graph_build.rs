@@ -54,6 +54,28 @@ impl EdgeKind {
     }
 }
 
+/// A kernel node description of struct `sys::$ty` (the driver's v2 and v3 layouts have the same
+/// fields): `$func` launched with `$cfg` on the parameter pointers `$params`.
+macro_rules! kernel_node_params {
+    ($ty:ident, $func:expr, $cfg:expr, $params:expr) => {
+        sys::$ty {
+            func: $func.cu_function(),
+            gridDimX: $cfg.grid_dim.0,
+            gridDimY: $cfg.grid_dim.1,
+            gridDimZ: $cfg.grid_dim.2,
+            blockDimX: $cfg.block_dim.0,
+            blockDimY: $cfg.block_dim.1,
+            blockDimZ: $cfg.block_dim.2,
+            sharedMemBytes: $cfg.shared_mem_bytes,
+            kernelParams: $params.as_mut_ptr(),
+            extra: std::ptr::null_mut(),
+            kern: std::ptr::null_mut(),
+            ctx: std::ptr::null_mut(),
+        }
+    };
+}
+pub(crate) use kernel_node_params;
+
 /// A 1-D copy of `bytes` bytes between two unified-address pointers (device or mapped pinned).
 pub(crate) fn copy_1d(dst: sys::CUdeviceptr, src: sys::CUdeviceptr, bytes: usize) -> sys::CUDA_MEMCPY3D {
     let unified = sys::CUmemorytype::CU_MEMORYTYPE_UNIFIED;
@@ -177,20 +199,7 @@ impl GraphBuilder {
         // SAFETY: all-zero is a valid value of this plain C union; the kernel member is set next.
         let mut p: sys::CUgraphNodeParams = unsafe { std::mem::zeroed() };
         p.type_ = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL;
-        p.__bindgen_anon_1.kernel = sys::CUDA_KERNEL_NODE_PARAMS_v3 {
-            func: func.cu_function(),
-            gridDimX: cfg.grid_dim.0,
-            gridDimY: cfg.grid_dim.1,
-            gridDimZ: cfg.grid_dim.2,
-            blockDimX: cfg.block_dim.0,
-            blockDimY: cfg.block_dim.1,
-            blockDimZ: cfg.block_dim.2,
-            sharedMemBytes: cfg.shared_mem_bytes,
-            kernelParams: params.as_mut_ptr(),
-            extra: std::ptr::null_mut(),
-            kern: std::ptr::null_mut(),
-            ctx: std::ptr::null_mut(),
-        };
+        p.__bindgen_anon_1.kernel = kernel_node_params!(CUDA_KERNEL_NODE_PARAMS_v3, func, cfg, params);
         // SAFETY: a kernel node of a live function with the caller's parameters (`# Safety`).
         unsafe { self.add(&format!("kernel node `{name}`"), deps, &mut p) }
     }

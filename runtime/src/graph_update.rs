@@ -10,7 +10,7 @@ use cudarc::driver::{sys, CudaFunction, LaunchConfig};
 
 use crate::error::{Error, Result};
 use crate::graph::{destroy_graph, Graph};
-use crate::graph_build::{copy_1d, GraphBuilder};
+use crate::graph_build::{copy_1d, kernel_node_params, GraphBuilder};
 
 impl Graph {
     /// Binds the graph's context to this thread, for `op`.
@@ -37,20 +37,7 @@ impl Graph {
         what: &str,
     ) -> Result<()> {
         let exec = self.bind(what)?;
-        let p = sys::CUDA_KERNEL_NODE_PARAMS {
-            func: func.cu_function(),
-            gridDimX: cfg.grid_dim.0,
-            gridDimY: cfg.grid_dim.1,
-            gridDimZ: cfg.grid_dim.2,
-            blockDimX: cfg.block_dim.0,
-            blockDimY: cfg.block_dim.1,
-            blockDimZ: cfg.block_dim.2,
-            sharedMemBytes: cfg.shared_mem_bytes,
-            kernelParams: params.as_mut_ptr(),
-            extra: std::ptr::null_mut(),
-            kern: std::ptr::null_mut(),
-            ctx: std::ptr::null_mut(),
-        };
+        let p = kernel_node_params!(CUDA_KERNEL_NODE_PARAMS, func, cfg, params);
         // SAFETY: `exec` is live and was instantiated from the graph owning `node`; the
         // parameters as the caller promises.
         unsafe { sys::cuGraphExecKernelNodeSetParams_v2(exec, node, &p) }

@@ -123,19 +123,7 @@ fn count(cx: &mut Ctx<'_>, n: &S<Num>, what: &str) -> Option<u32> {
 
 /// A device buffer of `elem` named `name` (for a condition), or an error.
 fn condition_buffer(cx: &mut Ctx<'_>, name: &S<String>, elem: Elem, env: &Env<'_>, what: &str) -> Option<usize> {
-    let Some(b) = env.buffers.iter().position(|b| b.name == name.v) else {
-        let names = env.buffers.iter().map(|b| b.name.as_str());
-        cx.diags.error(
-            name.span.clone(),
-            format!(
-                "unknown buffer `{}` for {what} (buffers: {}){}",
-                name.v,
-                list(names.clone()),
-                suggest(&name.v, names)
-            ),
-        );
-        return None;
-    };
+    let b = super::copies::named_buffer(cx, name, env.buffers, what)?;
     let buf = &env.buffers[b];
     if buf.elem != elem || buf.role.is_host() {
         cx.diags.error(

@@ -30,8 +30,10 @@ fn kernel_only_keys(cx: &mut Ctx<'_>, node: &RawNode, what: &str) -> bool {
     ok
 }
 
-/// The buffer a `src`/`dst` names, or an error.
-fn named_buffer(cx: &mut Ctx<'_>, name: &S<String>, buffers: &[Buffer], what: &str) -> Option<usize> {
+/// The buffer `name` names (for `what`), or a located error listing the buffers (none when it
+/// was declared with an error, already reported). Shared by the memcpy, memset, collective and
+/// condition rules.
+pub(crate) fn named_buffer(cx: &mut Ctx<'_>, name: &S<String>, buffers: &[Buffer], what: &str) -> Option<usize> {
     if let Some(b) = buffers.iter().position(|b| b.name == name.v) {
         return Some(b);
     }
