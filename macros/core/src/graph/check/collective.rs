@@ -15,7 +15,7 @@ const NCCL_TYPES: [Elem; 10] =
     [Elem::I8, Elem::U8, Elem::I32, Elem::U32, Elem::I64, Elem::U64, Elem::F16, Elem::Bf16, Elem::F32, Elem::F64];
 
 fn buffer<'b>(cx: &mut Ctx<'_>, name: &S<String>, buffers: &'b [Buffer], what: &str) -> Option<(usize, &'b Buffer)> {
-    let b = super::copies::named_buffer(cx, name, buffers, what)?;
+    let b = cx.named_buffer(name, buffers, what)?;
     let buf = &buffers[b];
     if buf.role.is_host() || !NCCL_TYPES.contains(&buf.elem) {
         cx.diags.error(

@@ -4,7 +4,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
-use crate::graph::spec::diag::{clip, suggest, Diagnostics};
+use crate::graph::ir::Buffer;
+use crate::graph::spec::diag::{clip, list, suggest, Diagnostics};
 use crate::graph::spec::expr;
 use crate::graph::spec::{Num, Span, S};
 
@@ -89,6 +90,30 @@ impl Ctx<'_> {
     }
 
     /// True when every name in `e` is a dim; reports each one that is not.
+    /// The buffer `name` names (for `what`), or a located error listing the buffers (none when it
+    /// was declared with an error, already reported). Shared by the memcpy, memset, collective and
+    /// condition rules.
+    pub fn named_buffer(&mut self, name: &S<String>, buffers: &[Buffer], what: &str) -> Option<usize> {
+        if let Some(b) = buffers.iter().position(|b| b.name == name.v) {
+            return Some(b);
+        }
+        // Declared as a buffer, but its declaration had an error (already reported).
+        if self.names.get(&name.v).is_some_and(|(k, _)| matches!(k, NameKind::Buffer)) {
+            return None;
+        }
+        let names = buffers.iter().map(|b| b.name.as_str());
+        self.diags.error(
+            name.span.clone(),
+            format!(
+                "unknown buffer `{}` for {what} (buffers: {}){}",
+                name.v,
+                list(names.clone()),
+                suggest(&name.v, buffers.iter().map(|b| b.name.as_str()))
+            ),
+        );
+        None
+    }
+
     fn names_are_dims(&mut self, e: &expr::Expr, src: &str, what: &str, at: impl Fn(Range<usize>) -> Span) -> bool {
         let mut ok = true;
         for (name, span) in e.names() {

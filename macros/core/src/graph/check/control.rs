@@ -123,7 +123,7 @@ fn count(cx: &mut Ctx<'_>, n: &S<Num>, what: &str) -> Option<u32> {
 
 /// A device buffer of `elem` named `name` (for a condition), or an error.
 fn condition_buffer(cx: &mut Ctx<'_>, name: &S<String>, elem: Elem, env: &Env<'_>, what: &str) -> Option<usize> {
-    let b = super::copies::named_buffer(cx, name, env.buffers, what)?;
+    let b = cx.named_buffer(name, env.buffers, what)?;
     let buf = &env.buffers[b];
     if buf.elem != elem || buf.role.is_host() {
         cx.diags.error(

@@ -5,7 +5,6 @@
 use super::context::Ctx;
 use super::values::typed_value;
 use crate::graph::ir::{Arg, Binding, Buffer, Node, NodeOp, Value};
-use crate::graph::spec::diag::{list, suggest};
 use crate::graph::spec::{Lit, RawMemcpy, RawMemset, RawNode, Span, S};
 use crate::syntax::model::Elem;
 
@@ -28,30 +27,6 @@ fn kernel_only_keys(cx: &mut Ctx<'_>, node: &RawNode, what: &str) -> bool {
         }
     }
     ok
-}
-
-/// The buffer `name` names (for `what`), or a located error listing the buffers (none when it
-/// was declared with an error, already reported). Shared by the memcpy, memset, collective and
-/// condition rules.
-pub(crate) fn named_buffer(cx: &mut Ctx<'_>, name: &S<String>, buffers: &[Buffer], what: &str) -> Option<usize> {
-    if let Some(b) = buffers.iter().position(|b| b.name == name.v) {
-        return Some(b);
-    }
-    // Declared as a buffer, but its declaration had an error (already reported).
-    if cx.names.get(&name.v).is_some_and(|(k, _)| matches!(k, super::context::NameKind::Buffer)) {
-        return None;
-    }
-    let names = buffers.iter().map(|b| b.name.as_str());
-    cx.diags.error(
-        name.span.clone(),
-        format!(
-            "unknown buffer `{}` for {what} (buffers: {}){}",
-            name.v,
-            list(names.clone()),
-            suggest(&name.v, buffers.iter().map(|b| b.name.as_str()))
-        ),
-    );
-    None
 }
 
 /// The written side of a memset or memcpy: device memory kernels may write, or `pinned_out`.
@@ -117,7 +92,7 @@ fn bind_memset(
         cx.diags.error(m.span.clone(), "`memset` needs `dst`, the buffer to set");
         return None;
     };
-    let b = named_buffer(cx, dst, buffers, "`memset.dst`")?;
+    let b = cx.named_buffer(dst, buffers, "`memset.dst`")?;
     let buf = &buffers[b];
     let binding = written(cx, b, buf, &dst.span, "a memset")?;
     let lit = m.v.value.clone().unwrap_or(S { v: Lit::Int(0), span: m.span.clone() });
@@ -149,7 +124,7 @@ fn bind_memcpy(
         cx.diags.error(m.span.clone(), "`memcpy` needs `src` and `dst`, the buffers to copy from and into");
         return None;
     };
-    let (s, d) = (named_buffer(cx, src, buffers, "`memcpy.src`"), named_buffer(cx, dst, buffers, "`memcpy.dst`"));
+    let (s, d) = (cx.named_buffer(src, buffers, "`memcpy.src`"), cx.named_buffer(dst, buffers, "`memcpy.dst`"));
     let (s, d) = (s?, d?);
     let (sb, db) = (&buffers[s], &buffers[d]);
     if s == d {
