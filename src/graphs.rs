@@ -42,6 +42,7 @@ use kgraph::Result;
 kgraph::graph!("graphs/perception.toml", name = Perception);
 kgraph::graph!("graphs/train_step.toml", name = TrainStep);
 kgraph::graph!("graphs/train_step.toml", name = TrainSteps100, repeat = 100);
+kgraph::graph!("graphs/train_step_ddp.toml", name = TrainStepDdp);
 kgraph::graph!("graphs/ppo_update.toml", name = PpoUpdate);
 kgraph::graph!("graphs/ppo_update.toml", name = PpoUpdateLoop, repeat = 32);
 // One launch of `PpoUpdateLoop` is the whole update: epochs x minibatches iterations.
@@ -172,7 +173,8 @@ impl Default for TrainBatch {
 
 /// The host helpers of the train step's graphs: [`TrainStep`] (one step per replay) and
 /// [`TrainSteps100`] (the same spec inside `[[while]] repeat = 100`: 100 steps per launch, with
-/// the schedule uploaded before the launch used by all of them).
+/// the schedule uploaded before the launch used by all of them) and [`TrainStepDdp`] (the
+/// data-parallel step of `graphs/train_step_ddp.toml`, whose `new` takes a bootstrap).
 macro_rules! train_step_helpers {
     ($graph:ty) => {
         impl $graph {
@@ -235,6 +237,7 @@ macro_rules! train_step_helpers {
 
 train_step_helpers!(TrainStep);
 train_step_helpers!(TrainSteps100);
+train_step_helpers!(TrainStepDdp);
 
 #[cfg(test)]
 mod tests {

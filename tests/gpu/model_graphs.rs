@@ -512,3 +512,32 @@ fn autotune_picks_block_sizes_caches_them_and_keeps_the_results_bit_for_bit() {
     }
     let _ = std::fs::remove_file(&cache);
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_data_parallel_step_on_one_rank_equals_the_single_gpu_step_bit_for_bit() {
+    use kgraph_model::graphs::TrainStepDdp;
+    let dev = device();
+    let w = ModelWeights::init(27);
+    let mut one = train_step(&dev, &w);
+    let mut ddp = TrainStepDdp::new(&dev, &kgraph::nccl::Bootstrap::single()).unwrap_or_else(|e| panic!("{e}"));
+    ddp.load_weights(&w).unwrap();
+    // The all-reduces sit between the backward and AdamW: the gradients' consumers follow them.
+    let index = |name: &str| TrainStepDdp::NODES.iter().position(|&n| n == name).unwrap();
+    assert!(TrainStepDdp::EDGES.contains(&(index("allreduce_g_w_g"), index("adamw_w_g"))));
+    one.capture().unwrap();
+    ddp.capture().unwrap();
+    let (mut stream, mut batch) = (BookStream::independent(28), TrainBatch::new());
+    for step in 1..=3 {
+        batch.fill(&mut stream).unwrap();
+        one.upload_batch(&batch).unwrap();
+        ddp.upload_batch(&batch).unwrap();
+        one.upload_schedule_for(step, LR).unwrap();
+        ddp.upload_schedule_for(step, LR).unwrap();
+        one.replay().unwrap();
+        ddp.replay().unwrap();
+        assert_bitwise_eq(&format!("step {step}: loss"), &ddp.download_loss().unwrap(), &one.download_loss().unwrap());
+        assert_bitwise_eq(&format!("step {step}: w_g"), &ddp.download_w_g().unwrap(), &one.download_w_g().unwrap());
+        assert_bitwise_eq(&format!("step {step}: b_h"), &ddp.download_b_h().unwrap(), &one.download_b_h().unwrap());
+    }
+}
