@@ -511,15 +511,21 @@ fn bench(dev: &Device, lp: &PpoUpdateLoop) -> anyhow::Result<()> {
     let iters = 300;
     println!("device {}", dev.name()?);
     let mut one = PpoUpdate::new(dev)?;
-    one.load_actor(&dev.download(lp.actor())?)?;
-    one.load_critic(&dev.download(lp.critic())?)?;
-    one.upload_obs(&dev.download(lp.obs())?)?;
-    one.upload_actions(&dev.download(lp.actions())?)?;
-    one.upload_old_log_probs(&dev.download(lp.old_log_probs())?)?;
-    one.upload_advantages(&dev.download(lp.advantages())?)?;
-    one.upload_returns(&dev.download(lp.returns())?)?;
-    one.upload_perm(&dev.download(lp.perm())?)?;
-    one.set_lr(lp.lr())?;
+    // The trained parameters, the last rollout and its shuffles, copied from `lp` into `$g`.
+    macro_rules! copy_update_state {
+        ($g:ident) => {
+            $g.load_actor(&dev.download(lp.actor())?)?;
+            $g.load_critic(&dev.download(lp.critic())?)?;
+            $g.upload_obs(&dev.download(lp.obs())?)?;
+            $g.upload_actions(&dev.download(lp.actions())?)?;
+            $g.upload_old_log_probs(&dev.download(lp.old_log_probs())?)?;
+            $g.upload_advantages(&dev.download(lp.advantages())?)?;
+            $g.upload_returns(&dev.download(lp.returns())?)?;
+            $g.upload_perm(&dev.download(lp.perm())?)?;
+            $g.set_lr(lp.lr())?;
+        };
+    }
+    copy_update_state!(one);
     let median = |mut t: Vec<f64>| {
         t.drain(..t.len() / 6);
         t.sort_by(f64::total_cmp);
@@ -546,15 +552,7 @@ fn bench(dev: &Device, lp: &PpoUpdateLoop) -> anyhow::Result<()> {
         println!("kgraph_ppo_minibatch_graph_gpu_time{suffix} {:.3} us", median(gpu));
     }
     let mut lp2 = PpoUpdateLoop::new(dev)?;
-    lp2.load_actor(&dev.download(lp.actor())?)?;
-    lp2.load_critic(&dev.download(lp.critic())?)?;
-    lp2.upload_obs(&dev.download(lp.obs())?)?;
-    lp2.upload_actions(&dev.download(lp.actions())?)?;
-    lp2.upload_old_log_probs(&dev.download(lp.old_log_probs())?)?;
-    lp2.upload_advantages(&dev.download(lp.advantages())?)?;
-    lp2.upload_returns(&dev.download(lp.returns())?)?;
-    lp2.upload_perm(&dev.download(lp.perm())?)?;
-    lp2.set_lr(lp.lr())?;
+    copy_update_state!(lp2);
     lp2.capture()?;
     let mut t = Vec::with_capacity(iters);
     for _ in 0..iters {

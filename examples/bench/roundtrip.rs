@@ -13,12 +13,14 @@ use crate::report::{median_us, percentiles_us, Report};
 
 /// How Graph A is turned into a graph for one measurement.
 #[derive(Clone, Copy, PartialEq)]
-enum Build {
+enum Build<'c> {
     Plain,
     Pdl,
     PdlSerialized,
     /// Stream capture (the previous engine: PDL only on same-stream edges; side streams).
     PdlStreamed,
+    /// Built with the block sizes of an autotune cache applied.
+    PdlTuned(&'c std::path::Path),
 }
 
 pub fn run(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()> {
@@ -45,30 +47,7 @@ pub fn run(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()
     fresh.load_weights(&ModelWeights::init(7))?;
     anyhow::ensure!(fresh.apply_tuning(&cache)? == tuned.len(), "the tune cache round-trips");
     drop(fresh);
-    measure_tuned(dev, iters, report, &cache)?;
-    Ok(())
-}
-
-/// Graph A with the block sizes of `cache` applied: the PDL round trip.
-fn measure_tuned(dev: &Device, iters: usize, report: &mut Report, cache: &std::path::Path) -> anyhow::Result<()> {
-    let mut g = Perception::new(dev)?;
-    g.load_weights(&ModelWeights::init(7))?;
-    g.apply_tuning(cache)?;
-    g.capture()?;
-    let mut books = BookStream::new(2024);
-    let mut snap = [0.0f32; SNAP_LEN];
-    let mut probs = [0.0f32; Perception::PROBS_LEN];
-    let p = percentiles_us(iters, &[50.0, 99.0], || {
-        let tick = books.next_into(&mut snap);
-        g.write_snap(&snap)?;
-        g.write_dt(&[tick.dt])?;
-        g.replay()?;
-        g.read_probs_into(&mut probs)?;
-        Ok(())
-    })?;
-    report.add("kgraph_perception_roundtrip_pdl_tuned_p50", p[0], "us");
-    report.add("kgraph_perception_roundtrip_pdl_tuned_p99", p[1], "us");
-    Ok(())
+    measure(dev, iters, report, &[Build::PdlTuned(&cache)])
 }
 
 /// Graph A stream-captured (side streams: run last, it slows every later replay).
@@ -82,7 +61,7 @@ pub fn streamed(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Resu
     Ok(())
 }
 
-fn measure(dev: &Device, iters: usize, report: &mut Report, builds: &[Build]) -> anyhow::Result<()> {
+fn measure(dev: &Device, iters: usize, report: &mut Report, builds: &[Build<'_>]) -> anyhow::Result<()> {
     let mut g = Perception::new(dev)?;
     g.load_weights(&ModelWeights::init(7))?;
     let mut books = BookStream::new(2024);
@@ -94,6 +73,10 @@ fn measure(dev: &Device, iters: usize, report: &mut Report, builds: &[Build]) ->
             Build::Plain | Build::Pdl => g.capture()?,
             Build::PdlSerialized => g.capture_serialized()?,
             Build::PdlStreamed => g.capture_streamed()?,
+            Build::PdlTuned(cache) => {
+                g.apply_tuning(cache)?;
+                g.capture()?
+            }
         }
         let mut finite = true;
         let p = percentiles_us(iters, &[50.0, 99.0], || {
@@ -111,6 +94,7 @@ fn measure(dev: &Device, iters: usize, report: &mut Report, builds: &[Build]) ->
             Build::Pdl => "pdl",
             Build::PdlSerialized => "pdl_serialized",
             Build::PdlStreamed => "pdl_streamed",
+            Build::PdlTuned(_) => "pdl_tuned",
         };
         report.add(format!("kgraph_perception_roundtrip_{tag}_p50"), p[0], "us");
         report.add(format!("kgraph_perception_roundtrip_{tag}_p99"), p[1], "us");

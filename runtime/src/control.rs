@@ -55,7 +55,7 @@ impl ControlKernels {
     /// the WHILE node whose body `body` is.
     pub unsafe fn add_repeat(
         &self,
-        body: &mut GraphBuilder,
+        body: &mut GraphBuilder<'_>,
         deps: &[Dep],
         handle: ConditionHandle,
         counter: sys::CUdeviceptr,
@@ -76,7 +76,7 @@ impl ControlKernels {
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn add_until_below(
         &self,
-        body: &mut GraphBuilder,
+        body: &mut GraphBuilder<'_>,
         deps: &[Dep],
         handle: ConditionHandle,
         value: sys::CUdeviceptr,
@@ -98,7 +98,7 @@ impl ControlKernels {
     /// condition of the IF node that this node must precede (a full edge).
     pub unsafe fn add_if_nonzero(
         &self,
-        graph: &mut GraphBuilder,
+        graph: &mut GraphBuilder<'_>,
         deps: &[Dep],
         handle: ConditionHandle,
         flag: sys::CUdeviceptr,

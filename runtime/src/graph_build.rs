@@ -129,26 +129,41 @@ pub struct ConditionHandle(pub u64);
 
 /// A CUDA graph under construction. Dropping it destroys the graph (a body builder owns
 /// nothing: its graph belongs to the conditional node).
+///
+/// `'p` is the borrow of the builder a conditional node's body was made by
+/// ([`GraphBuilder::add_conditional`]): the body graph belongs to the parent's graph, so the
+/// body builder cannot outlive (or be used beside) the parent. Top-level builders are
+/// `GraphBuilder<'static>`.
 #[derive(Debug)]
-pub struct GraphBuilder {
+pub struct GraphBuilder<'p> {
     graph: sys::CUgraph,
     ctx: Arc<CudaContext>,
     /// Destroy `graph` on drop (false for a conditional node's body, owned by the node).
     owned: bool,
     node_count: usize,
     _not_send: PhantomData<*mut ()>,
+    _parent: PhantomData<&'p mut ()>,
 }
 
-impl GraphBuilder {
+impl GraphBuilder<'static> {
     /// An empty graph in `ctx`.
     pub fn new(ctx: &Arc<CudaContext>) -> Result<Self> {
         ctx.bind_to_thread().map_err(|e| Error::driver("graph build: bind context", e))?;
         let mut graph = std::ptr::null_mut();
         // SAFETY: `graph` is a valid out-pointer; flags must be 0.
         unsafe { sys::cuGraphCreate(&mut graph, 0) }.result().map_err(|e| Error::driver("graph build: create", e))?;
-        Ok(GraphBuilder { graph, ctx: ctx.clone(), owned: true, node_count: 0, _not_send: PhantomData })
+        Ok(GraphBuilder {
+            graph,
+            ctx: ctx.clone(),
+            owned: true,
+            node_count: 0,
+            _not_send: PhantomData,
+            _parent: PhantomData,
+        })
     }
+}
 
+impl<'p> GraphBuilder<'p> {
     /// The graph being built.
     pub fn cu_graph(&self) -> sys::CUgraph {
         self.graph
@@ -264,19 +279,14 @@ impl GraphBuilder {
     }
 
     /// A child-graph node running a copy of `child`'s graph (the driver clones it here).
-    pub fn add_child(&mut self, deps: &[Dep], child: &GraphBuilder) -> Result<NodeRef> {
-        if deps.iter().any(|d| d.1 == EdgeKind::Programmatic) {
-            return Err(Error::graph("build: add child graph node", "a programmatic edge must end at a kernel node"));
-        }
-        let nodes: Vec<sys::CUgraphNode> = deps.iter().map(|d| d.0 .0).collect();
-        let mut node = std::ptr::null_mut();
-        // SAFETY: `nodes` holds `deps.len()` nodes of this graph; `child` is a live graph,
-        // cloned by the driver (its addresses are the caller's, as for every node of it).
-        unsafe { sys::cuGraphAddChildGraphNode(&mut node, self.graph, nodes.as_ptr(), nodes.len(), child.graph) }
-            .result()
-            .map_err(|e| Error::driver("graph build: add child graph node", e))?;
-        self.node_count += 1;
-        Ok(NodeRef(node))
+    ///
+    /// # Safety
+    /// The addresses in `child`'s nodes satisfy [`GraphBuilder::add_kernel`]'s contract for every
+    /// launch of *this* graph (the promises made when they were added covered `child`'s own
+    /// launches; the copy outlives `child`).
+    pub unsafe fn add_child(&mut self, deps: &[Dep], child: &GraphBuilder<'_>) -> Result<NodeRef> {
+        // SAFETY: `child.graph` is a live graph of this context; its addresses as promised.
+        unsafe { self.add_child_raw(deps, child.graph) }
     }
 
     /// A child-graph node running a copy of `child` (the driver clones it here), e.g. the graph
@@ -300,11 +310,15 @@ impl GraphBuilder {
     }
 
     /// An event-record node (for per-node timing): records `event` when its dependencies are done.
-    pub fn add_event_record(&mut self, deps: &[Dep], event: &CudaEvent) -> Result<NodeRef> {
+    ///
+    /// # Safety
+    /// `event` (a live event of this context) is not destroyed while the graph may be launched:
+    /// the graph keeps its handle, not a borrow.
+    pub unsafe fn add_event_record(&mut self, deps: &[Dep], event: &CudaEvent) -> Result<NodeRef> {
         let nodes: Vec<sys::CUgraphNode> = deps.iter().map(|d| d.0 .0).collect();
         let mut node = std::ptr::null_mut();
-        // SAFETY: `nodes` holds `deps.len()` nodes of this graph; `event` is a live event of
-        // this context, which the caller keeps alive as long as the graph.
+        // SAFETY: `nodes` holds `deps.len()` nodes of this graph; `event` is live and outlives
+        // the graph's launches (the caller's promise).
         unsafe { sys::cuGraphAddEventRecordNode(&mut node, self.graph, nodes.as_ptr(), nodes.len(), event.cu_event()) }
             .result()
             .map_err(|e| Error::driver("graph build: add event record node", e))?;
@@ -332,13 +346,14 @@ impl GraphBuilder {
     }
 
     /// A conditional node of `kind` on `handle` (made by [`Self::create_condition`] on this
-    /// builder); returns the node and a builder for its body graph, which belongs to the node.
+    /// builder); returns the node and a builder for its body graph, which belongs to the node
+    /// and borrows this builder until it is dropped.
     pub fn add_conditional(
         &mut self,
         deps: &[Dep],
         kind: Conditional,
         handle: ConditionHandle,
-    ) -> Result<(NodeRef, GraphBuilder)> {
+    ) -> Result<(NodeRef, GraphBuilder<'_>)> {
         if deps.iter().any(|d| d.1 == EdgeKind::Programmatic) {
             return Err(Error::graph("build: add conditional node", "a programmatic edge must end at a kernel node"));
         }
@@ -359,8 +374,14 @@ impl GraphBuilder {
         let node = unsafe { self.add("conditional node", deps, &mut p) }?;
         // SAFETY: the driver filled `phGraph_out` with `size` (1) body graphs owned by the node.
         let body = unsafe { *p.__bindgen_anon_1.conditional.phGraph_out };
-        let body =
-            GraphBuilder { graph: body, ctx: self.ctx.clone(), owned: false, node_count: 0, _not_send: PhantomData };
+        let body = GraphBuilder {
+            graph: body,
+            ctx: self.ctx.clone(),
+            owned: false,
+            node_count: 0,
+            _not_send: PhantomData,
+            _parent: PhantomData,
+        };
         Ok((node, body))
     }
 
@@ -389,7 +410,7 @@ impl GraphBuilder {
     }
 }
 
-impl GraphBuilder {
+impl GraphBuilder<'_> {
     /// Gives up ownership of the graph (for [`Graph::update_from`], which destroys it).
     pub(crate) fn into_raw(mut self) -> sys::CUgraph {
         self.owned = false;
@@ -397,7 +418,7 @@ impl GraphBuilder {
     }
 }
 
-impl Drop for GraphBuilder {
+impl Drop for GraphBuilder<'_> {
     fn drop(&mut self) {
         if self.owned {
             // SAFETY: `graph` is owned by this builder and destroyed once, here.

@@ -106,7 +106,7 @@ impl Graph {
     /// `cuGraphExecUpdate`. [`Error::GraphUpdate`] when the driver refuses (topology, node type
     /// or function changed): the executable graph is then unchanged and still replayable.
     /// The nodes of the first build keep identifying the executable's nodes.
-    pub fn update_from(&mut self, rebuilt: GraphBuilder, what: &str) -> Result<()> {
+    pub fn update_from(&mut self, rebuilt: GraphBuilder<'static>, what: &str) -> Result<()> {
         let exec = self.bind(what)?;
         let blank = sys::CUgraphExecUpdateResultInfo {
             result: sys::CUgraphExecUpdateResult::CU_GRAPH_EXEC_UPDATE_SUCCESS,

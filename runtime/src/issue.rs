@@ -13,15 +13,15 @@ use crate::graph::Graph;
 use crate::graph_build::{Dep, EdgeKind, GraphBuilder, NodeRef};
 use crate::launch::{launch_ex, LaunchOptions};
 
-/// Where a launch goes.
+/// Where a launch goes (`'p`: the borrow a conditional body's builder holds of its parent).
 #[derive(Debug)]
-pub enum Issue<'a> {
+pub enum Issue<'a, 'p> {
     /// Launched on this stream now.
     Stream(&'a CudaStream),
     /// Added to `builder` as a kernel node with incoming edges `deps`.
     AddNode {
         /// The graph under construction.
-        builder: &'a mut GraphBuilder,
+        builder: &'a mut GraphBuilder<'p>,
         /// The node's incoming edges.
         deps: &'a [Dep],
     },
@@ -65,7 +65,7 @@ impl Issued {
 /// require `opts.pdl`) the kernel waits on its grid dependency before touching memory the
 /// previous kernels access.
 pub unsafe fn issue_kernel(
-    target: Issue<'_>,
+    target: Issue<'_, '_>,
     function: &CudaFunction,
     kernel: &'static str,
     cfg: LaunchConfig,

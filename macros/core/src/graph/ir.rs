@@ -389,6 +389,14 @@ impl Control {
         self.first..self.first + self.len
     }
 
+    /// An `until` loop's threshold as the f32 the control kernel compares with.
+    pub fn until_below(&self) -> Option<f32> {
+        match &self.kind {
+            ControlKind::Until { below, .. } => Some(below.replace('_', "").parse().unwrap_or(f32::NAN)),
+            _ => None,
+        }
+    }
+
     /// The buffer its condition reads (`until`'s value, `if`'s flag).
     pub fn condition_buffer(&self) -> Option<usize> {
         match self.kind {
@@ -506,12 +514,8 @@ impl GraphIr {
     /// the same order everywhere, and parallel branches run in any order).
     pub fn accesses(&self, n: usize) -> Vec<(usize, bool)> {
         let mut out: Vec<(usize, bool)> = Vec::new();
-        for a in &self.nodes[n].args {
-            let Some((b, w)) = a.binding.buffer_access() else { continue };
-            match out.iter_mut().find(|(x, _)| *x == b) {
-                Some(e) => e.1 |= w,
-                None => out.push((b, w)),
-            }
+        for (b, w) in self.nodes[n].args.iter().filter_map(|a| a.binding.buffer_access()) {
+            merge_access(&mut out, b, w);
         }
         if matches!(self.nodes[n].op, NodeOp::Collective(_)) {
             out.push((self.comm_index(), true));
@@ -527,6 +531,15 @@ impl GraphIr {
     /// The pseudo-buffer index of the communicator in [`Self::accesses`] (one past the buffers).
     pub fn comm_index(&self) -> usize {
         self.buffers.len()
+    }
+}
+
+/// Adds access `(b, writes)` to `out`, one entry per buffer (a buffer both read and written
+/// counts as written).
+pub fn merge_access(out: &mut Vec<(usize, bool)>, b: usize, writes: bool) {
+    match out.iter_mut().find(|(x, _)| *x == b) {
+        Some(e) => e.1 |= writes,
+        None => out.push((b, writes)),
     }
 }
 

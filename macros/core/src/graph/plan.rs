@@ -4,7 +4,7 @@
 //! dataflow) and `serialized` (file order, one path). Code generation only reads them.
 
 use crate::graph::dataflow::dependencies_of;
-use crate::graph::ir::{ControlKind, GraphIr, NodeOp};
+use crate::graph::ir::{merge_access, GraphIr, NodeOp};
 
 /// A top-level unit of the built graph.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,16 +95,9 @@ fn unit_accesses(ir: &GraphIr, unit: Unit) -> Vec<(usize, bool)> {
         Unit::Control(c) => {
             let control = &ir.controls[c];
             let mut acc: Vec<(usize, bool)> = Vec::new();
-            let cond = match control.kind {
-                ControlKind::Repeat(_) => None,
-                ControlKind::Until { buffer, .. } => Some(buffer),
-                ControlKind::If { flag } => Some(flag),
-            };
-            for (b, w) in control.body().flat_map(|n| ir.accesses(n)).chain(cond.map(|b| (b, false))) {
-                match acc.iter_mut().find(|(x, _)| *x == b) {
-                    Some(e) => e.1 |= w,
-                    None => acc.push((b, w)),
-                }
+            let cond = control.condition_buffer().map(|b| (b, false));
+            for (b, w) in control.body().flat_map(|n| ir.accesses(n)).chain(cond) {
+                merge_access(&mut acc, b, w);
             }
             acc
         }

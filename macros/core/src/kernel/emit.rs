@@ -363,7 +363,7 @@ fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignat
         #[allow(clippy::too_many_arguments)]
         pub unsafe fn __issue(
             &self,
-            target: ::kgraph::Issue<'_>,
+            target: ::kgraph::Issue<'_, '_>,
             cfg: ::kgraph::LaunchConfig,
             opts: ::kgraph::LaunchOptions,
             #(#param_decls),*

@@ -79,9 +79,9 @@ fn control_unit(ir: &GraphIr, c: usize, body: &BodyPlan, unit_deps: TokenStream,
             // struct (outliving the graph) that only this node touches, 0 between launches.
             quote!(unsafe { self.control_kernels.add_repeat(&mut #b, #sinks, handle, #counter, #k) }?;),
         ),
-        ControlKind::Until { buffer, below, max } => {
+        ControlKind::Until { buffer, max, .. } => {
             let value = buffer_addr(ir, *buffer);
-            let below: f32 = below.replace('_', "").parse().unwrap_or(f32::NAN);
+            let below = ir.controls[c].until_below().unwrap_or(f32::NAN);
             (
                 quote!(let (#var, mut #b) = root.add_conditional(#unit_deps, ::kgraph::Conditional::While, handle)?;),
                 true,
@@ -110,7 +110,8 @@ fn control_unit(ir: &GraphIr, c: usize, body: &BodyPlan, unit_deps: TokenStream,
         #setup
         #( #body_nodes )*
         #tail
-        let _ = &mut #b;
+        // The body borrows `root` until it drops.
+        drop(#b);
     }
 }
 
@@ -120,7 +121,9 @@ fn build_fn(cg: &CodegenInput<'_>, plan: &BuildPlan, f: &Ident, mode: Mode, doc:
     let root = format_ident!("root");
     let mut body = TokenStream::new();
     if mode == Mode::Profiled {
-        body.extend(quote!(let e0 = root.add_event_record(&[], &events[0])?;));
+        // SAFETY (of both event-record calls): `profile` keeps `events` alive until the profiled
+        // graph, dropped first, has finished its last replay (it synchronizes before returning).
+        body.extend(quote!(let e0 = unsafe { root.add_event_record(&[], &events[0]) }?;));
     }
     for (k, (unit, edges)) in plan.units.iter().enumerate() {
         let var = format_ident!("u{}", k);
@@ -145,7 +148,9 @@ fn build_fn(cg: &CodegenInput<'_>, plan: &BuildPlan, f: &Ident, mode: Mode, doc:
         });
         if mode == Mode::Profiled {
             let (e, i) = (format_ident!("e{}", k + 1), k + 1);
-            body.extend(quote!(let #e = root.add_event_record(&[(#var, ::kgraph::EdgeKind::Full)], &events[#i])?;));
+            body.extend(
+                quote!(let #e = unsafe { root.add_event_record(&[(#var, ::kgraph::EdgeKind::Full)], &events[#i]) }?;),
+            );
         }
     }
     let events_param = (mode == Mode::Profiled).then(|| quote!(events: &[::kgraph::cudarc::driver::CudaEvent],));
@@ -153,7 +158,7 @@ fn build_fn(cg: &CodegenInput<'_>, plan: &BuildPlan, f: &Ident, mode: Mode, doc:
     quote! {
         #doc
         #[allow(unused_variables, clippy::let_and_return)]
-        fn #f(&mut self, nodes: &mut [usize], #events_param) -> ::kgraph::Result<::kgraph::GraphBuilder> {
+        fn #f(&mut self, nodes: &mut [usize], #events_param) -> ::kgraph::Result<::kgraph::GraphBuilder<'static>> {
             let pdl = if self.pdl_enabled { ::kgraph::EdgeKind::Programmatic } else { ::kgraph::EdgeKind::Full };
             let mut root = ::kgraph::GraphBuilder::new(self.device.context())?;
             #body
@@ -273,7 +278,11 @@ pub(crate) fn build_methods(cg: &CodegenInput<'_>) -> TokenStream {
             let graph = built.instantiate(self.device.stream())?;
             let names: &[&str] = &[#(#unit_names),*];
             let kinds: &[&str] = &[#(#unit_kinds),*];
-            ::kgraph::Profile::measure(#graph, &graph, &events, names, kinds, iters, self.captured.as_ref())
+            let profile = ::kgraph::Profile::measure(#graph, &graph, &events, names, kinds, iters, self.captured.as_ref());
+            // The events outlive every replay of the profiled graph (it drops before them): wait
+            // for the last one even when the measurement stopped early.
+            self.device.synchronize()?;
+            profile
         }
 
         /// Writes the instantiated graph as the driver holds it (`cuGraphDebugDotPrint`,

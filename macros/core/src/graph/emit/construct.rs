@@ -7,6 +7,7 @@ use quote::{format_ident, quote};
 
 use super::fields::{buffer_field, kernel_field, kernel_types, scalar_field, InFlight};
 use super::input::CodegenInput;
+use super::launch::{collective_lens, collective_tokens};
 use super::literal::typed_literal;
 use crate::graph::ir::{Buffer, GraphIr, Role, Value};
 use crate::syntax::naming::ident_text;
@@ -68,26 +69,10 @@ fn communicator(cg: &CodegenInput<'_>) -> (TokenStream, TokenStream, TokenStream
         return (TokenStream::new(), TokenStream::new(), TokenStream::new(), doc);
     }
     let graph = cg.name.to_string();
-    let checks = ir.nodes.iter().filter_map(|n| {
+    let checks = ir.nodes.iter().enumerate().filter_map(|(i, n)| {
         let crate::graph::ir::NodeOp::Collective(op) = n.op else { return None };
-        let len = |i: usize| {
-            let b = n.args[i].binding.buffer_access().expect("a buffer").0;
-            ir.buffers[b].len as usize
-        };
-        let (send, recv) = if n.args.len() == 1 { (len(0), len(0)) } else { (len(0), len(1)) };
-        let coll = match op {
-            crate::graph::ir::CollectiveOp::AllGather => quote!(::kgraph::nccl::Collective::AllGather),
-            crate::graph::ir::CollectiveOp::Broadcast(root) => {
-                let root = root as usize;
-                quote!(::kgraph::nccl::Collective::Broadcast { root: #root })
-            }
-            crate::graph::ir::CollectiveOp::AllReduce(_) => {
-                quote!(::kgraph::nccl::Collective::AllReduce(::kgraph::nccl::ReduceOp::Sum))
-            }
-            crate::graph::ir::CollectiveOp::ReduceScatter(_) => {
-                quote!(::kgraph::nccl::Collective::ReduceScatter(::kgraph::nccl::ReduceOp::Sum))
-            }
-        };
+        let coll = collective_tokens(op);
+        let (send, recv) = collective_lens(ir, i);
         let what = format!("node `{}`: check its lengths against the world size", n.name);
         Some(quote! {
             #coll.check_lengths(bootstrap.world_size(), #send, #recv)

@@ -76,9 +76,8 @@ fn memset_count(ir: &GraphIr, n: usize, elem_size: u32) -> TokenStream {
     quote!((#bytes) / #elem_size as usize)
 }
 
-/// The arguments of a collective node's `issue_raw`/`capture_graph` before the stream:
-/// collective, data type, send address and length, receive address and length.
-fn collective_args(ir: &GraphIr, n: usize, op: CollectiveOp) -> TokenStream {
+/// `kgraph::nccl::Collective` of `op`.
+pub(crate) fn collective_tokens(op: CollectiveOp) -> TokenStream {
     let reduce = |r: Reduction| {
         let v = format_ident!(
             "{}",
@@ -92,7 +91,7 @@ fn collective_args(ir: &GraphIr, n: usize, op: CollectiveOp) -> TokenStream {
         );
         quote!(::kgraph::nccl::ReduceOp::#v)
     };
-    let coll = match op {
+    match op {
         CollectiveOp::AllReduce(r) => {
             let r = reduce(r);
             quote!(::kgraph::nccl::Collective::AllReduce(#r))
@@ -106,16 +105,25 @@ fn collective_args(ir: &GraphIr, n: usize, op: CollectiveOp) -> TokenStream {
             let root = root as usize;
             quote!(::kgraph::nccl::Collective::Broadcast { root: #root })
         }
-    };
+    }
+}
+
+/// The send and receive lengths (elements) of collective node `n`: its one buffer twice when in
+/// place.
+pub(crate) fn collective_lens(ir: &GraphIr, n: usize) -> (usize, usize) {
     let node = &ir.nodes[n];
-    let t = node.args[0].elem.rust_ident();
-    let len = |i: usize| {
-        let b = node.args[i].binding.buffer_access().expect("a buffer").0;
-        let l = ir.buffers[b].len as usize;
-        quote!(#l)
-    };
-    let (send, recv) = if node.args.len() == 1 { (0, 0) } else { (0, 1) };
-    let (sa, sl, ra, rl) = (arg_addr(ir, n, send), len(send), arg_addr(ir, n, recv), len(recv));
+    let len = |i: usize| ir.buffers[node.args[i].binding.buffer_access().expect("a buffer").0].len as usize;
+    (len(0), len(node.args.len() - 1))
+}
+
+/// The arguments of a collective node's `issue_raw`/`capture_graph` before the stream:
+/// collective, data type, send address and length, receive address and length.
+fn collective_args(ir: &GraphIr, n: usize, op: CollectiveOp) -> TokenStream {
+    let coll = collective_tokens(op);
+    let t = ir.nodes[n].args[0].elem.rust_ident();
+    let (sl, rl) = collective_lens(ir, n);
+    let recv = ir.nodes[n].args.len() - 1;
+    let (sa, ra) = (arg_addr(ir, n, 0), arg_addr(ir, n, recv));
     quote!(#coll, <#t as ::kgraph::nccl::NcclType>::DATA_TYPE, #sa, #sl, #ra, #rl)
 }
 
@@ -237,7 +245,7 @@ pub(crate) fn add_node_fn(ir: &GraphIr, n: usize) -> TokenStream {
         #doc
         fn #f(
             &mut self,
-            builder: &mut ::kgraph::GraphBuilder,
+            builder: &mut ::kgraph::GraphBuilder<'_>,
             deps: &[::kgraph::Dep],
         ) -> ::kgraph::Result<::kgraph::NodeRef> {
             #body

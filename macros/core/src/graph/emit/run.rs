@@ -73,9 +73,9 @@ fn run_eager(cg: &CodegenInput<'_>, mark_in_flight: &TokenStream) -> TokenStream
             let what = format!("{}::run_eager: read the condition of `{}`", cg.name, control.name);
             match &control.kind {
                 ControlKind::Repeat(k) => quote!(for _ in 0..#k { #( #body )* }),
-                ControlKind::Until { buffer, below, max } => {
+                ControlKind::Until { buffer, max, .. } => {
                     let f = buffer_field(ir, *buffer);
-                    let below: f32 = below.replace('_', "").parse().unwrap_or(f32::NAN);
+                    let below = control.until_below().unwrap_or(f32::NAN);
                     quote! {
                         for _ in 0..#max {
                             #( #body )*
