@@ -23,37 +23,7 @@
 // Backward order: gates, then params (params reads d_pre_*). All reductions run in a fixed
 // order: results are bitwise reproducible. Sizes are ints: every tensor (and batch * (K + 1),
 // n_hid * (K + 1)) must stay below 2^31 elements; indices are 32-bit (no 64-bit division).
-#include "model_common.cuh"
-
-// Pre-activations W_g z and W_t z (without bias) for row b, unit j, summed over the warp.
-// Shared by forward and backward so the backward sees bit-identical pre-activations.
-__device__ __forceinline__ void cfc_preacts(const float* __restrict__ x,
-                                            const float* __restrict__ h_old,
-                                            const float* __restrict__ w_g,
-                                            const float* __restrict__ w_t, int b, int j,
-                                            int n_in, int n_hid, float* pre_g, float* pre_t) {
-    const int lane = threadIdx.x & 31;
-    const int k_all = n_in + n_hid;
-    const float* xr = x + b * n_in;
-    const float* hr = h_old + b * n_hid;
-    const float* wg = w_g + j * k_all;
-    const float* wt = w_t + j * k_all;
-    float sg = 0.f, st = 0.f;
-    for (int k = lane; k < n_in; k += KG_WARP) {
-        const float v = xr[k];
-        sg = fmaf(wg[k], v, sg);
-        st = fmaf(wt[k], v, st);
-    }
-    for (int k = lane; k < n_hid; k += KG_WARP) {
-        const float v = hr[k];
-        sg = fmaf(wg[n_in + k], v, sg);
-        st = fmaf(wt[n_in + k], v, st);
-    }
-    *pre_g = kg_warp_sum(sg);
-    *pre_t = kg_warp_sum(st);
-}
-
-__device__ __forceinline__ float cfc_clamp_dt(float dt) { return fminf(fmaxf(dt, 0.f), KG_FLT_MAX); }
+#include "cfc.cuh"
 
 extern "C" __global__ void __launch_bounds__(128)
     cfc_step(const float* __restrict__ x, const float* __restrict__ h_old,
@@ -69,13 +39,8 @@ extern "C" __global__ void __launch_bounds__(128)
     float pg, pt;
     cfc_preacts(x, h_old, w_g, w_t, b, j, n_in, n_hid, &pg, &pt);
     if ((threadIdx.x & 31) != 0) return;
-    const float target = tanhf(pg + b_g[j]);
-    const float lambda = kg_softplus(pt + b_t[j]);
-    // a = 1 - exp(-lambda dt) via expm1 (accurate for small lambda dt; exactly 0 at dt = 0).
-    const float a = -expm1f(-lambda * cfc_clamp_dt(dt[b]));
     const int i = b * n_hid + j;
-    const float h = h_old[i];
-    h_new[i] = fmaf(a, target - h, h);
+    h_new[i] = cfc_new_state(pg + b_g[j], pt + b_t[j], dt[b], h_old[i]);
 }
 
 // Backward, step 1: per (b, j) the pre-activation gradients, and the direct path into g_h_old.

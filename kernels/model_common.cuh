@@ -80,6 +80,21 @@ __device__ __forceinline__ long long kg_global_warp() {
     return (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
 }
 
+// sum_k w[k] h[k] over k < n by the whole calling warp (every lane gets the same bits): lanes
+// stride over k (coalesced), two chains for ILP combined in a fixed order, then a butterfly.
+__device__ __forceinline__ float kg_dot_warp(const float* __restrict__ h,
+                                             const float* __restrict__ w, int n) {
+    const int lane = threadIdx.x & 31;
+    float s0 = 0.f, s1 = 0.f;
+    int k = lane;
+    for (; k + KG_WARP < n; k += 2 * KG_WARP) {
+        s0 = fmaf(w[k], h[k], s0);
+        s1 = fmaf(w[k + KG_WARP], h[k + KG_WARP], s1);
+    }
+    if (k < n) s0 = fmaf(w[k], h[k], s0);
+    return kg_warp_sum(s0 + s1);
+}
+
 // The linear-layer pieces shared by heads.cu and projection.cu (y = W h + c, W [n_out, n_hid]).
 //
 // Forward: one warp per output element (b, o): lanes stride over k, so a warp reads one
@@ -92,21 +107,10 @@ __device__ __forceinline__ bool kg_linear_forward_warp(const float* __restrict__
                                                        float* out_value) {
     const long long gw = kg_global_warp();
     if (gw >= (long long)batch * N_OUT) return false;
-    const int lane = threadIdx.x & 31;
     const int b = (int)gw / N_OUT;
     const int o = (int)gw - b * N_OUT;
-    const float* hr = h + b * n_hid;
-    const float* wr = w + o * n_hid;
-    float s0 = 0.f, s1 = 0.f;  // two chains for ILP, combined in a fixed order
-    int k = lane;
-    for (; k + KG_WARP < n_hid; k += 2 * KG_WARP) {
-        s0 = fmaf(wr[k], hr[k], s0);
-        s1 = fmaf(wr[k + KG_WARP], hr[k + KG_WARP], s1);
-    }
-    if (k < n_hid) s0 = fmaf(wr[k], hr[k], s0);
-    const float s = kg_warp_sum(s0 + s1);
     *out_index = (int)gw;
-    *out_value = s + c[o];
+    *out_value = kg_dot_warp(h + b * n_hid, w + o * n_hid, n_hid) + c[o];
     return true;
 }
 

@@ -40,6 +40,7 @@ use crate::model::{N_FEAT, N_HORIZONS, N_PROJ, SNAP_LEN};
 use kgraph::Result;
 
 kgraph::graph!("graphs/perception.toml", name = Perception);
+kgraph::graph!("graphs/perception_fused.toml", name = PerceptionFused);
 kgraph::graph!("graphs/train_step.toml", name = TrainStep);
 kgraph::graph!("graphs/train_step.toml", name = TrainSteps100, repeat = 100);
 kgraph::graph!("graphs/train_step_ddp.toml", name = TrainStepDdp);
@@ -56,6 +57,9 @@ const _: () = {
     assert!(Perception::N_HORIZONS == N_HORIZONS && TrainStep::N_HORIZONS == N_HORIZONS);
     assert!(Perception::N_PROJ == N_PROJ);
     assert!(Perception::N_HID == TrainStep::N_HID);
+    assert!(PerceptionFused::N_IN == N_FEAT && PerceptionFused::N_SNAP == SNAP_LEN);
+    assert!(PerceptionFused::N_HID == Perception::N_HID);
+    assert!(PerceptionFused::N_HID <= crate::model::launch::FUSED_MAX_HID);
 };
 
 // The PPO update's arenas are the MLP layouts its offsets assume, and its perm covers whole
@@ -119,24 +123,31 @@ impl ModelWeights {
     }
 }
 
-impl Perception {
-    /// Loads all eight weight tensors (length-checked per buffer).
-    pub fn load_weights(&mut self, w: &ModelWeights) -> Result<()> {
-        self.load_w_g(&w.w_g)?;
-        self.load_b_g(&w.b_g)?;
-        self.load_w_t(&w.w_t)?;
-        self.load_b_t(&w.b_t)?;
-        self.load_w_h(&w.w_h)?;
-        self.load_b_h(&w.b_h)?;
-        self.load_p(&w.p)?;
-        self.load_c(&w.c)
-    }
+/// The host helpers of Graph A's two forms: [`Perception`] (multi-node) and
+/// [`PerceptionFused`] (one kernel), which take the same weights and state.
+macro_rules! perception_helpers {
+    ($($graph:ident),*) => {$(
+        impl $graph {
+            /// Loads all eight weight tensors (length-checked per buffer).
+            pub fn load_weights(&mut self, w: &ModelWeights) -> Result<()> {
+                self.load_w_g(&w.w_g)?;
+                self.load_b_g(&w.b_g)?;
+                self.load_w_t(&w.w_t)?;
+                self.load_b_t(&w.b_t)?;
+                self.load_w_h(&w.w_h)?;
+                self.load_b_h(&w.b_h)?;
+                self.load_p(&w.p)?;
+                self.load_c(&w.c)
+            }
 
-    /// Sets the carried state `h` back to zero (a new session).
-    pub fn reset_state(&mut self) -> Result<()> {
-        self.load_h(&[0.0; Self::H_LEN])
-    }
+            /// Sets the carried state `h` back to zero (a new session).
+            pub fn reset_state(&mut self) -> Result<()> {
+                self.load_h(&[0.0; Self::H_LEN])
+            }
+        }
+    )*};
 }
+perception_helpers!(Perception, PerceptionFused);
 
 /// One training batch on the host, sized for [`TrainStep`]: snapshots, elapsed times and labels.
 #[derive(Debug, Clone, PartialEq)]

@@ -80,6 +80,19 @@ pub mod kernels {
     #[kernel("snap_features.cu", name = "snap_feature_assemble", unsafe(extents))]
     pub fn snap_feature_assemble_pinned(snap: Pinned<[f32; batch * 40]>, batch: i32, feat: &mut [f32; batch * 45]);
 
+    /// [`SnapFeatureAssemblePinned`] that also copies the host-written elapsed times
+    /// `dt_src [batch]` (mapped pinned) into the device buffer `dt_dst [batch]` that
+    /// [`CfcStep`] reads: the latency graph's two host inputs in one kernel, one bus round trip.
+    /// Launch: [`super::launch::snap_feature_assemble`].
+    #[kernel("snap_features.cu", name = "snap_feature_assemble_dt", unsafe(extents))]
+    pub fn snap_feature_assemble_dt_pinned(
+        snap: Pinned<[f32; batch * 40]>,
+        dt_src: Pinned<[f32; batch]>,
+        batch: i32,
+        feat: &mut [f32; batch * 45],
+        dt_dst: &mut [f32; batch],
+    );
+
     /// CfC step: `h_new = h_old + (1 − e^(−softplus(W_t z + b_t)·dt)) (tanh(W_g z + b_g) − h_old)`,
     /// `z = [x; h_old]`. `x [batch, n_in]`, `h_old`, `h_new [batch, n_hid]`, `dt [batch]`,
     /// `w_g`, `w_t [n_hid, n_in + n_hid]`, `b_g`, `b_t [n_hid]`. `dt` is clamped to ≥ 0.
@@ -212,6 +225,31 @@ pub mod kernels {
         y: PinnedMut<[f32; batch * 8]>,
     );
 
+    /// Graph A's whole latency step in one kernel, one block per row: the features of
+    /// `snap [b]`, one CfC step of `h [b]` (updated in place) with `dt [b]`, the heads'
+    /// `probs [b, 5]` and the projection's `y [b, 8]`, bit-equal to the multi-node kernels (it
+    /// calls their device functions). Every input and output may be mapped pinned memory but
+    /// `h` and the weights. `1 <= n_hid <= 1024`, otherwise it writes nothing.
+    /// Launch: [`super::launch::perception_fused`].
+    #[kernel("perception_fused.cu", unsafe(extents))]
+    pub fn perception_fused(
+        snap: Pinned<[f32; batch * 40]>,
+        dt: Pinned<[f32; batch]>,
+        h: &mut [f32; batch * n_hid],
+        w_g: &[f32; n_hid * (45 + n_hid)],
+        b_g: &[f32; n_hid],
+        w_t: &[f32; n_hid * (45 + n_hid)],
+        b_t: &[f32; n_hid],
+        w_h: &[f32; 5 * n_hid],
+        b_h: &[f32; 5],
+        p: &[f32; 8 * n_hid],
+        c: &[f32; 8],
+        batch: i32,
+        n_hid: i32,
+        probs: PinnedMut<[f32; batch * 5]>,
+        y: PinnedMut<[f32; batch * 8]>,
+    );
+
     /// Projection backward: `g_h`, `g_p`, `g_c` accumulate.
     /// Launch: [`super::launch::projection_backward`].
     #[kernel("projection.cu", unsafe(extents))]
@@ -325,6 +363,16 @@ pub mod launch {
     /// One warp per snapshot: grid `ceil(batch / 4)`, block 128.
     pub fn snap_feature_assemble(batch: usize) -> LaunchConfig {
         warp_per_item(batch)
+    }
+
+    /// Threads per block of [`crate::graphs::PerceptionFused`] (one warp per hidden unit at n_hid = 32).
+    pub const FUSED_BLOCK: u32 = 1024;
+    /// The largest `n_hid` [`crate::graphs::PerceptionFused`] takes (its shared-memory state).
+    pub const FUSED_MAX_HID: usize = 1024;
+
+    /// One block per row: grid `batch`, block [`FUSED_BLOCK`].
+    pub fn perception_fused(batch: usize) -> LaunchConfig {
+        grid(batch, FUSED_BLOCK)
     }
 
     /// One warp per `(b, j)`: grid `ceil(batch * n_hid / 4)`, block 128.

@@ -17,11 +17,11 @@ pub mod bce {
 /// The kernels of `kernels/cfc_step.cu`, as `kgraph declare` writes them.
 #[kgraph::kernels]
 pub mod cfc_step {
-    // `cfc_step` (kernels/cfc_step.cu:59); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
+    // `cfc_step` (kernels/cfc_step.cu:29); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
     #[kernel("cfc_step.cu")] pub fn cfc_step(x: &[f32], h_old: &[f32], w_g: &[f32], b_g: &[f32], w_t: &[f32], b_t: &[f32], dt: &[f32], batch: i32, n_in: i32, n_hid: i32, h_new: &mut [f32]);
-    // `cfc_step_backward_gates` (kernels/cfc_step.cu:86); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
+    // `cfc_step_backward_gates` (kernels/cfc_step.cu:51); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
     #[kernel("cfc_step.cu")] pub fn cfc_step_backward_gates(x: &[f32], h_old: &[f32], w_g: &[f32], b_g: &[f32], w_t: &[f32], b_t: &[f32], dt: &[f32], g_h_new: &[f32], batch: i32, n_in: i32, n_hid: i32, d_pre_g: &mut [f32], d_pre_t: &mut [f32], g_h_old: &mut [f32]);
-    // `cfc_step_backward_params` (kernels/cfc_step.cu:127); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
+    // `cfc_step_backward_params` (kernels/cfc_step.cu:92); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
     #[kernel("cfc_step.cu")] pub fn cfc_step_backward_params(x: &[f32], h_old: &[f32], w_g: &[f32], w_t: &[f32], d_pre_g: &[f32], d_pre_t: &[f32], batch: i32, n_in: i32, n_hid: i32, g_x: &mut [f32], g_h_old: &mut [f32], g_w_g: &mut [f32], g_b_g: &mut [f32], g_w_t: &mut [f32], g_b_t: &mut [f32]);
 }
 
@@ -41,6 +41,13 @@ pub mod model_util {
     #[kernel("model_util.cu")] pub fn zero_f32(n: i32, x: &mut [f32]);
     // `copy_f32` (kernels/model_util.cu:26); for a safe `launch`, give each pointer the elements the kernel may access (`src: &[f32; n]`) and write `#[kernel("model_util.cu", unsafe(extents))]`
     #[kernel("model_util.cu")] pub fn copy_f32(src: &[f32], n: i32, dst: &mut [f32]);
+}
+
+/// The kernels of `kernels/perception_fused.cu`, as `kgraph declare` writes them.
+#[kgraph::kernels]
+pub mod perception_fused {
+    // `perception_fused` (kernels/perception_fused.cu:29); for a safe `launch`, give each pointer the elements the kernel may access (`snap: &[f32; batch]`) and write `#[kernel("perception_fused.cu", unsafe(extents))]`
+    #[kernel("perception_fused.cu")] pub fn perception_fused(snap: &[f32], dt: &[f32], h: &mut [f32], w_g: &[f32], b_g: &[f32], w_t: &[f32], b_t: &[f32], w_h: &[f32], b_h: &[f32], p: &[f32], c: &[f32], batch: i32, n_hid: i32, probs: &mut [f32], y: &mut [f32]);
 }
 
 /// The kernels of `kernels/ppo.cu`, as `kgraph declare` writes them.
@@ -89,4 +96,6 @@ pub mod saxpy {
 pub mod snap_features {
     // `snap_feature_assemble` (kernels/snap_features.cu:30); for a safe `launch`, give each pointer the elements the kernel may access (`snap: &[f32; batch]`) and write `#[kernel("snap_features.cu", unsafe(extents))]`
     #[kernel("snap_features.cu")] pub fn snap_feature_assemble(snap: &[f32], batch: i32, feat: &mut [f32]);
+    // `snap_feature_assemble_dt` (kernels/snap_features.cu:42); for a safe `launch`, give each pointer the elements the kernel may access (`snap: &[f32; batch]`) and write `#[kernel("snap_features.cu", unsafe(extents))]`
+    #[kernel("snap_features.cu")] pub fn snap_feature_assemble_dt(snap: &[f32], dt_src: &[f32], batch: i32, feat: &mut [f32], dt_dst: &mut [f32]);
 }

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use kgraph::cudarc::driver::sys;
 use kgraph::{CudaSlice, Graph, LaunchConfig};
 use kgraph_model::graphs::synthetic::{BookStream, Tick};
-use kgraph_model::graphs::{ModelWeights, Perception, TrainBatch, TrainStep, TrainSteps100};
+use kgraph_model::graphs::{ModelWeights, Perception, PerceptionFused, TrainBatch, TrainStep, TrainSteps100};
 use kgraph_model::model::{launch, CopyF32, MultiHorizonHeads, Projection, ZeroF32, FEAT_VALID, N_LEVELS, SNAP_LEN};
 
 use super::common::{device, reachability};
@@ -129,6 +129,55 @@ fn perception_replay_matches_eager_bit_for_bit_with_the_state_carried() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
+fn perception_fused_equals_the_multi_node_graph_bit_for_bit_with_the_state_carried() {
+    let dev = device();
+    let w = ModelWeights::init(17);
+    let mut multi = perception(&dev, &w);
+    let mut fused = PerceptionFused::new(&dev).unwrap();
+    fused.load_weights(&w).unwrap();
+    multi.capture().unwrap();
+    fused.capture().unwrap();
+    assert_eq!(PerceptionFused::NODES, ["step"], "one kernel node");
+    let nodes = fused.graph_nodes();
+    assert_launch("PerceptionFused::step", nodes[0], launch::perception_fused(PerceptionFused::BATCH));
+    let mut stream = BookStream::new(9);
+    let mut previous_h = fused.download_h().unwrap();
+    for step in 0..40 {
+        let mut snap = [0.0; SNAP_LEN];
+        let tick = stream.next_into(&mut snap);
+        if step == 5 {
+            snap[2 * N_LEVELS] = snap[0]; // crossed: the all-zero feature row, the state still moves
+        }
+        // dt = 0 at step 9: the CfC step's fixed point, in both forms.
+        let dt = if step == 9 { 0.0 } else { tick.dt };
+        multi.write_snap(&snap).unwrap();
+        multi.write_dt(&[dt]).unwrap();
+        fused.write_snap(&snap).unwrap();
+        fused.write_dt(&[dt]).unwrap();
+        multi.replay().unwrap();
+        fused.replay().unwrap();
+        for (name, got, want) in [
+            ("probs", fused.read_probs().unwrap(), multi.read_probs().unwrap()),
+            ("y", fused.read_y().unwrap(), multi.read_y().unwrap()),
+            ("h", fused.download_h().unwrap(), multi.download_h().unwrap()),
+        ] {
+            assert_all_finite(&format!("step {step}: {name}"), &got);
+            assert_bitwise_eq(&format!("step {step}: {name}, fused vs multi-node"), &got, &want);
+        }
+        let h = fused.download_h().unwrap();
+        if step == 9 {
+            assert_bitwise_eq("dt = 0 leaves the state as it was", &h, &previous_h);
+        } else {
+            assert_ne!(h, previous_h, "step {step}: the state moves (updated in place)");
+        }
+        previous_h = h;
+    }
+    fused.reset_state().unwrap();
+    assert!(fused.download_h().unwrap().iter().all(|&v| v == 0.0), "reset_state zeroes h");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
 fn perception_pinned_outputs_are_the_device_kernels_outputs_bit_for_bit() {
     let dev = device();
     let mut g = perception(&dev, &ModelWeights::init(14));
@@ -208,9 +257,8 @@ fn perception_heads_projection_and_carry_are_parallel_branches() {
     assert_eq!(edges, want, "the captured graph's edges are exactly the spec's dependencies");
     let reach = reachability(Perception::NODES.len(), &edges);
     let index = |name: &str| Perception::NODES.iter().position(|&n| n == name).unwrap();
-    let (features, dt_in, cfc) = (index("features"), index("dt_in"), index("cfc"));
-    assert!(!reach[features][dt_in] && !reach[dt_in][features], "features and dt_in are parallel roots");
-    assert!(reach[features][cfc] && reach[dt_in][cfc]);
+    let (features, cfc) = (index("features"), index("cfc"));
+    assert!(reach[features][cfc], "cfc follows features (which also brings dt into device memory)");
     let branches = [index("heads"), index("projection"), index("carry")];
     for &a in &branches {
         assert!(reach[cfc][a], "{} follows cfc", Perception::NODES[a]);
@@ -234,12 +282,12 @@ fn graph_launch_shapes_follow_the_model_launch_configs() {
         ("heads", launch::multi_horizon_heads(b)),
         ("projection", launch::projection(b)),
     ];
-    assert_eq!(want_a.len() + 2, Perception::NODES.len(), "four kernels and two copies");
+    assert_eq!(want_a.len() + 1, Perception::NODES.len(), "four kernels and one copy");
     for (name, cfg) in want_a {
         let i = Perception::NODES.iter().position(|&n| n == name).unwrap();
         assert_launch(&format!("Perception::{name}"), nodes[i], cfg);
     }
-    for name in ["dt_in", "carry"] {
+    for name in ["carry"] {
         let i = Perception::NODES.iter().position(|&n| n == name).unwrap();
         let mut ty = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL;
         // SAFETY: a node of `a`'s live graph; `ty` is a valid out-pointer.
