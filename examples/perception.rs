@@ -11,13 +11,16 @@
 //! memory (no download copy: one stream sync, then five loads). The stream is deterministic
 //! (random-walk mid, pressure-skewed sizes, one crossed book in ~500, which the feature kernel
 //! turns into an invalid all-zero row). Prints a few steps and the per-step latency (write →
-//! replay → read) percentiles. Without a GPU it exits non-zero with one line saying why.
+//! replay → read) percentiles. Beside it, in lockstep, runs `PerceptionFused`
+//! (`graphs/perception_fused.toml`: the same step in one kernel), checks that it gives the same
+//! probabilities bit for bit at every step, and prints its latency too. Without a GPU it exits
+//! non-zero with one line saying why.
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use kgraph_model::graphs::synthetic::BookStream;
-use kgraph_model::graphs::{ModelWeights, Perception};
+use kgraph_model::graphs::{ModelWeights, Perception, PerceptionFused};
 use kgraph_model::model::{FEAT_VALID, SNAP_LEN};
 
 /// Snapshots streamed by default.
@@ -34,7 +37,7 @@ fn main() -> ExitCode {
     match run(steps) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => {
-            eprintln!("perception: some outputs were not finite");
+            eprintln!("perception: some outputs were not finite, or the fused graph disagreed");
             ExitCode::FAILURE
         }
         Err(e) => {
@@ -59,14 +62,18 @@ fn parse_steps() -> Result<usize, String> {
     Ok(steps)
 }
 
-/// Streams `steps` snapshots through Graph A; true when every output stayed finite.
+/// Streams `steps` snapshots through Graph A and the fused graph; true when every output stayed
+/// finite and the two agreed.
 fn run(steps: usize) -> kgraph::Result<bool> {
     let dev = kgraph::Device::new(0)?;
     let mut g = Perception::new(&dev)?;
     g.load_weights(&ModelWeights::init(7))?;
     g.capture()?;
+    let mut fused = PerceptionFused::new(&dev)?;
+    fused.load_weights(&ModelWeights::init(7))?;
+    fused.capture()?;
     println!(
-        "perception: {} | Graph A built: {} nodes (4 kernels, 2 memcpy), {} edges; heads, projection and carry run in parallel",
+        "perception: {} | Graph A built: {} nodes (4 kernels, 1 memcpy), {} edges; heads, projection and carry run in parallel",
         dev.name()?,
         Perception::NODES.len(),
         Perception::EDGES.len()
@@ -76,8 +83,9 @@ fn run(steps: usize) -> kgraph::Result<bool> {
     let mut snap = [0.0f32; SNAP_LEN];
     let mut probs = [0.0f32; Perception::PROBS_LEN];
     let mut y = [0.0f32; Perception::Y_LEN];
-    let mut latency = Vec::with_capacity(steps);
-    let (mut crossed, mut all_finite, mut shown_crossed) = (0usize, true, false);
+    let mut fused_probs = [0.0f32; PerceptionFused::PROBS_LEN];
+    let (mut latency, mut fused_latency) = (Vec::with_capacity(steps), Vec::with_capacity(steps));
+    let (mut crossed, mut all_finite, mut shown_crossed, mut same) = (0usize, true, false, true);
     for step in 0..steps {
         let tick = stream.next_into(&mut snap);
         let start = Instant::now();
@@ -86,6 +94,13 @@ fn run(steps: usize) -> kgraph::Result<bool> {
         g.replay()?;
         g.read_probs_into(&mut probs)?;
         latency.push(start.elapsed());
+        let start = Instant::now();
+        fused.write_snap(&snap)?;
+        fused.write_dt(&[tick.dt])?;
+        fused.replay()?;
+        fused.read_probs_into(&mut fused_probs)?;
+        fused_latency.push(start.elapsed());
+        same &= probs.iter().zip(&fused_probs).all(|(a, b)| a.to_bits() == b.to_bits());
 
         all_finite &= probs.iter().all(|p| p.is_finite());
         crossed += usize::from(tick.crossed);
@@ -105,20 +120,23 @@ fn run(steps: usize) -> kgraph::Result<bool> {
         }
     }
 
-    latency.sort_unstable();
     let micros = |d: Duration| d.as_secs_f64() * 1e6;
-    let pct = |q: f64| micros(latency[((latency.len() - 1) as f64 * q).round() as usize]);
-    let mean = latency.iter().map(|&d| micros(d)).sum::<f64>() / latency.len() as f64;
-    println!(
-        "{steps} snapshots, latency per step (write snapshot + dt -> replay -> read probs): \
-         p50 {:.1} us, p99 {:.1} us, max {:.1} us, mean {:.1} us",
-        pct(0.50),
-        pct(0.99),
-        micros(latency[latency.len() - 1]),
-        mean
-    );
+    for (name, latency) in [("Graph A", &mut latency), ("Graph A fused (one kernel)", &mut fused_latency)] {
+        latency.sort_unstable();
+        let pct = |q: f64| micros(latency[((latency.len() - 1) as f64 * q).round() as usize]);
+        let mean = latency.iter().map(|&d| micros(d)).sum::<f64>() / latency.len() as f64;
+        println!(
+            "{name}: {steps} snapshots, latency per step (write snapshot + dt -> replay -> read probs): \
+             p50 {:.1} us, p99 {:.1} us, max {:.1} us, mean {:.1} us",
+            pct(0.50),
+            pct(0.99),
+            micros(latency[latency.len() - 1]),
+            mean
+        );
+    }
+    println!("fused probabilities equal Graph A's bit for bit at every step: {}", if same { "yes" } else { "NO" });
     println!("crossed books: {crossed}; all outputs finite: {}", if all_finite { "yes" } else { "NO" });
-    Ok(all_finite)
+    Ok(all_finite && same)
 }
 
 fn fmt_list(v: &[f32], decimals: usize, signed: bool) -> String {

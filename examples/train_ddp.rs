@@ -8,8 +8,9 @@
 //!
 //! Rank, world size and the NCCL id come from the torchrun-style environment
 //! (`kgraph::nccl::Bootstrap::from_env`, docs/multi-gpu.md). Every rank prints its loss every 100
-//! steps and, at the end, a checksum of its trained weights: the ranks apply the same averaged
-//! update, so the checksums agree. Needs NCCL (`libnccl.so.2`) and a GPU per rank; exits
+//! steps and, at the end, its step time (`kgraph_ddp_step_w<W>_rank<r>`: replay + sync, median;
+//! the peer is `examples/bench/peers/ddp_train_step.py`) and a checksum of its trained weights:
+//! the ranks apply the same averaged update, so the checksums agree. Needs NCCL (`libnccl.so.2`) and a GPU per rank; exits
 //! non-zero with one line otherwise, or when the mean loss of the last 50 steps is not below 0.9
 //! of the first 50.
 
@@ -18,6 +19,9 @@ use std::process::ExitCode;
 use kgraph::nccl::Bootstrap;
 use kgraph_model::graphs::synthetic::BookStream;
 use kgraph_model::graphs::{ModelWeights, TrainBatch, TrainStepDdp};
+
+/// Timed replays for the step-time figure.
+const STEP_TIMES: usize = 500;
 
 fn main() -> ExitCode {
     let mut steps = 1000u32;
@@ -75,6 +79,20 @@ fn run(steps: u32, lr: f32) -> kgraph::Result<bool> {
             println!("rank {rank} step {step:>5}  loss {loss:.4}");
         }
     }
+    // Step time: more replays of the last batch, each followed by a stream sync (the all-reduces
+    // keep the ranks in lockstep), median after a warm-up; `world` = 1 is the baseline of the
+    // scaling efficiency t(1) / t(W) at the same per-rank batch.
+    let mut times = Vec::with_capacity(STEP_TIMES);
+    for i in 0..STEP_TIMES + 50 {
+        let start = std::time::Instant::now();
+        g.replay()?;
+        dev.synchronize()?;
+        if i >= 50 {
+            times.push(start.elapsed().as_secs_f64() * 1e6);
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    println!("kgraph_ddp_step_w{world}_rank{rank} {:.2} us", times[times.len() / 2]);
     let checksum: f64 = g.download_w_g()?.iter().chain(&g.download_b_h()?).map(|&v| f64::from(v)).sum();
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     let (first, last) = (mean(&losses[..50]), mean(&losses[losses.len() - 50..]));

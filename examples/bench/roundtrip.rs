@@ -6,7 +6,7 @@
 
 use kgraph::Device;
 use kgraph_model::graphs::synthetic::BookStream;
-use kgraph_model::graphs::{ModelWeights, Perception};
+use kgraph_model::graphs::{ModelWeights, Perception, PerceptionFused};
 use kgraph_model::model::SNAP_LEN;
 
 use crate::report::{median_us, percentiles_us, Report};
@@ -25,6 +25,7 @@ enum Build<'c> {
 
 pub fn run(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()> {
     measure(dev, iters, report, &[Build::Plain, Build::Pdl, Build::PdlSerialized])?;
+    fused(dev, iters, report)?;
     let mut g = Perception::new(dev)?;
     g.load_weights(&ModelWeights::init(7))?;
     g.capture()?;
@@ -48,6 +49,48 @@ pub fn run(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()
     anyhow::ensure!(fresh.apply_tuning(&cache)? == tuned.len(), "the tune cache round-trips");
     drop(fresh);
     measure(dev, iters, report, &[Build::PdlTuned(&cache)])
+}
+
+/// Graph A fused (`PerceptionFused`: the whole step in one kernel, bit-equal to Graph A), the
+/// same round trip, interleaved with the multi-node graph so the two come from the same minutes.
+fn fused(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()> {
+    let mut multi = Perception::new(dev)?;
+    let mut one = PerceptionFused::new(dev)?;
+    multi.load_weights(&ModelWeights::init(7))?;
+    one.load_weights(&ModelWeights::init(7))?;
+    multi.capture()?;
+    one.capture()?;
+    let mut books = BookStream::new(2024);
+    let (mut snap, mut probs) = ([0.0f32; SNAP_LEN], [0.0f32; Perception::PROBS_LEN]);
+    let (mut t_multi, mut t_fused) = (Vec::new(), Vec::new());
+    // Rounds of alternating blocks: a drift in the machine's state hits both alike.
+    for _ in 0..5 {
+        macro_rules! block {
+            ($g:expr) => {
+                percentiles_us(iters, &[50.0], || {
+                    let tick = books.next_into(&mut snap);
+                    $g.write_snap(&snap)?;
+                    $g.write_dt(&[tick.dt])?;
+                    $g.replay()?;
+                    $g.read_probs_into(&mut probs)?;
+                    Ok(())
+                })?[0]
+            };
+        }
+        t_multi.push(block!(multi));
+        t_fused.push(block!(one));
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    report.add("kgraph_perception_roundtrip_pdl_interleaved_p50", median(&mut t_multi), "us");
+    report.add("kgraph_perception_fused_roundtrip_p50", median(&mut t_fused), "us");
+    let graph = one.graph().ok_or_else(|| anyhow::anyhow!("the fused graph is captured"))?;
+    let mut gpu =
+        (0..iters).map(|_| graph.replay_timed().map(|ms| f64::from(ms) * 1e3)).collect::<Result<Vec<_>, _>>()?;
+    report.add("kgraph_perception_fused_graph_gpu_time", median(&mut gpu), "us");
+    Ok(())
 }
 
 /// Graph A stream-captured (side streams: run last, it slows every later replay).
@@ -117,8 +160,9 @@ fn measure(dev: &Device, iters: usize, report: &mut Report, builds: &[Build<'_>]
 }
 
 /// Copy and fill nodes against the kernels they can replace in Graph A and the train step: one
-/// node per graph, replay + sync and GPU time, for a 4-byte pinned → device copy (Graph A's
-/// `dt_in`), a 32-float device copy (`carry`) and a 2464-float zero fill (a gradient buffer).
+/// node per graph, replay + sync and GPU time, for a 4-byte pinned → device copy (Graph A's `dt`,
+/// now copied by its features kernel), a 32-float device copy (`carry`) and a 2464-float zero
+/// fill (a gradient buffer).
 pub fn copy_nodes(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()> {
     use kgraph::{DeviceIn, GraphBuilder, Issue, LaunchOptions};
     use kgraph_model::model::{launch, CopyF32, CopyF32Pinned, ZeroF32};

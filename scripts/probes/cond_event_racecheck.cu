@@ -9,6 +9,8 @@
 //   4: kernel -> set(0) -> IF(body kernel)               (an IF whose condition is false)
 //   5: kernel -> set(1) -> IF(body kernel)               (an IF whose condition is true)
 //   6, 7: 4 and 5, each replay followed by an eager kernel on the same stream
+//   8: memset -> WHILE(body: kernel -> memcpy node -> count_down)   (copy nodes in a body, as
+//      kgraph's test_control.toml `halve_until`)
 // Build: nvcc -arch=sm_90 -o cond_event_racecheck cond_event_racecheck.cu
 // Run:   ./cond_event_racecheck; compute-sanitizer --tool racecheck ./cond_event_racecheck
 #include <cuda_runtime.h>
@@ -63,12 +65,22 @@ static int run(int variant, cudaStream_t s, int* counter, float* x) {
         return e;
     };
     if (variant == 1 || variant == 2) CK(event(0));
+    if (variant == 8) {
+        cudaMemsetParams m = {};
+        m.dst = x + 32;
+        m.value = 0;
+        m.elementSize = 4;
+        m.width = 32;
+        m.height = 1;
+        CK(cudaGraphAddMemsetNode(&node, g, nullptr, 0, &m));
+        dep(node);
+    }
     void* reset_args[] = {&counter, &x};
     dep(kernel_node(g, last ? &last : nullptr, last ? 1 : 0, (void*)reset, reset_args, 32));
     if (variant != 0 && variant < 4) CK(event(1));
-    const bool eager_tail = variant >= 6;
+    const bool eager_tail = variant == 6 || variant == 7;
     if (eager_tail) variant -= 2;
-    if (variant >= 4) {
+    if (variant == 4 || variant == 5) {
         cudaGraphConditionalHandle h;
         CK(cudaGraphConditionalHandleCreate(&h, g, 0, 0));
         int value = variant == 5;
@@ -99,6 +111,13 @@ static int run(int variant, cudaStream_t s, int* counter, float* x) {
         cudaGraph_t body = cp.conditional.phGraph_out[0];
         void* add_args[] = {&x};
         cudaGraphNode_t a = kernel_node(body, nullptr, 0, (void*)add_one, add_args, 32);
+        if (variant == 8) {
+            // x[32..64) <- x[0..32) inside the body: a device-to-device memcpy node.
+            cudaGraphNode_t copy;
+            CK(cudaGraphAddMemcpyNode1D(&copy, body, &a, 1, x + 32, x, 32 * sizeof(float),
+                                        cudaMemcpyDeviceToDevice));
+            a = copy;
+        }
         void* cd_args[] = {&h, &counter, (void*)&n};
         kernel_node(body, &a, 1, (void*)count_down, cd_args, 1);
     }
@@ -131,10 +150,10 @@ int main(int argc, char** argv) {
     int* counter;
     float* x;
     CK(cudaMalloc(&counter, sizeof(int)));
-    CK(cudaMalloc(&x, 32 * sizeof(float)));
+    CK(cudaMalloc(&x, 64 * sizeof(float)));
     int failed = 0;
     const int only = argc > 1 ? atoi(argv[1]) : -1;
-    for (int v = 0; v < 8; ++v)
+    for (int v = 0; v < 9; ++v)
         if (only < 0 || only == v) failed += run(v, s, counter, x);
     printf("%s\n", failed ? "probe: FAILED" : "probe: all variants ok");
     return failed != 0;
