@@ -309,6 +309,37 @@ impl<'p> GraphBuilder<'p> {
         Ok(NodeRef(node))
     }
 
+    /// A host node: the driver calls `f(data)` on one of its threads when the node's
+    /// dependencies are done, and the node's dependents wait until it returns (e.g. to log or
+    /// signal a step from inside a replay, or to read what a kernel wrote into mapped memory).
+    ///
+    /// # Safety
+    /// - `f` makes no CUDA call (the driver may fail it or deadlock), does not unwind (it is
+    ///   `extern "C"`: catch a panic inside), and returns: the stream waits for it.
+    /// - `data` is valid for `f` on another thread for every launch of this graph (the graph
+    ///   keeps the pointer, not a borrow), and whatever `f` touches through it is synchronized
+    ///   with the host's own use (an atomic, a mutex).
+    pub unsafe fn add_host(
+        &mut self,
+        deps: &[Dep],
+        f: unsafe extern "C" fn(*mut c_void),
+        data: *mut c_void,
+    ) -> Result<NodeRef> {
+        if deps.iter().any(|d| d.1 == EdgeKind::Programmatic) {
+            return Err(Error::graph("build: add host node", "a programmatic edge must end at a kernel node"));
+        }
+        let nodes: Vec<sys::CUgraphNode> = deps.iter().map(|d| d.0 .0).collect();
+        let params = sys::CUDA_HOST_NODE_PARAMS { fn_: Some(f), userData: data };
+        let mut node = std::ptr::null_mut();
+        // SAFETY: `nodes` holds `deps.len()` nodes of this graph; `params` is read during the
+        // call; `f` and `data` as the caller promises.
+        unsafe { sys::cuGraphAddHostNode(&mut node, self.graph, nodes.as_ptr(), nodes.len(), &params) }
+            .result()
+            .map_err(|e| Error::driver("graph build: add host node", e))?;
+        self.node_count += 1;
+        Ok(NodeRef(node))
+    }
+
     /// An event-record node (for per-node timing): records `event` when its dependencies are done.
     ///
     /// # Safety

@@ -321,3 +321,55 @@ fn fork_join_across_streams_captures_as_a_diamond_and_matches_eager() {
     graph.replay().unwrap();
     assert_same_bits("diamond graph vs eager", &dev.download(&gc).unwrap(), &want);
 }
+
+/// What the host node of `host_nodes_run_once_per_launch_after_their_dependencies` saw: how
+/// often it ran, and the bits of the first float it read from mapped memory.
+struct HostSeen {
+    calls: std::sync::atomic::AtomicU32,
+    first_bits: std::sync::atomic::AtomicU32,
+    src: *const f32,
+}
+
+unsafe extern "C" fn record_first(data: *mut std::ffi::c_void) {
+    use std::sync::atomic::Ordering::SeqCst;
+    // SAFETY: `data` is the test's `HostSeen`, alive for every launch; `src` points into the
+    // mapped buffer that the node's dependency (a copy node) finished writing.
+    let seen = unsafe { &*(data as *const HostSeen) };
+    // SAFETY: as above; volatile because the device wrote the memory.
+    let v = unsafe { std::ptr::read_volatile(seen.src) };
+    seen.first_bits.store(v.to_bits(), SeqCst);
+    seen.calls.fetch_add(1, SeqCst);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn host_nodes_run_once_per_launch_after_their_dependencies() {
+    use kgraph::{DeviceIn, EdgeKind, GraphBuilder, MappedBuffer};
+    use std::sync::atomic::Ordering::SeqCst;
+    let dev = super::super::common::device();
+    let mut x = dev.upload(&[0.0f32; 64]).unwrap();
+    let mut mapped = MappedBuffer::<f32>::new(&dev, 64).unwrap();
+    // SAFETY: only the pointer is kept; the host reads it in the callback, after the copy.
+    let src = unsafe { mapped.as_slice_unsynchronized() }.as_ptr();
+    let seen = HostSeen { calls: 0.into(), first_bits: 0.into(), src };
+    let mut b = GraphBuilder::new(dev.context()).unwrap();
+    // SAFETY: `x` and `mapped` hold 64 floats and outlive the graph (declared before it).
+    let copy = unsafe { b.add_memcpy(&[], mapped.device_ptr_mut().addr(), x.device_addr(), 256) }.unwrap();
+    let data = &seen as *const HostSeen as *mut std::ffi::c_void;
+    // A programmatic edge must end at a kernel: refused, nothing added.
+    // SAFETY: `record_first` makes no CUDA call and does not unwind; `seen` outlives the graph.
+    let refused = unsafe { b.add_host(&[(copy, EdgeKind::Programmatic)], record_first, data) };
+    assert!(matches!(refused, Err(Error::Graph { .. })), "{refused:?}");
+    // SAFETY: as above.
+    unsafe { b.add_host(&[(copy, EdgeKind::Full)], record_first, data) }.unwrap();
+    assert_eq!(b.node_count(), 2);
+    let g = b.instantiate(dev.stream()).unwrap();
+    for (i, v) in [1.5f32, -2.25, 7.0].into_iter().enumerate() {
+        dev.upload_into(&[v; 64], &mut x).unwrap();
+        g.replay().unwrap();
+        dev.synchronize().unwrap();
+        assert_eq!(seen.calls.load(SeqCst), i as u32 + 1, "one call per launch");
+        assert_eq!(f32::from_bits(seen.first_bits.load(SeqCst)), v, "the callback ran after the copy landed");
+    }
+    drop(g);
+}
