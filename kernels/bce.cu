@@ -19,6 +19,7 @@ extern "C" __global__ void __launch_bounds__(1024)
     bce_with_logits(const float* __restrict__ logits, const float* __restrict__ targets,
                     int count, float* __restrict__ loss, float* __restrict__ g_logits) {
     kg_pdl_enter();
+    if (kg_not_whole_warps()) return;
     __shared__ double warp_partial[32];
     if (blockIdx.x != 0) return;
     const float inv_count = count > 0 ? 1.f / (float)count : 0.f;

@@ -32,6 +32,7 @@ extern "C" __global__ void __launch_bounds__(128)
              const float* __restrict__ dt, int batch, int n_in, int n_hid,
              float* __restrict__ h_new) {
     kg_pdl_enter();
+    if (kg_not_whole_warps()) return;
     const long long gw = kg_global_warp();
     if (gw >= (long long)batch * n_hid) return;  // warp-uniform
     const int b = (int)((unsigned)gw / (unsigned)n_hid);
@@ -55,6 +56,7 @@ extern "C" __global__ void __launch_bounds__(128)
                             int batch, int n_in, int n_hid, float* __restrict__ d_pre_g,
                             float* __restrict__ d_pre_t, float* __restrict__ g_h_old) {
     kg_pdl_enter();
+    if (kg_not_whole_warps()) return;
     const long long gw = kg_global_warp();
     if (gw >= (long long)batch * n_hid) return;
     const int b = (int)((unsigned)gw / (unsigned)n_hid);

@@ -23,6 +23,7 @@ extern "C" __global__ void __launch_bounds__(128)
                         const float* __restrict__ b_h, int batch, int n_hid,
                         float* __restrict__ logits, float* __restrict__ probs) {
     kg_pdl_enter();
+    if (kg_not_whole_warps()) return;
     int i;
     float logit;
     if (!kg_linear_forward_warp<N_HORIZONS>(h, w_h, b_h, batch, n_hid, &i, &logit)) return;

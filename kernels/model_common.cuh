@@ -43,6 +43,13 @@ __device__ __forceinline__ void kg_pdl_enter() {
 #endif
 }
 
+// True when the block is not 1-D whole warps. The kernels built on warp shuffles and votes
+// (full mask: every lane must be present) return at once for such a block, writing nothing:
+// a launch shape the safe API accepts can then not reach undefined behaviour.
+__device__ __forceinline__ bool kg_not_whole_warps() {
+    return (blockDim.x & (KG_WARP - 1)) != 0 || blockDim.y != 1 || blockDim.z != 1;
+}
+
 // True for finite x; false for +-Inf and NaN (every comparison with NaN is false).
 __device__ __forceinline__ bool kg_finite(float x) { return fabsf(x) <= KG_FLT_MAX; }
 

@@ -17,9 +17,10 @@
 //   w_g, w_t [n_hid, 45 + n_hid], b_g, b_t [n_hid], w_h [5, n_hid], b_h [5], p [8, n_hid],
 //   c [8], probs [batch, 5], y [batch, 8]. `snap`, `dt`, `probs` and `y` may be mapped pinned
 //   host memory (the latency graph's zero-copy buffers). `h` must not alias any other buffer.
-// Launch: one block per row, grid = batch, block = 1024 (any multiple of 32 works: warps
+// Launch: one block per row, grid = batch, block = 1024 (any 1-D multiple of 32 works: warps
 //   stride over the hidden units and the 13 outputs). 1 <= n_hid <= FUSED_MAX_HID; for any
-//   other n_hid the kernel writes nothing (it never reads or writes out of bounds).
+//   other n_hid, or another block shape, the kernel writes nothing (it never reads or writes
+//   out of bounds, and never loops forever).
 #include "cfc.cuh"
 #include "snap_features.cuh"
 
@@ -39,7 +40,10 @@ extern "C" __global__ void __launch_bounds__(1024)
     __shared__ float h_new[FUSED_MAX_HID];
     __shared__ float dt_row;
     const int b = blockIdx.x;
-    if (b >= batch || n_hid < 1 || n_hid > FUSED_MAX_HID) return;  // block-uniform
+    // The warps stride (a block of fewer than 32 threads would loop forever) and every lane of
+    // a warp takes part in its shuffles.
+    if (kg_not_whole_warps()) return;
+    if (b >= batch || n_hid < 1 || n_hid > FUSED_MAX_HID) return;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
 
     // Level 1: warp 0 computes the features while the other warps load the old state and the

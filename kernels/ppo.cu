@@ -91,6 +91,7 @@ extern "C" __global__ void __launch_bounds__(256)
     ppo_linear_forward(const float* __restrict__ params, const float* __restrict__ x, int w_off,
                        int batch, int n_in, int n_out, int act, float* __restrict__ y) {
     kg_pdl_enter();
+    if (kg_not_whole_warps()) return;
     if (w_off < 0 || batch < 0 || n_in < 0 || n_out <= 0) return;
     const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= (long long)batch * n_out) return;
@@ -157,6 +158,7 @@ extern "C" __global__ void __launch_bounds__(256)
                         int batch, int n_in, int n_out, int act, float* __restrict__ g_x,
                         float* __restrict__ grads) {
     kg_pdl_enter();
+    if (kg_not_whole_warps()) return;
     if (w_off < 0 || batch < 0 || n_in < 0 || n_out <= 0) return;
     const long long n_x = (long long)batch * n_in;
     const unsigned nb_in = (unsigned)((n_x + blockDim.x - 1) / blockDim.x);
@@ -184,6 +186,7 @@ extern "C" __global__ void __launch_bounds__(256)
                                const float* __restrict__ g_y, int w_off, int batch, int n_in,
                                int n_out, int act, float* __restrict__ grads) {
     kg_pdl_enter();
+    if (kg_not_whole_warps()) return;
     if (w_off < 0 || batch < 0 || n_in < 0 || n_out <= 0) return;
     ppo_linear_backward_weights(x, y, g_y, w_off, batch, n_in, n_out, act, grads, 0u);
 }
@@ -199,6 +202,7 @@ extern "C" __global__ void __launch_bounds__(128)
                     float* __restrict__ log_probs, float* __restrict__ probs,
                     float* __restrict__ entropy) {
     kg_pdl_enter();
+    if (kg_not_whole_warps()) return;
     if (batch < 0 || n_act <= 0) return;
     const long long gw = kg_global_warp();
     if (gw >= batch) return;
@@ -287,6 +291,7 @@ extern "C" __global__ void __launch_bounds__(1024)
                      float clip_eps, float vf_coef, float ent_coef, int batch, int n_act,
                      float* __restrict__ sample_loss, float* __restrict__ stats) {
     kg_pdl_enter();
+    if (kg_not_whole_warps()) return;
     __shared__ double scratch[32];
     if (blockIdx.x != 0 || batch < 0 || n_act <= 0) return;
     double acc[PPO_N_STATS];
@@ -323,6 +328,7 @@ extern "C" __global__ void __launch_bounds__(128)
                       float clip_eps, float vf_coef, float ent_coef, int batch, int n_act,
                       float* __restrict__ g_logits, float* __restrict__ g_values) {
     kg_pdl_enter();
+    if (kg_not_whole_warps()) return;
     if (batch <= 0 || n_act <= 0) return;
     const long long gw = kg_global_warp();
     if (gw >= batch) return;
@@ -360,6 +366,7 @@ extern "C" __global__ void __launch_bounds__(256)
             const float* __restrict__ dones, float gamma, float lambda, int t_steps, int n_envs,
             float* __restrict__ advantages, float* __restrict__ returns) {
     kg_pdl_enter();
+    if (kg_not_whole_warps()) return;
     if (t_steps < 0 || n_envs < 0) return;
     const long long e64 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (e64 >= n_envs) return;
@@ -385,6 +392,7 @@ extern "C" __global__ void __launch_bounds__(1024)
     ppo_normalize_advantages(const float* __restrict__ adv, int n, float eps,
                              float* __restrict__ out) {
     kg_pdl_enter();
+    if (kg_not_whole_warps()) return;
     __shared__ double scratch[32];
     if (blockIdx.x != 0 || n <= 0) return;
     double s = 0.0;
@@ -416,6 +424,7 @@ extern "C" __global__ void __launch_bounds__(256)
                          int* __restrict__ mb_actions, float* __restrict__ mb_old_log_probs,
                          float* __restrict__ mb_advantages, float* __restrict__ mb_returns) {
     kg_pdl_enter();
+    if (kg_not_whole_warps()) return;
     if (n < 0 || n_obs < 0 || n_perm <= 0 || mb_size < 0) return;
     const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= (long long)mb_size * (n_obs + 1)) return;
@@ -442,6 +451,7 @@ extern "C" __global__ void __launch_bounds__(32)
     ppo_minibatch_begin(float lr, float beta1, float beta2, int* __restrict__ counters,
                         int* __restrict__ mb_sel, float* __restrict__ schedule) {
     kg_pdl_enter();
+    if (kg_not_whole_warps()) return;
     if (blockIdx.x != 0 || threadIdx.x != 0) return;
     const int k = counters[0];
     const int t = (int)((unsigned)counters[1] + 1u);

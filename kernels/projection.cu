@@ -17,6 +17,7 @@ extern "C" __global__ void __launch_bounds__(128)
     projection(const float* __restrict__ h, const float* __restrict__ p,
                const float* __restrict__ c, int batch, int n_hid, float* __restrict__ y) {
     kg_pdl_enter();
+    if (kg_not_whole_warps()) return;
     int i;
     float v;
     if (!kg_linear_forward_warp<N_PROJ>(h, p, c, batch, n_hid, &i, &v)) return;

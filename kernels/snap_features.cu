@@ -29,6 +29,7 @@
 extern "C" __global__ void __launch_bounds__(128)
     snap_feature_assemble(const float* __restrict__ snap, int batch, float* __restrict__ feat) {
     kg_pdl_enter();
+    if (kg_not_whole_warps()) return;
     const long long row = kg_global_warp();
     if (row >= batch) return;  // warp-uniform: the whole warp leaves together
     kg_snap_features_row(snap + row * SNAP_LEN, feat + row * N_FEAT);
@@ -42,6 +43,7 @@ extern "C" __global__ void __launch_bounds__(128)
     snap_feature_assemble_dt(const float* __restrict__ snap, const float* __restrict__ dt_src,
                              int batch, float* __restrict__ feat, float* __restrict__ dt_dst) {
     kg_pdl_enter();
+    if (kg_not_whole_warps()) return;
     const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     // Issued before the features so the two reads of host memory overlap.
     const float dt = t < batch ? dt_src[t] : 0.f;

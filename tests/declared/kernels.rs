@@ -19,9 +19,9 @@ pub mod bce {
 pub mod cfc_step {
     // `cfc_step` (kernels/cfc_step.cu:29); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
     #[kernel("cfc_step.cu")] pub fn cfc_step(x: &[f32], h_old: &[f32], w_g: &[f32], b_g: &[f32], w_t: &[f32], b_t: &[f32], dt: &[f32], batch: i32, n_in: i32, n_hid: i32, h_new: &mut [f32]);
-    // `cfc_step_backward_gates` (kernels/cfc_step.cu:51); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
+    // `cfc_step_backward_gates` (kernels/cfc_step.cu:52); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
     #[kernel("cfc_step.cu")] pub fn cfc_step_backward_gates(x: &[f32], h_old: &[f32], w_g: &[f32], b_g: &[f32], w_t: &[f32], b_t: &[f32], dt: &[f32], g_h_new: &[f32], batch: i32, n_in: i32, n_hid: i32, d_pre_g: &mut [f32], d_pre_t: &mut [f32], g_h_old: &mut [f32]);
-    // `cfc_step_backward_params` (kernels/cfc_step.cu:92); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
+    // `cfc_step_backward_params` (kernels/cfc_step.cu:94); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
     #[kernel("cfc_step.cu")] pub fn cfc_step_backward_params(x: &[f32], h_old: &[f32], w_g: &[f32], w_t: &[f32], d_pre_g: &[f32], d_pre_t: &[f32], batch: i32, n_in: i32, n_hid: i32, g_x: &mut [f32], g_h_old: &mut [f32], g_w_g: &mut [f32], g_b_g: &mut [f32], g_w_t: &mut [f32], g_b_t: &mut [f32]);
 }
 
@@ -30,7 +30,7 @@ pub mod cfc_step {
 pub mod heads {
     // `multi_horizon_heads` (kernels/heads.cu:22); for a safe `launch`, give each pointer the elements the kernel may access (`h: &[f32; batch]`) and write `#[kernel("heads.cu", unsafe(extents))]`
     #[kernel("heads.cu")] pub fn multi_horizon_heads(h: &[f32], w_h: &[f32], b_h: &[f32], batch: i32, n_hid: i32, logits: &mut [f32], probs: &mut [f32]);
-    // `multi_horizon_heads_backward` (kernels/heads.cu:46); for a safe `launch`, give each pointer the elements the kernel may access (`h: &[f32; batch]`) and write `#[kernel("heads.cu", unsafe(extents))]`
+    // `multi_horizon_heads_backward` (kernels/heads.cu:47); for a safe `launch`, give each pointer the elements the kernel may access (`h: &[f32; batch]`) and write `#[kernel("heads.cu", unsafe(extents))]`
     #[kernel("heads.cu")] pub fn multi_horizon_heads_backward(h: &[f32], w_h: &[f32], probs: &[f32], g_logits: &[f32], g_probs: &[f32], batch: i32, n_hid: i32, g_h: &mut [f32], g_w_h: &mut [f32], g_b_h: &mut [f32]);
 }
 
@@ -46,7 +46,7 @@ pub mod model_util {
 /// The kernels of `kernels/perception_fused.cu`, as `kgraph declare` writes them.
 #[kgraph::kernels]
 pub mod perception_fused {
-    // `perception_fused` (kernels/perception_fused.cu:29); for a safe `launch`, give each pointer the elements the kernel may access (`snap: &[f32; batch]`) and write `#[kernel("perception_fused.cu", unsafe(extents))]`
+    // `perception_fused` (kernels/perception_fused.cu:30); for a safe `launch`, give each pointer the elements the kernel may access (`snap: &[f32; batch]`) and write `#[kernel("perception_fused.cu", unsafe(extents))]`
     #[kernel("perception_fused.cu")] pub fn perception_fused(snap: &[f32], dt: &[f32], h: &mut [f32], w_g: &[f32], b_g: &[f32], w_t: &[f32], b_t: &[f32], w_h: &[f32], b_h: &[f32], p: &[f32], c: &[f32], batch: i32, n_hid: i32, probs: &mut [f32], y: &mut [f32]);
 }
 
@@ -55,23 +55,23 @@ pub mod perception_fused {
 pub mod ppo {
     // `ppo_linear_forward` (kernels/ppo.cu:91); for a safe `launch`, give each pointer the elements the kernel may access (`params: &[f32; w_off]`) and write `#[kernel("ppo.cu", unsafe(extents))]`
     #[kernel("ppo.cu")] pub fn ppo_linear_forward(params: &[f32], x: &[f32], w_off: i32, batch: i32, n_in: i32, n_out: i32, act: i32, y: &mut [f32]);
-    // `ppo_linear_backward` (kernels/ppo.cu:155); for a safe `launch`, give each pointer the elements the kernel may access (`params: &[f32; w_off]`) and write `#[kernel("ppo.cu", unsafe(extents))]`
+    // `ppo_linear_backward` (kernels/ppo.cu:156); for a safe `launch`, give each pointer the elements the kernel may access (`params: &[f32; w_off]`) and write `#[kernel("ppo.cu", unsafe(extents))]`
     #[kernel("ppo.cu")] pub fn ppo_linear_backward(params: &[f32], x: &[f32], y: &[f32], g_y: &[f32], w_off: i32, batch: i32, n_in: i32, n_out: i32, act: i32, g_x: &mut [f32], grads: &mut [f32]);
-    // `ppo_linear_backward_params` (kernels/ppo.cu:183); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; w_off]`) and write `#[kernel("ppo.cu", unsafe(extents))]`
+    // `ppo_linear_backward_params` (kernels/ppo.cu:185); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; w_off]`) and write `#[kernel("ppo.cu", unsafe(extents))]`
     #[kernel("ppo.cu")] pub fn ppo_linear_backward_params(x: &[f32], y: &[f32], g_y: &[f32], w_off: i32, batch: i32, n_in: i32, n_out: i32, act: i32, grads: &mut [f32]);
-    // `ppo_policy_head` (kernels/ppo.cu:198); for a safe `launch`, give each pointer the elements the kernel may access (`logits: &[f32; batch]`) and write `#[kernel("ppo.cu", unsafe(extents))]`
+    // `ppo_policy_head` (kernels/ppo.cu:201); for a safe `launch`, give each pointer the elements the kernel may access (`logits: &[f32; batch]`) and write `#[kernel("ppo.cu", unsafe(extents))]`
     #[kernel("ppo.cu")] pub fn ppo_policy_head(logits: &[f32], batch: i32, n_act: i32, log_probs: &mut [f32], probs: &mut [f32], entropy: &mut [f32]);
-    // `ppo_loss_forward` (kernels/ppo.cu:283); for a safe `launch`, give each pointer the elements the kernel may access (`log_probs: &[f32; batch]`) and write `#[kernel("ppo.cu", unsafe(extents))]`
+    // `ppo_loss_forward` (kernels/ppo.cu:287); for a safe `launch`, give each pointer the elements the kernel may access (`log_probs: &[f32; batch]`) and write `#[kernel("ppo.cu", unsafe(extents))]`
     #[kernel("ppo.cu")] pub fn ppo_loss_forward(log_probs: &[f32], entropy: &[f32], values: &[f32], actions: &[i32], old_log_probs: &[f32], advantages: &[f32], returns: &[f32], clip_eps: f32, vf_coef: f32, ent_coef: f32, batch: i32, n_act: i32, sample_loss: &mut [f32], stats: &mut [f32]);
-    // `ppo_loss_backward` (kernels/ppo.cu:319); for a safe `launch`, give each pointer the elements the kernel may access (`log_probs: &[f32; batch]`) and write `#[kernel("ppo.cu", unsafe(extents))]`
+    // `ppo_loss_backward` (kernels/ppo.cu:324); for a safe `launch`, give each pointer the elements the kernel may access (`log_probs: &[f32; batch]`) and write `#[kernel("ppo.cu", unsafe(extents))]`
     #[kernel("ppo.cu")] pub fn ppo_loss_backward(log_probs: &[f32], probs: &[f32], entropy: &[f32], values: &[f32], actions: &[i32], old_log_probs: &[f32], advantages: &[f32], returns: &[f32], clip_eps: f32, vf_coef: f32, ent_coef: f32, batch: i32, n_act: i32, g_logits: &mut [f32], g_values: &mut [f32]);
-    // `ppo_gae` (kernels/ppo.cu:359); for a safe `launch`, give each pointer the elements the kernel may access (`rewards: &[f32; t_steps]`) and write `#[kernel("ppo.cu", unsafe(extents))]`
+    // `ppo_gae` (kernels/ppo.cu:365); for a safe `launch`, give each pointer the elements the kernel may access (`rewards: &[f32; t_steps]`) and write `#[kernel("ppo.cu", unsafe(extents))]`
     #[kernel("ppo.cu")] pub fn ppo_gae(rewards: &[f32], values: &[f32], dones: &[f32], gamma: f32, lambda: f32, t_steps: i32, n_envs: i32, advantages: &mut [f32], returns: &mut [f32]);
-    // `ppo_normalize_advantages` (kernels/ppo.cu:385); for a safe `launch`, give each pointer the elements the kernel may access (`adv: &[f32; n]`) and write `#[kernel("ppo.cu", unsafe(extents))]`
+    // `ppo_normalize_advantages` (kernels/ppo.cu:392); for a safe `launch`, give each pointer the elements the kernel may access (`adv: &[f32; n]`) and write `#[kernel("ppo.cu", unsafe(extents))]`
     #[kernel("ppo.cu")] pub fn ppo_normalize_advantages(adv: &[f32], n: i32, eps: f32, out: &mut [f32]);
-    // `ppo_gather_minibatch` (kernels/ppo.cu:411); for a safe `launch`, give each pointer the elements the kernel may access (`perm: &[i32; n]`) and write `#[kernel("ppo.cu", unsafe(extents))]`
+    // `ppo_gather_minibatch` (kernels/ppo.cu:419); for a safe `launch`, give each pointer the elements the kernel may access (`perm: &[i32; n]`) and write `#[kernel("ppo.cu", unsafe(extents))]`
     #[kernel("ppo.cu")] pub fn ppo_gather_minibatch(perm: &[i32], mb_sel: &[i32], obs: &[f32], actions: &[i32], old_log_probs: &[f32], advantages: &[f32], returns: &[f32], n: i32, n_obs: i32, n_perm: i32, mb_size: i32, mb_obs: &mut [f32], mb_actions: &mut [i32], mb_old_log_probs: &mut [f32], mb_advantages: &mut [f32], mb_returns: &mut [f32]);
-    // `ppo_minibatch_begin` (kernels/ppo.cu:442); for a safe `launch`, give each pointer the elements the kernel may access (`counters: &mut [i32; 1024]`) and write `#[kernel("ppo.cu", unsafe(extents))]`
+    // `ppo_minibatch_begin` (kernels/ppo.cu:451); for a safe `launch`, give each pointer the elements the kernel may access (`counters: &mut [i32; 1024]`) and write `#[kernel("ppo.cu", unsafe(extents))]`
     #[kernel("ppo.cu")] pub fn ppo_minibatch_begin(lr: f32, beta1: f32, beta2: f32, counters: &mut [i32], mb_sel: &mut [i32], schedule: &mut [f32]);
 }
 
@@ -80,7 +80,7 @@ pub mod ppo {
 pub mod projection {
     // `projection` (kernels/projection.cu:17); for a safe `launch`, give each pointer the elements the kernel may access (`h: &[f32; batch]`) and write `#[kernel("projection.cu", unsafe(extents))]`
     #[kernel("projection.cu")] pub fn projection(h: &[f32], p: &[f32], c: &[f32], batch: i32, n_hid: i32, y: &mut [f32]);
-    // `projection_backward` (kernels/projection.cu:32); for a safe `launch`, give each pointer the elements the kernel may access (`h: &[f32; batch]`) and write `#[kernel("projection.cu", unsafe(extents))]`
+    // `projection_backward` (kernels/projection.cu:33); for a safe `launch`, give each pointer the elements the kernel may access (`h: &[f32; batch]`) and write `#[kernel("projection.cu", unsafe(extents))]`
     #[kernel("projection.cu")] pub fn projection_backward(h: &[f32], p: &[f32], g_y: &[f32], batch: i32, n_hid: i32, g_h: &mut [f32], g_p: &mut [f32], g_c: &mut [f32]);
 }
 
@@ -96,6 +96,6 @@ pub mod saxpy {
 pub mod snap_features {
     // `snap_feature_assemble` (kernels/snap_features.cu:30); for a safe `launch`, give each pointer the elements the kernel may access (`snap: &[f32; batch]`) and write `#[kernel("snap_features.cu", unsafe(extents))]`
     #[kernel("snap_features.cu")] pub fn snap_feature_assemble(snap: &[f32], batch: i32, feat: &mut [f32]);
-    // `snap_feature_assemble_dt` (kernels/snap_features.cu:42); for a safe `launch`, give each pointer the elements the kernel may access (`snap: &[f32; batch]`) and write `#[kernel("snap_features.cu", unsafe(extents))]`
+    // `snap_feature_assemble_dt` (kernels/snap_features.cu:43); for a safe `launch`, give each pointer the elements the kernel may access (`snap: &[f32; batch]`) and write `#[kernel("snap_features.cu", unsafe(extents))]`
     #[kernel("snap_features.cu")] pub fn snap_feature_assemble_dt(snap: &[f32], dt_src: &[f32], batch: i32, feat: &mut [f32], dt_dst: &mut [f32]);
 }

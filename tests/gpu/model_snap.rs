@@ -326,3 +326,29 @@ fn snap_pinned_variant_reads_host_memory_like_the_device_variant() {
     let f = down(&dev, &out);
     assert!(f.chunks(N_FEAT).all(|row| row[FEAT_IMBALANCE..FEAT_IMBALANCE + 3] == [1.0, 1.0, 1.0]));
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn warp_kernels_write_nothing_for_blocks_that_are_not_whole_warps() {
+    // The warp kernels' full-mask shuffles need every lane: for a block of 48 threads, or a 2-D
+    // block, they return at once (the launch itself is valid), so the outputs keep a sentinel.
+    let dev = device();
+    let k = kernels(&dev);
+    let mut rng = Lcg::new(43);
+    let batch = 8;
+    let snaps: Vec<f32> = (0..batch).flat_map(|_| random_book(&mut rng)).collect();
+    let s = up(&dev, &snaps);
+    let sentinel = vec![f32::from_bits(0x7fc0_1234); batch * N_FEAT];
+    for block in [(48, 1, 1), (32, 2, 1), (16, 1, 1)] {
+        let mut out = up(&dev, &sentinel);
+        let cfg = kgraph::LaunchConfig { grid_dim: (batch as u32, 1, 1), block_dim: block, shared_mem_bytes: 0 };
+        k.snap_feature_assemble.launch(dev.stream(), cfg, &s, batch as i32, &mut out).unwrap();
+        assert_bitwise_eq(&format!("block {block:?}: untouched"), &down(&dev, &out), &sentinel);
+    }
+    // The same kernel with whole warps writes every feature.
+    let mut out = up(&dev, &sentinel);
+    k.snap_feature_assemble
+        .launch(dev.stream(), launch::snap_feature_assemble(batch), &s, batch as i32, &mut out)
+        .unwrap();
+    assert_all_finite("block 128", &down(&dev, &out));
+}
