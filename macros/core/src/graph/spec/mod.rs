@@ -6,6 +6,7 @@
 pub mod diag;
 pub mod expr;
 pub mod raw;
+pub mod include;
 mod read;
 
 pub use raw::*;
