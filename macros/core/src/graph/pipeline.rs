@@ -97,6 +97,7 @@ fn analyze_in(
     if let (Some(ir), Some(dir)) = (&ir, record_dir) {
         check::pdl::check_pdl_waits(&raw, ir, dir, &mut diags);
     }
+    include::name_spliced_nodes(&raw, &mut diags);
     match ir {
         Some(ir) if diags.is_empty() => {
             let edges = dataflow::dependencies(&ir);

@@ -43,6 +43,27 @@ pub fn header(inc: &RawInclude, diags: &mut Diagnostics) -> Option<(S<String>, S
     Some((name?, inc.spec.clone()?))
 }
 
+/// Adds to every error located at an include (about a node spliced by it) which spliced nodes
+/// it is about: `(in node `w_affine`, spliced from `graphs/x.toml` by `[[include]]` `w`)`.
+pub fn name_spliced_nodes(raw: &RawSpec, diags: &mut Diagnostics) {
+    if raw.includes.is_empty() {
+        return;
+    }
+    diags.annotate(|span, message| {
+        let Some(inc) = raw.includes.iter().find(|i| Some(&i.span) == span) else { return };
+        let (Some(name), Some(spec)) = (&inc.name, &inc.spec) else { return };
+        let nodes: Vec<&str> =
+            raw.nodes.iter().filter(|n| &n.span == span.unwrap()).filter_map(|n| n.name.as_ref().map(|s| s.v.as_str())).collect();
+        let named = nodes.iter().filter(|n| message.contains(&format!("`{n}`"))).count();
+        let which = match (named, nodes.as_slice()) {
+            (1, _) | (_, []) => String::new(),
+            (_, [one]) => format!("in node `{one}`, "),
+            (_, many) => format!("in one of the nodes {}, ", list(many.iter().copied())),
+        };
+        message.push_str(&format!(" ({which}spliced from `{}` by `[[include]]` `{}`)", spec.v, name.v));
+    });
+}
+
 /// How the included spec's names read in this spec.
 struct Renames {
     prefix: String,
