@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use kgraph_codegen::graph::ir::{Binding, Value};
-use kgraph_codegen::graph::spec::include::substitute;
+use kgraph_codegen::graph::spec::diag::Diagnostics;
+use kgraph_codegen::graph::spec::include::{node_order, substitute};
+use kgraph_codegen::graph::spec::read;
 use kgraph_codegen::graph::{analyze, Analysis, GraphRequest};
 
 fn workspace_root() -> PathBuf {
@@ -229,6 +231,22 @@ fn nested_includes_prefix_twice() {
     assert_eq!(scalars, ["outer_inner_a", "outer_inner_b"]);
     let includes: Vec<(&str, &str)> = a.ir.includes.iter().map(|i| (i.name.as_str(), i.spec.as_str())).collect();
     assert_eq!(includes, [("outer", "middle.toml"), ("outer_inner", "graphs/test_affine.toml")]);
+}
+
+#[test]
+fn node_order_places_included_nodes_at_their_include_for_repeat() {
+    // `graph!(..., repeat = K)` wraps these names in one loop before the analysis runs.
+    let root = workspace_root();
+    let read_file = |p: &str| std::fs::read_to_string(root.join(p)).ok();
+    let text = std::fs::read_to_string(root.join("graphs/test_include.toml")).unwrap();
+    let mut diags = Diagnostics::new();
+    let raw = read(&text, &mut diags);
+    assert!(diags.is_empty());
+    assert_eq!(node_order(&raw, &read_file), ["first_affine", "second_affine", "scale"]);
+    // A cycle stops after 16 levels instead of recursing forever.
+    let cyclic = "[[include]]\nname = \"me\"\nspec = \"self.toml\"\n";
+    let raw = read(cyclic, &mut diags);
+    assert!(node_order(&raw, &|_| Some(cyclic.to_string())).is_empty());
 }
 
 #[test]
