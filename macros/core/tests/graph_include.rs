@@ -31,7 +31,9 @@ fn analyze_files(files: &[(&str, &str)], main: &str) -> Result<Analysis, Vec<Str
 
 fn errors_of(files: &[(&str, &str)], main: &str) -> Vec<String> {
     match analyze_files(files, main) {
-        Ok(a) => panic!("{main} must not validate; nodes: {:?}", a.ir.nodes.iter().map(|n| &n.name).collect::<Vec<_>>()),
+        Ok(a) => {
+            panic!("{main} must not validate; nodes: {:?}", a.ir.nodes.iter().map(|n| &n.name).collect::<Vec<_>>())
+        }
         Err(e) => e,
     }
 }
@@ -49,7 +51,8 @@ fn parent(m: i64, body: &str) -> String {
 }
 
 /// Buffer `mid` (scratch, `m` floats) and scalar `a` (f32, 2.0), for [`parent`]'s body.
-const MID_A: &str = "[buffers.mid]\ndtype = \"f32\"\nlen = \"m\"\nrole = \"scratch\"\n[scalars.a]\ndtype = \"f32\"\ndefault = 2.0\n";
+const MID_A: &str =
+    "[buffers.mid]\ndtype = \"f32\"\nlen = \"m\"\nrole = \"scratch\"\n[scalars.a]\ndtype = \"f32\"\ndefault = 2.0\n";
 
 const CHAIN: &str = r#"
 [buffers.mid]
@@ -204,9 +207,11 @@ fn pdl_sub(top: &str) -> String {
 #[test]
 fn the_included_specs_pdl_applies_to_its_nodes_unless_a_node_sets_its_own() {
     let include = "[[include]]\nname = \"q\"\nspec = \"sub.toml\"\nbuffers = { x = \"x\", y = \"y\" }\n";
-    for (sub_top, parent_top, want) in
-        [("pdl = true", "", [true, false]), ("", "pdl = true", [false, false]), ("pdl = false", "pdl = true", [false, false])]
-    {
+    for (sub_top, parent_top, want) in [
+        ("pdl = true", "", [true, false]),
+        ("", "pdl = true", [false, false]),
+        ("pdl = false", "pdl = true", [false, false]),
+    ] {
         let p = format!("{parent_top}\n{}", parent(256, include));
         let sub = pdl_sub(sub_top);
         let a = analyze_files(&[("sub.toml", &sub), ("p.toml", &p)], "p.toml")
@@ -223,7 +228,8 @@ fn nested_includes_prefix_twice() {
          [buffers.v]\ndtype = \"f32\"\nlen = \"k\"\nrole = \"output\"\n\
          [[include]]\nname = \"inner\"\nspec = \"graphs/test_affine.toml\"\nbuffers = {{ x = \"u\", y = \"v\" }}\n"
     );
-    let top = parent(4096, "[[include]]\nname = \"outer\"\nspec = \"middle.toml\"\nbuffers = { u = \"x\", v = \"y\" }\n");
+    let top =
+        parent(4096, "[[include]]\nname = \"outer\"\nspec = \"middle.toml\"\nbuffers = { u = \"x\", v = \"y\" }\n");
     let a = analyze_files(&[("middle.toml", &middle), ("top.toml", &top)], "top.toml")
         .unwrap_or_else(|e| panic!("{}", e.join("\n")));
     assert_eq!(names(&a), ["outer_inner_affine"]);
@@ -256,14 +262,19 @@ fn substitution_renames_identifiers_but_not_functions_or_numbers() {
         "ceil" => "WRONG".to_string(),
         other => format!("p_{other}"),
     };
-    assert_eq!(substitute("ceil(n / 256) + max (n, 1_000) * k2", rename), "ceil(4096 / 256) + max (4096, 1_000) * p_k2");
+    assert_eq!(
+        substitute("ceil(n / 256) + max (n, 1_000) * k2", rename),
+        "ceil(4096 / 256) + max (4096, 1_000) * p_k2"
+    );
     assert_eq!(substitute("n", rename), "4096");
 }
 
 /// Some error contains `needle`, starts at `file:line:` and quotes that line.
 fn assert_located(errors: &[String], needle: &str, file: &str, line: usize) {
     let all = errors.join("\n\n");
-    let Some(e) = errors.iter().find(|e| e.contains(needle)) else { panic!("no error containing `{needle}` in:\n{all}") };
+    let Some(e) = errors.iter().find(|e| e.contains(needle)) else {
+        panic!("no error containing `{needle}` in:\n{all}")
+    };
     assert!(e.starts_with(&format!("{file}:{line}:")), "`{needle}` should be at {file}:{line}:\n{all}");
     assert!(e.contains(&format!(" {line} | ")), "quotes line {line}:\n{e}");
 }
@@ -276,7 +287,12 @@ fn line_of(text: &str, needle: &str) -> usize {
 fn a_missing_included_file_is_an_error_at_its_path() {
     let p = parent(4096, "[[include]]\nname = \"gone\"\nspec = \"graphs/nope.toml\"\nbuffers = {}\n");
     let e = errors_of(&[("p.toml", &p)], "p.toml");
-    assert_located(&e, "cannot read included spec `graphs/nope.toml` (relative to the crate root)", "p.toml", line_of(&p, "nope"));
+    assert_located(
+        &e,
+        "cannot read included spec `graphs/nope.toml` (relative to the crate root)",
+        "p.toml",
+        line_of(&p, "nope"),
+    );
     assert!(e[0].contains("spec = \"graphs/nope.toml\"\n"), "quotes the line:\n{}", e[0]);
 }
 
@@ -330,11 +346,26 @@ fn unknown_binding_names_are_errors_with_suggestions() {
     let p = parent(4096, &format!("{MID_A}{body}"));
     let e = errors_of(&[("p.toml", &p)], "p.toml");
     let line = line_of(&p, "yy =");
-    assert_located(&e, "included spec `graphs/test_affine.toml` has no buffer `yy` (its buffers: `x`, `y`)", "p.toml", line);
+    assert_located(
+        &e,
+        "included spec `graphs/test_affine.toml` has no buffer `yy` (its buffers: `x`, `y`)",
+        "p.toml",
+        line,
+    );
     assert_located(&e, "unknown buffer `md` for included buffer `y` of `graphs/test_affine.toml` (buffers: `x`, `y`, `mid`); did you mean `mid`?", "p.toml", line);
     let line = line_of(&p, "aa =");
-    assert_located(&e, "included spec `graphs/test_affine.toml` has no scalar `aa` (its scalars: `a`, `b`)", "p.toml", line);
-    assert_located(&e, "unknown scalar `q` for included scalar `b` of `graphs/test_affine.toml` (scalars: `a`)", "p.toml", line);
+    assert_located(
+        &e,
+        "included spec `graphs/test_affine.toml` has no scalar `aa` (its scalars: `a`, `b`)",
+        "p.toml",
+        line,
+    );
+    assert_located(
+        &e,
+        "unknown scalar `q` for included scalar `b` of `graphs/test_affine.toml` (scalars: `a`)",
+        "p.toml",
+        line,
+    );
     // An unknown key is a read error, reported before anything is included.
     let p = parent(4096, "[[include]]\nname = \"k\"\nspec = \"graphs/test_affine.toml\"\nbufers = {}\n");
     let e = errors_of(&[("p.toml", &p)], "p.toml");
@@ -353,7 +384,12 @@ fn an_error_inside_the_included_spec_is_located_in_its_file() {
     let p = parent(8, body);
     let e = errors_of(&[("sub.toml", &sub), ("p.toml", &p)], "p.toml");
     assert_located(&e, "unknown buffer `tmpp`", "sub.toml", line_of(&sub, "tmpp"));
-    assert_located(&e, "included spec `sub.toml` has 1 error(s), reported in that file", "p.toml", line_of(&p, "spec ="));
+    assert_located(
+        &e,
+        "included spec `sub.toml` has 1 error(s), reported in that file",
+        "p.toml",
+        line_of(&p, "spec ="),
+    );
 }
 
 #[test]

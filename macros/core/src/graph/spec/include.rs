@@ -28,7 +28,10 @@ pub fn header(inc: &RawInclude, diags: &mut Diagnostics) -> Option<(S<String>, S
         Some(n) => {
             diags.error(
                 n.span.clone(),
-                format!("include name `{}` must be a lowercase snake_case identifier (it prefixes the included names)", n.v),
+                format!(
+                    "include name `{}` must be a lowercase snake_case identifier (it prefixes the included names)",
+                    n.v
+                ),
             );
             None
         }
@@ -38,7 +41,10 @@ pub fn header(inc: &RawInclude, diags: &mut Diagnostics) -> Option<(S<String>, S
         }
     };
     if inc.spec.is_none() {
-        diags.error(inc.span.clone(), "`[[include]]` needs a `spec`, the included spec's path (relative to the crate root)");
+        diags.error(
+            inc.span.clone(),
+            "`[[include]]` needs a `spec`, the included spec's path (relative to the crate root)",
+        );
     }
     Some((name?, inc.spec.clone()?))
 }
@@ -52,8 +58,12 @@ pub fn name_spliced_nodes(raw: &RawSpec, diags: &mut Diagnostics) {
     diags.annotate(|span, message| {
         let Some(inc) = raw.includes.iter().find(|i| Some(&i.span) == span) else { return };
         let (Some(name), Some(spec)) = (&inc.name, &inc.spec) else { return };
-        let nodes: Vec<&str> =
-            raw.nodes.iter().filter(|n| &n.span == span.unwrap()).filter_map(|n| n.name.as_ref().map(|s| s.v.as_str())).collect();
+        let nodes: Vec<&str> = raw
+            .nodes
+            .iter()
+            .filter(|n| &n.span == span.unwrap())
+            .filter_map(|n| n.name.as_ref().map(|s| s.v.as_str()))
+            .collect();
         let named = nodes.iter().filter(|n| message.contains(&format!("`{n}`"))).count();
         let which = match (named, nodes.as_slice()) {
             (1, _) | (_, []) => String::new(),
@@ -74,7 +84,8 @@ pub fn node_order(raw: &RawSpec, read_file: &dyn Fn(&str) -> Option<String>) -> 
 }
 
 fn node_order_at(raw: &RawSpec, read_file: &dyn Fn(&str) -> Option<String>, depth: usize) -> Vec<String> {
-    let own = raw.nodes.iter().filter_map(|n| Some((n.span.start, vec![n.name.as_ref().or(n.kernel.as_ref())?.v.clone()])));
+    let own =
+        raw.nodes.iter().filter_map(|n| Some((n.span.start, vec![n.name.as_ref().or(n.kernel.as_ref())?.v.clone()])));
     let mut placed: Vec<(usize, Vec<String>)> = own.collect();
     for inc in raw.includes.iter().filter(|_| depth < 16) {
         let (Some(name), Some(spec)) = (&inc.name, &inc.spec) else { continue };
@@ -100,7 +111,14 @@ struct Renames {
 /// Splices `sub` (the spec `inc` includes: read, its own includes spliced, valid on its own) into
 /// `parent` at `inc`'s position. Binding errors go to `diags`, spanned in `parent`; then nothing
 /// is spliced and `false` is returned.
-pub fn splice(parent: &mut RawSpec, inc: &RawInclude, name: &str, path: &S<String>, sub: &RawSpec, diags: &mut Diagnostics) -> bool {
+pub fn splice(
+    parent: &mut RawSpec,
+    inc: &RawInclude,
+    name: &str,
+    path: &S<String>,
+    sub: &RawSpec,
+    diags: &mut Diagnostics,
+) -> bool {
     let errors_before = diags.len();
     same_kernels(parent, path, sub, diags);
     let sub_dims = dims_of(sub);
@@ -119,23 +137,21 @@ pub fn splice(parent: &mut RawSpec, inc: &RawInclude, name: &str, path: &S<Strin
         }
     }
     for s in sub.scalars.iter().filter(|s| !bound_scalar(&s.name.v)) {
-        {
-            parent.scalars.push(RawScalar {
-                name: r.s(r.prefixed(&s.name.v)),
-                dtype: s.dtype.as_ref().map(|d| r.s(d.v.clone())),
-                default: s.default.as_ref().map(|d| r.s(d.v.clone())),
-                doc: s.doc.clone(),
-            });
-        }
+        parent.scalars.push(RawScalar {
+            name: r.s(r.prefixed(&s.name.v)),
+            dtype: s.dtype.as_ref().map(|d| r.s(d.v.clone())),
+            default: s.default.as_ref().map(|d| r.s(d.v.clone())),
+            doc: s.doc.clone(),
+        });
     }
     let at = parent.nodes.iter().position(|n| n.span.start > span.start).unwrap_or(parent.nodes.len());
     let nodes: Vec<RawNode> = sub.nodes.iter().map(|n| r.node(n, sub.pdl.as_ref().is_some_and(|p| p.v))).collect();
     parent.nodes.splice(at..at, nodes);
     parent.controls.extend(sub.controls.iter().map(|c| r.control(c)));
     parent.included.push(IncludedFile { name: name.to_string(), spec: path.v.clone() });
-    parent.included.extend(
-        sub.included.iter().map(|f| IncludedFile { name: r.prefixed(&f.name), spec: f.spec.clone() }),
-    );
+    parent
+        .included
+        .extend(sub.included.iter().map(|f| IncludedFile { name: r.prefixed(&f.name), spec: f.spec.clone() }));
     true
 }
 
@@ -416,9 +432,10 @@ impl Renames {
             grid: n.grid.as_ref().map(|g| self.nums(g)),
             block: n.block.as_ref().map(|b| self.nums(b)),
             shared: n.shared.as_ref().map(|x| self.num(x)),
-            args: n.args.as_ref().map(|a| {
-                self.s(a.v.iter().map(|(k, v)| (self.s(k.v.clone()), self.s(self.arg(&v.v)))).collect())
-            }),
+            args: n
+                .args
+                .as_ref()
+                .map(|a| self.s(a.v.iter().map(|(k, v)| (self.s(k.v.clone()), self.s(self.arg(&v.v)))).collect())),
             doc: n.doc.clone(),
             pdl: if is_kernel { Some(self.s(n.pdl.as_ref().map_or(pdl, |p| p.v))) } else { None },
             tune: n.tune.as_ref().map(|t| self.nums(t)),

@@ -5,8 +5,8 @@
 
 pub mod diag;
 pub mod expr;
-pub mod raw;
 pub mod include;
+pub mod raw;
 mod read;
 
 pub use raw::*;

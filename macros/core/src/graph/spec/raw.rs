@@ -213,6 +213,9 @@ pub enum ScalarTarget {
     Lit(Lit),
 }
 
+/// An include's bindings: `(included name, what it is bound to)` pairs in file order.
+pub type Bindings<T> = Vec<(S<String>, S<T>)>;
+
 /// One `[[include]]` table: another spec's nodes, spliced in at this position.
 #[derive(Debug, Clone)]
 pub struct RawInclude {
@@ -224,9 +227,9 @@ pub struct RawInclude {
     pub spec: Option<S<String>>,
     /// `buffers = { x = "mid" }`: (included buffer, this spec's buffer), in file order; `None`
     /// when the key is absent.
-    pub buffers: Option<S<Vec<(S<String>, S<String>)>>>,
+    pub buffers: Option<S<Bindings<String>>>,
     /// `scalars = { a = "a", b = 0.5 }`: (included scalar, target), in file order.
-    pub scalars: Option<S<Vec<(S<String>, S<ScalarTarget>)>>>,
+    pub scalars: Option<S<Bindings<ScalarTarget>>>,
 }
 
 /// A spec file included (directly or through another include), once spliced.

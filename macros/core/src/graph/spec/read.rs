@@ -6,8 +6,8 @@ use toml::Spanned;
 
 use super::diag::{list, suggest, Diagnostics};
 use super::raw::{
-    ArgValue, Lit, Num, RawBuffer, RawCollective, RawControl, RawControlKind, RawDim, RawKernels, RawMemcpy, RawMemset,
-    RawInclude, RawNode, RawScalar, RawSpec, RawUntil, ScalarTarget, Span, S,
+    ArgValue, Lit, Num, RawBuffer, RawCollective, RawControl, RawControlKind, RawDim, RawInclude, RawKernels,
+    RawMemcpy, RawMemset, RawNode, RawScalar, RawSpec, RawUntil, ScalarTarget, Span, S,
 };
 
 type Entry<'a, 'i> = (&'a Spanned<std::borrow::Cow<'i, str>>, &'a Spanned<DeValue<'i>>);
@@ -143,8 +143,7 @@ impl Reader<'_> {
     }
 }
 
-const TOP_KEYS: &[&str] =
-    &["doc", "pdl", "kernels", "dims", "buffers", "scalars", "node", "while", "if", "include"];
+const TOP_KEYS: &[&str] = &["doc", "pdl", "kernels", "dims", "buffers", "scalars", "node", "while", "if", "include"];
 const KERNELS_KEYS: &[&str] = &["source", "module"];
 const BUFFER_KEYS: &[&str] = &["dtype", "len", "role", "doc"];
 const SCALAR_KEYS: &[&str] = &["dtype", "default", "doc"];
@@ -509,7 +508,10 @@ fn read_include(r: &mut Reader<'_>, item: &Spanned<DeValue<'_>>) -> Option<RawIn
                         }
                     };
                     if let Some(target) = target {
-                        pairs.push((S { v: sk.get_ref().to_string(), span: sk.span() }, S { v: target, span: sv.span() }));
+                        pairs.push((
+                            S { v: sk.get_ref().to_string(), span: sk.span() },
+                            S { v: target, span: sv.span() },
+                        ));
                     }
                 }
                 inc.scalars = Some(S { v: pairs, span: v.span() });
