@@ -425,3 +425,12 @@ fn an_included_spec_must_use_the_same_kernels() {
         line_of(&p2, "spec = \"sub.toml\""),
     );
 }
+
+#[test]
+fn a_prefixed_name_that_clashes_with_this_specs_is_a_duplicate_at_the_include() {
+    let clash = "[scalars.first_b]\ndtype = \"f32\"\ndefault = 1.0\n";
+    let body = format!("{clash}{CHAIN}[[node]]\nname = \"own\"\nkernel = \"tg_affine\"\ngrid = 16\nblock = 256\nargs = {{ x = \"x\", y = \"mid\", a = \"first_b\", b = 0.0, n = \"m\" }}\n");
+    let p = parent(4096, &body);
+    let e = errors_of(&[("p.toml", &p)], "p.toml");
+    assert_located(&e, "duplicate name `first_b`", "p.toml", line_of(&p, "name = \"first\"") - 1);
+}
