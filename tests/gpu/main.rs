@@ -6,6 +6,7 @@ mod common;
 mod extents;
 mod graph;
 mod graph_control;
+mod graph_include;
 mod graph_nccl;
 mod graph_pdl;
 mod graph_reload;

@@ -316,8 +316,9 @@ impl Sources {
 
 const GRAPH_KERNELS: &str = "tests/gpu/graph/kernels.rs";
 
-/// Every error starts with `g.toml:line:col: ` inside the text and quotes that line.
-fn check_errors(text: &str, errors: &[String]) -> Result<(), String> {
+/// Every error starts with `g.toml:line:col: ` inside the text and quotes that line, or with the
+/// same inside a spec that `g.toml` includes (read through `read`).
+fn check_errors(text: &str, errors: &[String], read: &dyn Fn(&str) -> std::io::Result<String>) -> Result<(), String> {
     if errors.is_empty() {
         return Err("analysis failed without an error".into());
     }
@@ -329,9 +330,12 @@ fn check_errors(text: &str, errors: &[String]) -> Result<(), String> {
             (Ok(l), Ok(c)) => (l, c),
             _ => return Err(format!("line/col not numbers in {e:?}")),
         };
+        let included =
+            if file == SPEC_PATH { None } else { Some(read(file).map_err(|_| format!("no file {file} in {e:?}"))?) };
+        let text = included.as_deref().unwrap_or(text);
         let quoted = nth_line(text, line).ok_or_else(|| format!("line {line} is past the end in {e:?}"))?;
         let width = quoted.chars().count(); // a `\r` before the `\n` counts: it is a position too
-        if file != SPEC_PATH || col == 0 || col > width + 1 {
+        if !file.ends_with(".toml") || col == 0 || col > width + 1 {
             return Err(format!("bad position {file}:{line}:{col} (line has {width} chars) in {e:?}"));
         }
         if !rest.contains(&format!(" {line} | ")) {
@@ -365,7 +369,7 @@ fn mutated_specs_give_a_model_or_positioned_errors_never_a_panic() {
             }
             Err(errors) => {
                 rejected.set(rejected.get() + 1);
-                check_errors(text, &errors)
+                check_errors(text, &errors, &read_file)
             }
         }
     };
@@ -542,7 +546,7 @@ fn deep_huge_and_out_of_range_inputs_give_located_bounded_errors() {
                 Ok(_) => return Ok(()),
                 Err(errors) => errors,
             };
-            check_errors(text, &errors)?;
+            check_errors(text, &errors, read_file)?;
             let total: usize = errors.iter().map(String::len).sum();
             let widest =
                 errors.iter().flat_map(|e| e.lines().skip(2).step_by(3).take(1)).map(|l| l.chars().count()).max();

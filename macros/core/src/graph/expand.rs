@@ -10,6 +10,7 @@ use syn::parse::{Parse, ParseStream};
 use syn::{Ident, LitStr, Token};
 
 use super::pipeline::{generate_with_records, GraphRequest};
+use super::spec::include::node_order;
 use crate::syntax::naming::graph_struct_ident;
 
 /// Environment variable naming the directory `graph!` paths are relative to; defaults to
@@ -97,7 +98,7 @@ pub fn expand(input: TokenStream) -> TokenStream {
     };
     let text = match &args.repeat {
         Some(k) => match k.base10_parse::<u32>() {
-            Ok(k) if k >= 1 => repeat_all(&text, k),
+            Ok(k) if k >= 1 => repeat_all(&text, k, &|rel| std::fs::read_to_string(root.join(rel)).ok()),
             _ => {
                 return stub(
                     syn::Error::new(k.span(), "`repeat` takes an integer from 1 to 4294967295").to_compile_error(),
@@ -127,14 +128,13 @@ pub fn expand(input: TokenStream) -> TokenStream {
 
 /// The spec text with every node in the body of one `[[while]] repeat = k` loop, named
 /// `repeat_steps` (appended after the file's own text; a spec that does not parse is left as it
-/// is, for its own errors).
-fn repeat_all(text: &str, k: u32) -> String {
+/// is, for its own errors). Included nodes are in the body too, by their prefixed names.
+fn repeat_all(text: &str, k: u32, read_file: &dyn Fn(&str) -> Option<String>) -> String {
     let mut diags = super::spec::diag::Diagnostics::new();
     let raw = super::spec::read(text, &mut diags);
     if !diags.is_empty() {
         return text.to_string();
     }
-    let names: Vec<String> =
-        raw.nodes.iter().filter_map(|n| n.name.as_ref().or(n.kernel.as_ref()).map(|s| format!("{:?}", s.v))).collect();
+    let names: Vec<String> = node_order(&raw, read_file).iter().map(|n| format!("{n:?}")).collect();
     format!("{text}\n\n[[while]]\nname = \"repeat_steps\"\nnodes = [{}]\nrepeat = {k}\n", names.join(", "))
 }

@@ -435,6 +435,17 @@ pub struct GraphIr {
     pub nodes: Vec<Node>,
     /// Conditional groups of nodes, in file order; their bodies do not overlap.
     pub controls: Vec<Control>,
+    /// The specs spliced in by `[[include]]`, nested ones too, in the order they were spliced.
+    pub includes: Vec<Include>,
+}
+
+/// A spec spliced in by `[[include]]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Include {
+    /// The prefix of its names (`first`; `first_inner` for an include inside it).
+    pub name: String,
+    /// Its path, relative to the crate root.
+    pub spec: String,
 }
 
 impl Dim {

@@ -12,7 +12,7 @@ use super::emit::{self, diagram, docs, CodegenInput};
 use super::ir::GraphIr;
 use super::plan;
 use super::spec::diag::{Diagnostics, SourceMap};
-use super::spec::{self, RawSpec};
+use super::spec::{self, include, RawSpec};
 use crate::syntax::naming::graph_struct_ident;
 use crate::syntax::source::decls_with_modules;
 
@@ -69,17 +69,35 @@ pub fn analyze(req: &GraphRequest<'_>) -> Result<Analysis, Vec<String>> {
 /// `$OUT_DIR/kgraph`) every PDL node's kernel must be proven to wait on its grid dependency
 /// (`check::pdl`).
 pub fn analyze_with_records(req: &GraphRequest<'_>, record_dir: Option<&Path>) -> Result<Analysis, Vec<String>> {
+    analyze_in(req, record_dir, &[]).map(|(a, _)| a)
+}
+
+/// [`analyze_with_records`] for a spec included through `chain` (the including specs' paths,
+/// outermost first): the analysis and the raw model with every include spliced in.
+fn analyze_in(
+    req: &GraphRequest<'_>,
+    record_dir: Option<&Path>,
+    chain: &[&str],
+) -> Result<(Analysis, RawSpec), Vec<String>> {
     let map = SourceMap::new(req.spec_path, req.spec_text);
     let mut diags = Diagnostics::new();
-    let raw = spec::read(req.spec_text, &mut diags);
+    let mut raw = spec::read(req.spec_text, &mut diags);
     if !diags.is_empty() {
         return Err(diags.render(&map));
+    }
+    let mut foreign = Vec::new();
+    let chain: Vec<&str> = chain.iter().copied().chain([req.spec_path]).collect();
+    splice_includes(&mut raw, req, record_dir, &chain, &mut diags, &mut foreign);
+    if !foreign.is_empty() || !diags.is_empty() {
+        foreign.extend(diags.render(&map));
+        return Err(foreign);
     }
     let kernels = load_kernels(&raw, req, &mut diags);
     let ir = check::validate(&raw, &kernels, req.spec_path, &mut diags);
     if let (Some(ir), Some(dir)) = (&ir, record_dir) {
         check::pdl::check_pdl_waits(&raw, ir, dir, &mut diags);
     }
+    include::name_spliced_nodes(&raw, &mut diags);
     match ir {
         Some(ir) if diags.is_empty() => {
             let edges = dataflow::dependencies(&ir);
@@ -87,9 +105,54 @@ pub fn analyze_with_records(req: &GraphRequest<'_>, record_dir: Option<&Path>) -
             let schedule = dataflow::schedule(ir.nodes.len(), &edges, &pdl);
             let serial = dataflow::serial_schedule(ir.nodes.len(), &pdl);
             let (branched, serialized) = (plan::branched(&ir), plan::serialized(&ir));
-            Ok(Analysis { ir, edges, schedule, serial, branched, serialized })
+            Ok((Analysis { ir, edges, schedule, serial, branched, serialized }, raw))
         }
         _ => Err(diags.render(&map)),
+    }
+}
+
+/// Splices every `[[include]]` of `raw` into it, in file order. Each included spec is analyzed
+/// on its own first (its errors, rendered in its own file, go to `foreign`, plus one error at
+/// the include); binding errors go to `diags`.
+fn splice_includes(
+    raw: &mut RawSpec,
+    req: &GraphRequest<'_>,
+    record_dir: Option<&Path>,
+    chain: &[&str],
+    diags: &mut Diagnostics,
+    foreign: &mut Vec<String>,
+) {
+    for inc in std::mem::take(&mut raw.includes) {
+        let Some((name, path)) = include::header(&inc, diags) else { continue };
+        if chain.contains(&path.v.as_str()) {
+            let cycle: Vec<&str> = chain.iter().copied().chain([path.v.as_str()]).collect();
+            diags.error(path.span.clone(), format!("include cycle: {}", cycle.join(" -> ")));
+            continue;
+        }
+        let text = match (req.read_file)(&path.v) {
+            Ok(t) => t,
+            Err(e) => {
+                diags.error(
+                    path.span.clone(),
+                    format!("cannot read included spec `{}` (relative to the crate root): {e}", path.v),
+                );
+                continue;
+            }
+        };
+        let sub_req = GraphRequest { spec_path: &path.v, spec_text: &text, struct_name: None, ..*req };
+        match analyze_in(&sub_req, record_dir, chain) {
+            Ok((_, sub)) => {
+                include::splice(raw, &inc, &name.v, &path, &sub, diags);
+            }
+            Err(errors) => {
+                diags.error(
+                    path.span.clone(),
+                    format!("included spec `{}` has {} error(s), reported in that file", path.v, errors.len()),
+                );
+                foreign.extend(errors);
+            }
+        }
+        raw.includes.push(inc);
     }
 }
 
@@ -140,7 +203,13 @@ pub fn generate_with_records(req: &GraphRequest<'_>, record_dir: Option<&Path>) 
     let doc = docs::struct_doc(&a.ir, &a.edges, &programmatic);
     let dot = a.dot(&name.to_string());
     let mermaid = a.mermaid();
-    let tracked = vec![join(req.root, req.spec_path), join(req.root, &a.ir.kernel_source)];
+    let mut tracked = vec![join(req.root, req.spec_path), join(req.root, &a.ir.kernel_source)];
+    for inc in &a.ir.includes {
+        let path = join(req.root, &inc.spec);
+        if !tracked.contains(&path) {
+            tracked.push(path);
+        }
+    }
     Ok(emit::generate(&CodegenInput {
         ir: &a.ir,
         name: &name,

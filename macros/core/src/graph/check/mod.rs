@@ -27,7 +27,7 @@ mod values;
 
 use context::Ctx;
 
-use crate::graph::ir::GraphIr;
+use crate::graph::ir::{GraphIr, Include};
 use crate::graph::spec::diag::Diagnostics;
 use crate::graph::spec::RawSpec;
 use crate::syntax::model::KernelDecl;
@@ -95,5 +95,6 @@ pub fn validate(raw: &RawSpec, kernels: &Kernels, spec_path: &str, diags: &mut D
         kernels: bound.kernels,
         nodes: bound.nodes,
         controls,
+        includes: raw.included.iter().map(|f| Include { name: f.name.clone(), spec: f.spec.clone() }).collect(),
     })
 }

@@ -9,6 +9,7 @@ use crate::syntax::text::code_list;
 /// Markdown for the struct's `#[doc]`.
 pub fn struct_doc(ir: &GraphIr, edges: &[Edge], programmatic: &[(usize, usize)]) -> String {
     let mut d = intro(ir);
+    d += &includes_section(ir);
     d += &dims_section(ir);
     d += &buffers_section(ir);
     d += &scalars_section(ir);
@@ -30,6 +31,22 @@ fn intro(ir: &GraphIr) -> String {
          or [`Self::capture`] once and [`Self::replay`] every step.\n",
         ir.spec_path, ir.kernel_source
     );
+    d
+}
+
+fn includes_section(ir: &GraphIr) -> String {
+    if ir.includes.is_empty() {
+        return String::new();
+    }
+    let mut d = String::from(
+        "\n# Includes\n\nSpecs whose nodes are spliced in by `[[include]]`, named `<prefix>_<node>`.\n\n\
+         | prefix | spec | nodes |\n|---|---|---|\n",
+    );
+    for inc in &ir.includes {
+        let prefix = format!("{}_", inc.name);
+        let nodes = ir.nodes.iter().map(|n| &n.name).filter(|n| n.starts_with(&prefix)).map(|n| format!("`{n}`"));
+        d += &format!("| `{}` | `{}` | {} |\n", inc.name, inc.spec, nodes.collect::<Vec<_>>().join(", "));
+    }
     d
 }
 

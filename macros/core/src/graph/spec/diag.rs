@@ -166,6 +166,13 @@ impl Diagnostics {
         self.errors.push(SpecError { span: None, message: message.into() });
     }
 
+    /// Lets `f` change the message of every error recorded so far (given its span).
+    pub fn annotate(&mut self, mut f: impl FnMut(Option<&Range<usize>>, &mut String)) {
+        for e in &mut self.errors {
+            f(e.span.as_ref(), &mut e.message);
+        }
+    }
+
     /// True when nothing was recorded.
     pub fn is_empty(&self) -> bool {
         self.errors.is_empty()

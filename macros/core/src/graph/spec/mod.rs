@@ -5,6 +5,7 @@
 
 pub mod diag;
 pub mod expr;
+pub mod include;
 pub mod raw;
 mod read;
 

@@ -204,6 +204,43 @@ pub struct RawControl {
     pub doc: Option<String>,
 }
 
+/// What an included scalar is bound to in an `[[include]]`'s `scalars`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScalarTarget {
+    /// `a = "lr"`: a scalar of the including spec.
+    Scalar(String),
+    /// `a = 3.0`: a literal, passed wherever the included spec passes the scalar.
+    Lit(Lit),
+}
+
+/// An include's bindings: `(included name, what it is bound to)` pairs in file order.
+pub type Bindings<T> = Vec<(S<String>, S<T>)>;
+
+/// One `[[include]]` table: another spec's nodes, spliced in at this position.
+#[derive(Debug, Clone)]
+pub struct RawInclude {
+    /// The table's span.
+    pub span: Span,
+    /// `name = "first"`: the prefix of the included names (`first_<node>`).
+    pub name: Option<S<String>>,
+    /// `spec = "graphs/x.toml"`: the included spec, relative to the crate root.
+    pub spec: Option<S<String>>,
+    /// `buffers = { x = "mid" }`: (included buffer, this spec's buffer), in file order; `None`
+    /// when the key is absent.
+    pub buffers: Option<S<Bindings<String>>>,
+    /// `scalars = { a = "a", b = 0.5 }`: (included scalar, target), in file order.
+    pub scalars: Option<S<Bindings<ScalarTarget>>>,
+}
+
+/// A spec file included (directly or through another include), once spliced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IncludedFile {
+    /// The prefix of its names in this spec (`first`, `first_inner` for a nested one).
+    pub name: String,
+    /// Its path, relative to the crate root.
+    pub spec: String,
+}
+
 /// A whole spec, as written.
 #[derive(Debug, Clone, Default)]
 pub struct RawSpec {
@@ -223,4 +260,9 @@ pub struct RawSpec {
     pub nodes: Vec<RawNode>,
     /// `[[while]]` and `[[if]]`, in file order.
     pub controls: Vec<RawControl>,
+    /// `[[include]]`, in file order.
+    pub includes: Vec<RawInclude>,
+    /// Filled when the includes are spliced in (`super::include`): every file included, nested
+    /// ones too. Empty as read.
+    pub included: Vec<IncludedFile>,
 }

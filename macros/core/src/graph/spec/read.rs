@@ -6,8 +6,8 @@ use toml::Spanned;
 
 use super::diag::{list, suggest, Diagnostics};
 use super::raw::{
-    ArgValue, Lit, Num, RawBuffer, RawCollective, RawControl, RawControlKind, RawDim, RawKernels, RawMemcpy, RawMemset,
-    RawNode, RawScalar, RawSpec, RawUntil, Span, S,
+    ArgValue, Lit, Num, RawBuffer, RawCollective, RawControl, RawControlKind, RawDim, RawInclude, RawKernels,
+    RawMemcpy, RawMemset, RawNode, RawScalar, RawSpec, RawUntil, ScalarTarget, Span, S,
 };
 
 type Entry<'a, 'i> = (&'a Spanned<std::borrow::Cow<'i, str>>, &'a Spanned<DeValue<'i>>);
@@ -143,7 +143,7 @@ impl Reader<'_> {
     }
 }
 
-const TOP_KEYS: &[&str] = &["doc", "pdl", "kernels", "dims", "buffers", "scalars", "node", "while", "if"];
+const TOP_KEYS: &[&str] = &["doc", "pdl", "kernels", "dims", "buffers", "scalars", "node", "while", "if", "include"];
 const KERNELS_KEYS: &[&str] = &["source", "module"];
 const BUFFER_KEYS: &[&str] = &["dtype", "len", "role", "doc"];
 const SCALAR_KEYS: &[&str] = &["dtype", "default", "doc"];
@@ -155,6 +155,7 @@ const MEMCPY_KEYS: &[&str] = &["src", "dst"];
 const WHILE_KEYS: &[&str] = &["name", "nodes", "repeat", "until", "max", "doc"];
 const IF_KEYS: &[&str] = &["name", "nodes", "flag", "doc"];
 const UNTIL_KEYS: &[&str] = &["buffer", "below"];
+const INCLUDE_KEYS: &[&str] = &["name", "spec", "buffers", "scalars"];
 
 /// Parses `text`; TOML syntax errors and structural problems go to `diags`.
 pub fn read(text: &str, diags: &mut Diagnostics) -> RawSpec {
@@ -234,6 +235,19 @@ pub fn read(text: &str, diags: &mut Diagnostics) -> RawSpec {
                     ),
                 }
             }
+            "include" => match value.get_ref() {
+                DeValue::Array(items) => {
+                    for item in items.iter() {
+                        if let Some(i) = read_include(&mut r, item) {
+                            spec.includes.push(i);
+                        }
+                    }
+                }
+                other => r.diags.error(
+                    value.span(),
+                    format!("`include` must be an array of tables (`[[include]]`), found {}", type_name(other)),
+                ),
+            },
             _ => r.unknown_key(key, "the spec", TOP_KEYS),
         }
     }
@@ -457,4 +471,53 @@ fn read_collective(r: &mut Reader<'_>, v: &Spanned<DeValue<'_>>) -> Option<S<Raw
         }
     }
     Some(S { v: c, span: v.span() })
+}
+
+fn read_include(r: &mut Reader<'_>, item: &Spanned<DeValue<'_>>) -> Option<RawInclude> {
+    let t = r.table(item, "each `include`")?;
+    let mut inc = RawInclude { span: item.span(), name: None, spec: None, buffers: None, scalars: None };
+    for (key, v) in entries(t) {
+        match key.get_ref().as_ref() {
+            "name" => inc.name = r.string(v, "`[[include]]` `name`"),
+            "spec" => inc.spec = r.string(v, "`[[include]]` `spec`"),
+            "buffers" => {
+                let Some(bt) = r.table(v, "`[[include]]` `buffers`") else { continue };
+                let mut pairs = Vec::new();
+                for (bk, bv) in entries(bt) {
+                    let what = format!("`[[include]]` buffer binding `{}`", bk.get_ref());
+                    if let Some(target) = r.string(bv, &what) {
+                        pairs.push((S { v: bk.get_ref().to_string(), span: bk.span() }, target));
+                    }
+                }
+                inc.buffers = Some(S { v: pairs, span: v.span() });
+            }
+            "scalars" => {
+                let Some(st) = r.table(v, "`[[include]]` `scalars`") else { continue };
+                let mut pairs = Vec::new();
+                for (sk, sv) in entries(st) {
+                    let what = format!("`[[include]]` scalar binding `{}`", sk.get_ref());
+                    let target = match sv.get_ref() {
+                        DeValue::String(s) => Some(ScalarTarget::Scalar(s.to_string())),
+                        DeValue::Integer(_) | DeValue::Float(_) => r.lit(sv, &what).map(|l| ScalarTarget::Lit(l.v)),
+                        other => {
+                            r.diags.error(
+                                sv.span(),
+                                format!("{what} must be a scalar's name or a number, found {}", type_name(other)),
+                            );
+                            None
+                        }
+                    };
+                    if let Some(target) = target {
+                        pairs.push((
+                            S { v: sk.get_ref().to_string(), span: sk.span() },
+                            S { v: target, span: sv.span() },
+                        ));
+                    }
+                }
+                inc.scalars = Some(S { v: pairs, span: v.span() });
+            }
+            _ => r.unknown_key(key, "`[[include]]`", INCLUDE_KEYS),
+        }
+    }
+    Some(inc)
 }
