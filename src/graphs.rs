@@ -44,6 +44,9 @@ kgraph::graph!("graphs/perception_fused.toml", name = PerceptionFused);
 kgraph::graph!("graphs/train_step.toml", name = TrainStep);
 kgraph::graph!("graphs/train_step.toml", name = TrainSteps100, repeat = 100);
 kgraph::graph!("graphs/train_step_ddp.toml", name = TrainStepDdp);
+// The same step over a 512-sample batch (the spec's `batch` given another value): the
+// single-GPU reference of the two-rank data-parallel step (`train_ddp --check`).
+kgraph::graph!("graphs/train_step.toml", name = TrainStepBatch512, dims = { batch = 512 });
 kgraph::graph!("graphs/ppo_update.toml", name = PpoUpdate);
 kgraph::graph!("graphs/ppo_update.toml", name = PpoUpdateLoop, repeat = 32);
 // One launch of `PpoUpdateLoop` is the whole update: epochs x minibatches iterations.
@@ -60,6 +63,9 @@ const _: () = {
     assert!(PerceptionFused::N_IN == N_FEAT && PerceptionFused::N_SNAP == SNAP_LEN);
     assert!(PerceptionFused::N_HID == Perception::N_HID);
     assert!(PerceptionFused::N_HID <= crate::model::launch::FUSED_MAX_HID);
+    // `dims = { batch = 512 }` changed the batch and every length built from it, nothing else.
+    assert!(TrainStepBatch512::BATCH == 2 * TrainStep::BATCH);
+    assert!(TrainStepBatch512::SNAP_LEN == 2 * TrainStep::SNAP_LEN && TrainStepBatch512::W_G_LEN == TrainStep::W_G_LEN);
 };
 
 // The PPO update's arenas are the MLP layouts its offsets assume, and its perm covers whole
@@ -249,6 +255,7 @@ macro_rules! train_step_helpers {
 train_step_helpers!(TrainStep);
 train_step_helpers!(TrainSteps100);
 train_step_helpers!(TrainStepDdp);
+train_step_helpers!(TrainStepBatch512);
 
 #[cfg(test)]
 mod tests {

@@ -9,7 +9,9 @@ use std::collections::BTreeSet;
 use kgraph::cudarc::driver::sys;
 use kgraph::{CudaSlice, Graph, LaunchConfig};
 use kgraph_model::graphs::synthetic::{BookStream, Tick};
-use kgraph_model::graphs::{ModelWeights, Perception, PerceptionFused, TrainBatch, TrainStep, TrainSteps100};
+use kgraph_model::graphs::{
+    ModelWeights, Perception, PerceptionFused, TrainBatch, TrainStep, TrainStepBatch512, TrainSteps100,
+};
 use kgraph_model::model::{launch, CopyF32, MultiHorizonHeads, Projection, ZeroF32, FEAT_VALID, N_LEVELS, SNAP_LEN};
 
 use super::common::{device, reachability};
@@ -379,6 +381,49 @@ fn train_step_replay_matches_eager_bit_for_bit() {
         }
         before = after;
     }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_batch_512_step_on_a_doubled_batch_follows_the_batch_256_step() {
+    // `graph!(.., dims = { batch = 512 })` of the same spec: fed each 256-sample batch twice, the
+    // mean loss and the gradient are the same numbers (each sample counted twice over twice the
+    // count), so both steps train alike. Step 1 (equal weights) agrees to rounding; later steps
+    // may drift by rounding only (the gradient sums run over 512 halved terms instead of 256):
+    // the bound is `train_ddp --check`'s, whose reasoning holds here as well.
+    let dev = device();
+    let w = ModelWeights::init(3);
+    let mut small = train_step(&dev, &w);
+    let mut big = TrainStepBatch512::new(&dev).unwrap();
+    big.load_weights(&w).unwrap();
+    small.capture().unwrap();
+    big.capture().unwrap();
+    let (mut stream, mut batch) = (BookStream::independent(5), TrainBatch::new());
+    let (mut max_dev, mut first, mut last) = (0.0f32, 0.0f32, 0.0f32);
+    for step in 1..=100u32 {
+        batch.fill(&mut stream).unwrap();
+        let doubled = TrainBatch {
+            snap: [batch.snap.as_slice(), &batch.snap].concat(),
+            dt: [batch.dt.as_slice(), &batch.dt].concat(),
+            targets: [batch.targets.as_slice(), &batch.targets].concat(),
+        };
+        small.upload_batch(&batch).unwrap();
+        big.upload_batch(&doubled).unwrap();
+        small.upload_schedule_for(step, LR).unwrap();
+        big.upload_schedule_for(step, LR).unwrap();
+        small.replay().unwrap();
+        big.replay().unwrap();
+        let (a, b) = (small.download_loss().unwrap()[0], big.download_loss().unwrap()[0]);
+        if step == 1 {
+            assert!((a - b).abs() <= 1e-6 * a, "step 1, equal weights: {a} vs {b}");
+            first = a;
+        }
+        last = b;
+        max_dev = max_dev.max((a - b).abs());
+    }
+    assert!(max_dev <= 1e-3, "the two steps drifted apart: max |loss difference| {max_dev}");
+    assert!(last < first, "and they train: loss {first} -> {last}");
+    println!("batch 512 doubled vs batch 256: max |loss difference| over 100 steps {max_dev:e}");
 }
 
 #[test]

@@ -238,6 +238,14 @@ fn macro_errors_are_spanned_and_leave_a_stub() {
     assert!(out.contains("unknown option `nam`"), "{out}");
     let out = expand(quote::quote!(graphs)).to_string();
     assert!(out.contains("expected the spec file"), "{out}");
+
+    // `dims = { .. }` names dims the spec has, once each.
+    let out = expand(quote::quote!("tests/fixtures/dims.toml", dims = { k = 3, n = 2, n = 5 })).to_string();
+    assert!(out.contains("the spec has no dim `k` (its dims: n, m)"), "{out}");
+    assert!(out.contains("dim `n` is given twice"), "{out}");
+    assert!(out.contains("pub struct Dims"), "a stub: {out}");
+    let out = expand(quote::quote!("tests/fixtures/dims.toml", dims = { n: 3 })).to_string();
+    assert!(out.contains("compile_error"), "`name = value` pairs: {out}");
 }
 
 #[test]

@@ -18,13 +18,33 @@ use crate::syntax::naming::graph_struct_ident;
 /// crate of its own.)
 pub const MANIFEST_DIR_VAR: &str = "KGRAPH_MANIFEST_DIR";
 
-/// The macro's arguments: `"path.toml"` and optionally `, name = StructName` and
+/// The macro's arguments: `"path.toml"` and optionally `, name = StructName`,
 /// `, repeat = K` (the whole spec as the body of one `[[while]] repeat = K` loop: K steps per
-/// launch).
+/// launch) and `, dims = { batch = 512, ... }` (dims of the spec given other values: one spec,
+/// several shapes).
 struct MacroArgs {
     path: LitStr,
     name: Option<Ident>,
     repeat: Option<syn::LitInt>,
+    dims: Vec<(Ident, syn::LitInt)>,
+}
+
+/// `{ name = 512, ... }`.
+fn parse_dims(input: ParseStream<'_>) -> syn::Result<Vec<(Ident, syn::LitInt)>> {
+    let content;
+    syn::braced!(content in input);
+    let mut dims = Vec::new();
+    while !content.is_empty() {
+        let name: Ident = content.parse()?;
+        content.parse::<Token![=]>()?;
+        let value: syn::LitInt = content.parse()?;
+        dims.push((name, value));
+        if content.is_empty() {
+            break;
+        }
+        content.parse::<Token![,]>()?;
+    }
+    Ok(dims)
 }
 
 impl Parse for MacroArgs {
@@ -35,7 +55,7 @@ impl Parse for MacroArgs {
                 "expected the spec file: `graph!(\"graphs/x.toml\")` or `graph!(\"graphs/x.toml\", name = MyGraph)`",
             )
         })?;
-        let (mut name, mut repeat) = (None, None);
+        let (mut name, mut repeat, mut dims) = (None, None, Vec::new());
         while input.parse::<Token![,]>().is_ok() {
             if input.is_empty() {
                 break;
@@ -47,17 +67,22 @@ impl Parse for MacroArgs {
             } else if key == "repeat" {
                 input.parse::<Token![=]>()?;
                 repeat = Some(input.parse()?);
+            } else if key == "dims" {
+                input.parse::<Token![=]>()?;
+                dims = parse_dims(input)?;
             } else {
                 return Err(syn::Error::new(
                     key.span(),
-                    format!("unknown option `{key}`: the options are `name = StructName` and `repeat = K`"),
+                    format!(
+                        "unknown option `{key}`: the options are `name = StructName`, `repeat = K` and `dims = {{ dim = value, .. }}`"
+                    ),
                 ));
             }
         }
         if !input.is_empty() {
             return Err(input.error("unexpected tokens after the spec file"));
         }
-        Ok(MacroArgs { path, name, repeat })
+        Ok(MacroArgs { path, name, repeat, dims })
     }
 }
 
@@ -95,6 +120,10 @@ pub fn expand(input: TokenStream) -> TokenStream {
             let msg = format!("cannot read graph spec `{spec_path}` ({}): {e}", spec_file.display());
             return stub(syn::Error::new(args.path.span(), msg).to_compile_error());
         }
+    };
+    let text = match override_dims(&text, &args.dims) {
+        Ok(t) => t,
+        Err(e) => return stub(e.to_compile_error()),
     };
     let text = match &args.repeat {
         Some(k) => match k.base10_parse::<u32>() {
@@ -137,4 +166,62 @@ fn repeat_all(text: &str, k: u32, read_file: &dyn Fn(&str) -> Option<String>) ->
     }
     let names: Vec<String> = node_order(&raw, read_file).iter().map(|n| format!("{n:?}")).collect();
     format!("{text}\n\n[[while]]\nname = \"repeat_steps\"\nnodes = [{}]\nrepeat = {k}\n", names.join(", "))
+}
+
+/// The spec text with each `dims` override written over its dim's value (so every later check,
+/// and every message quoting the line, sees the value in force); an override of a dim the spec
+/// does not have is an error at its name. A spec that does not parse is left as it is.
+fn override_dims(text: &str, dims: &[(Ident, syn::LitInt)]) -> syn::Result<String> {
+    if dims.is_empty() {
+        return Ok(text.to_string());
+    }
+    let mut diags = super::spec::diag::Diagnostics::new();
+    let raw = super::spec::read(text, &mut diags);
+    if !diags.is_empty() {
+        return Ok(text.to_string());
+    }
+    let mut edits = Vec::new();
+    let mut errors: Option<syn::Error> = None;
+    let mut push = |e: syn::Error| match &mut errors {
+        Some(all) => all.combine(e),
+        None => errors = Some(e),
+    };
+    for (i, (name, value)) in dims.iter().enumerate() {
+        if dims[..i].iter().any(|(earlier, _)| earlier == name) {
+            push(syn::Error::new(name.span(), format!("dim `{name}` is given twice")));
+            continue;
+        }
+        let Some(dim) = raw.dims.iter().find(|d| *name == d.name.v) else {
+            let have: Vec<&str> = raw.dims.iter().map(|d| d.name.v.as_str()).collect();
+            push(syn::Error::new(name.span(), format!("the spec has no dim `{name}` (its dims: {})", have.join(", "))));
+            continue;
+        };
+        match value.base10_parse::<i64>() {
+            Ok(v) => edits.push((dim.value.span.clone(), v.to_string())),
+            Err(_) => push(syn::Error::new(value.span(), "a dim is an integer (i64)")),
+        }
+    }
+    if let Some(e) = errors {
+        return Err(e);
+    }
+    edits.sort_by_key(|(span, _)| std::cmp::Reverse(span.start));
+    let mut out = text.to_string();
+    for (span, value) in edits {
+        out.replace_range(span, &value);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::override_dims;
+
+    #[test]
+    fn a_dims_override_rewrites_the_value_in_place_and_keeps_the_rest_of_the_line() {
+        let text = "[dims]\nbatch = 256 # rows\n# m next\nm = 3\n";
+        let dims = [(syn::parse_quote!(m), syn::parse_quote!(40)), (syn::parse_quote!(batch), syn::parse_quote!(512))];
+        let out = override_dims(text, &dims).unwrap();
+        assert_eq!(out, "[dims]\nbatch = 512 # rows\n# m next\nm = 40\n");
+        assert_eq!(override_dims(text, &[]).unwrap(), text, "no override, no change");
+    }
 }
