@@ -11,10 +11,14 @@
 //   6, 7: 4 and 5, each replay followed by an eager kernel on the same stream
 //   8: memset -> WHILE(body: kernel -> memcpy node -> count_down)   (copy nodes in a body, as
 //      kgraph's test_control.toml `halve_until`)
-// Build: nvcc -arch=sm_90 -o cond_event_racecheck cond_event_racecheck.cu
+//   9: kernel -> WHILE(body: kernel -> kgraph_loop_repeat), the condition kernel JIT-loaded from
+//      kgraph's own runtime/src/control/control.ptx (run from the repository root), as kgraph does
+// Build: nvcc -arch=sm_90 -o cond_event_racecheck cond_event_racecheck.cu -lcuda
 // Run:   ./cond_event_racecheck; compute-sanitizer --tool racecheck ./cond_event_racecheck
+#include <cuda.h>
 #include <cuda_runtime.h>
 #include <cstdio>
+#include <cstdlib>
 
 #define CK(x)                                                                                 \
     do {                                                                                      \
@@ -118,8 +122,32 @@ static int run(int variant, cudaStream_t s, int* counter, float* x) {
                                         cudaMemcpyDeviceToDevice));
             a = copy;
         }
-        void* cd_args[] = {&h, &counter, (void*)&n};
-        kernel_node(body, &a, 1, (void*)count_down, cd_args, 1);
+        if (variant == 9) {
+            static CUfunction repeat = nullptr;
+            if (!repeat) {
+                CUmodule m;
+                if (cuModuleLoad(&m, "runtime/src/control/control.ptx") != CUDA_SUCCESS ||
+                    cuModuleGetFunction(&repeat, m, "kgraph_loop_repeat") != CUDA_SUCCESS) {
+                    printf("variant 9: cannot load runtime/src/control/control.ptx\n");
+                    return 1;
+                }
+            }
+            unsigned limit = n;
+            void* args[] = {&h, &counter, &limit};
+            CUDA_KERNEL_NODE_PARAMS kp = {};
+            kp.func = repeat;
+            kp.gridDimX = kp.gridDimY = kp.gridDimZ = 1;
+            kp.blockDimX = kp.blockDimY = kp.blockDimZ = 1;
+            kp.kernelParams = args;
+            CUgraphNode k;
+            if (cuGraphAddKernelNode(&k, body, &a, 1, &kp) != CUDA_SUCCESS) {
+                printf("variant 9: cuGraphAddKernelNode failed\n");
+                return 1;
+            }
+        } else {
+            void* cd_args[] = {&h, &counter, (void*)&n};
+            kernel_node(body, &a, 1, (void*)count_down, cd_args, 1);
+        }
     }
     if (variant == 1 || variant == 2) CK(event(2));
     cudaGraphExec_t exec;
@@ -153,7 +181,7 @@ int main(int argc, char** argv) {
     CK(cudaMalloc(&x, 64 * sizeof(float)));
     int failed = 0;
     const int only = argc > 1 ? atoi(argv[1]) : -1;
-    for (int v = 0; v < 9; ++v)
+    for (int v = 0; v < 10; ++v)
         if (only < 0 || only == v) failed += run(v, s, counter, x);
     printf("%s\n", failed ? "probe: FAILED" : "probe: all variants ok");
     return failed != 0;

@@ -214,7 +214,7 @@ fn override_dims(text: &str, dims: &[(Ident, syn::LitInt)]) -> syn::Result<Strin
 
 #[cfg(test)]
 mod tests {
-    use super::override_dims;
+    use crate::graph::expand::override_dims;
 
     #[test]
     fn a_dims_override_rewrites_the_value_in_place_and_keeps_the_rest_of_the_line() {
