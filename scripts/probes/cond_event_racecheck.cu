@@ -13,8 +13,12 @@
 //      kgraph's test_control.toml `halve_until`)
 //   9: kernel -> WHILE(body: kernel -> kgraph_loop_repeat), the condition kernel JIT-loaded from
 //      kgraph's own runtime/src/control/control.ptx (run from the repository root), as kgraph does
+//   10: variant 1, each launch followed by a launch of a second instantiated graph (variant 0's
+//      shape, the same counter) between two timing events, as kgraph's `profile` does with the
+//      struct's own graph (`replay_timed`)
 // Build: nvcc -arch=sm_90 -o cond_event_racecheck cond_event_racecheck.cu -lcuda
-// Run:   ./cond_event_racecheck; compute-sanitizer --tool racecheck ./cond_event_racecheck
+// Run:   ./cond_event_racecheck [variant [repetitions]]; the same under
+//        compute-sanitizer --tool racecheck
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <cstdio>
@@ -55,7 +59,43 @@ static cudaGraphNode_t kernel_node(cudaGraph_t g, const cudaGraphNode_t* deps, s
     return node;
 }
 
+// Variant 0's graph, instantiated: reset -> WHILE(add_one -> count_down).
+static cudaGraphExec_t build_while(int* counter, float* x, int n) {
+    cudaGraph_t g;
+    if (cudaGraphCreate(&g, 0) != cudaSuccess) return nullptr;
+    void* reset_args[] = {&counter, &x};
+    cudaGraphNode_t last = kernel_node(g, nullptr, 0, (void*)reset, reset_args, 32), node;
+    cudaGraphConditionalHandle h;
+    if (cudaGraphConditionalHandleCreate(&h, g, 1, cudaGraphCondAssignDefault) != cudaSuccess) return nullptr;
+    cudaGraphNodeParams cp = {};
+    cp.type = cudaGraphNodeTypeConditional;
+    cp.conditional.handle = h;
+    cp.conditional.type = cudaGraphCondTypeWhile;
+    cp.conditional.size = 1;
+    if (cudaGraphAddNode(&node, g, &last, nullptr, 1, &cp) != cudaSuccess) return nullptr;
+    void* add_args[] = {&x};
+    cudaGraphNode_t a = kernel_node(cp.conditional.phGraph_out[0], nullptr, 0, (void*)add_one, add_args, 32);
+    void* cd_args[] = {&h, &counter, (void*)&n};
+    kernel_node(cp.conditional.phGraph_out[0], &a, 1, (void*)count_down, cd_args, 1);
+    cudaGraphExec_t exec;
+    if (cudaGraphInstantiate(&exec, g, 0) != cudaSuccess) return nullptr;
+    return exec;
+}
+
 static int run(int variant, cudaStream_t s, int* counter, float* x) {
+    static cudaGraphExec_t companion = nullptr;
+    static cudaEvent_t t0, t1;
+    const bool timed_companion = variant == 10;
+    if (timed_companion) {
+        variant = 1;
+        if (!companion) {
+            companion = build_while(counter, x, 10);
+            if (!companion || cudaEventCreate(&t0) != cudaSuccess || cudaEventCreate(&t1) != cudaSuccess) {
+                printf("variant 10: cannot build the companion graph\n");
+                return 1;
+            }
+        }
+    }
     const int n = 10;
     cudaGraph_t g;
     CK(cudaGraphCreate(&g, 0));
@@ -155,6 +195,15 @@ static int run(int variant, cudaStream_t s, int* counter, float* x) {
     for (int rep = 0; rep < 3; ++rep) {
         CK(cudaGraphLaunch(exec, s));
         if (eager_tail) add_one<<<1, 32, 0, s>>>(x);
+        if (timed_companion) {
+            CK(cudaStreamSynchronize(s));
+            CK(cudaEventRecord(t0, s));
+            CK(cudaGraphLaunch(companion, s));
+            CK(cudaEventRecord(t1, s));
+            CK(cudaEventSynchronize(t1));
+            float ms;
+            CK(cudaEventElapsedTime(&ms, t0, t1));
+        }
     }
     CK(cudaStreamSynchronize(s));
     float h[32];
@@ -164,6 +213,7 @@ static int run(int variant, cudaStream_t s, int* counter, float* x) {
     bool ok = true;
     for (float v : h) ok &= v == want;
     if (eager_tail) variant += 2;
+    if (timed_companion) variant = 10;
     printf("variant %d: replayed 3 times, x = %g (want %g): %s\n", variant, h[0], want, ok ? "ok" : "WRONG");
     CK(cudaGraphExecDestroy(exec));
     CK(cudaGraphDestroy(g));
@@ -181,8 +231,10 @@ int main(int argc, char** argv) {
     CK(cudaMalloc(&x, 64 * sizeof(float)));
     int failed = 0;
     const int only = argc > 1 ? atoi(argv[1]) : -1;
-    for (int v = 0; v < 10; ++v)
-        if (only < 0 || only == v) failed += run(v, s, counter, x);
+    const int reps = argc > 2 ? atoi(argv[2]) : 1;  // each variant's graph built and replayed anew
+    for (int rep = 0; rep < reps; ++rep)
+        for (int v = 0; v < 11; ++v)
+            if (only < 0 || only == v) failed += run(v, s, counter, x);
     printf("%s\n", failed ? "probe: FAILED" : "probe: all variants ok");
     return failed != 0;
 }
