@@ -529,7 +529,7 @@ impl KernelBuild {
         let in_kernel = |source| BuildError::Kernel { file: src.path.clone(), source: Box::new(source) };
         std::fs::create_dir_all(&files.keep_dir)
             .map_err(|e| in_kernel(BuildError::io(IoOp::Create, &files.keep_dir, e)))?;
-        let stderr = nvcc::run(nvcc, &src.path, args)?;
+        let stderr = nvcc::run(nvcc, &src.path, args, &files.keep_dir)?;
         let (ptx, ii) = nvcc::kept_files(&files.keep_dir, &src.path, archs).map_err(in_kernel)?;
         for (from, to) in [(&ptx, &files.ptx), (&ii, &files.preprocessed)] {
             std::fs::rename(from, to).map_err(|e| in_kernel(BuildError::io(IoOp::Write, to, e)))?;

@@ -114,9 +114,11 @@ pub fn kept_files(keep_dir: &Path, src: &Path, archs: &[String]) -> Result<(Path
     Ok((ptx, ii))
 }
 
-/// Runs nvcc on `file` with `args`; returns its stderr (ptxas' resource report), or
-/// [`BuildError::Compile`] with the compiler's output.
-pub fn run(nvcc: &Nvcc, file: &Path, args: &[String]) -> Result<String, BuildError> {
+/// Runs nvcc on `file` with `args` and `scratch_dir` as its `TMPDIR`; returns its stderr (ptxas'
+/// resource report), or [`BuildError::Compile`] with the compiler's output. cicc leaves an empty
+/// `broken-*.lgenfe.bc` in `TMPDIR` for each file that fails to compile: in the build's own
+/// scratch folder, which the build removes, they do not pile up in the system's.
+pub fn run(nvcc: &Nvcc, file: &Path, args: &[String], scratch_dir: &Path) -> Result<String, BuildError> {
     let failed = |output: String| BuildError::Compile {
         file: file.to_path_buf(),
         command: format!("{} {}", nvcc.path.display(), args.join(" ")),
@@ -124,6 +126,7 @@ pub fn run(nvcc: &Nvcc, file: &Path, args: &[String]) -> Result<String, BuildErr
     };
     let out = Command::new(&nvcc.path)
         .args(args)
+        .env("TMPDIR", scratch_dir)
         .output()
         .map_err(|e| failed(format!("cannot run {}: {e}", nvcc.path.display())))?;
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();

@@ -119,16 +119,16 @@ pub(crate) fn cache_key(src: &Path, search: &[PathBuf], version: &str, args: &[S
 mod tests {
     use super::*;
 
-    fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("kgraph-build-test-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+    /// A fresh folder, removed when the guard drops.
+    fn scratch(name: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::Builder::new().prefix(&format!("kgraph-build-test-{name}-")).tempdir().unwrap();
+        let path = dir.path().to_path_buf();
+        (dir, path)
     }
 
     #[test]
     fn includes_are_followed_transitively_and_change_the_key() {
-        let dir = scratch("includes");
+        let (_guard, dir) = scratch("includes");
         std::fs::write(dir.join("a.cu"), "#include \"b.cuh\"\nextern \"C\" __global__ void a() {}\n").unwrap();
         std::fs::write(dir.join("b.cuh"), "#include \"c.cuh\"\n").unwrap();
         std::fs::write(dir.join("c.cuh"), "// v1\n").unwrap();
@@ -139,12 +139,11 @@ mod tests {
         std::fs::write(dir.join("c.cuh"), "// v2\n").unwrap();
         let k2 = cache_key(&dir.join("a.cu"), &search, "v", &[]).unwrap();
         assert_ne!(k1, k2);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn files_come_folder_by_folder_and_stems_must_differ() {
-        let (one, two) = (scratch("collect-one"), scratch("collect-two"));
+        let ((_one, one), (_two, two)) = (scratch("collect-one"), scratch("collect-two"));
         for (dir, name) in [(&one, "b.cu"), (&one, "a.cu"), (&two, "c.cu"), (&two, "x.cuh")] {
             std::fs::write(dir.join(name), "").unwrap();
         }
@@ -160,7 +159,5 @@ mod tests {
             }
             other => panic!("expected DuplicateStem, got {other:?}"),
         }
-        std::fs::remove_dir_all(&one).unwrap();
-        std::fs::remove_dir_all(&two).unwrap();
     }
 }

@@ -15,9 +15,8 @@ fn nvcc() -> PathBuf {
 
 /// Builds `source` as `kernels/<stem>.cu` in a scratch folder; the cubin must not be empty.
 fn builds(stem: &str, source: &str) {
-    let root = std::env::temp_dir().join(format!("kgraph-headers-{stem}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    let (src, out) = (root.join("kernels"), root.join("out"));
+    let root = tempfile::Builder::new().prefix(&format!("kgraph-headers-{stem}-")).tempdir().unwrap();
+    let (src, out) = (root.path().join("kernels"), root.path().join("out"));
     std::fs::create_dir_all(&src).unwrap();
     std::fs::write(src.join(format!("{stem}.cu")), source).unwrap();
     let report = KernelBuild::new()
@@ -31,7 +30,6 @@ fn builds(stem: &str, source: &str) {
     assert_eq!(report.compiled.len(), 1, "{stem}.cu compiled");
     let cubin = std::fs::metadata(out.join(format!("{stem}.cubin"))).unwrap();
     assert!(cubin.len() > 0, "{stem}.cubin is empty");
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 #[test]

@@ -12,12 +12,12 @@ fn nvcc() -> PathBuf {
         .path
 }
 
-fn scratch(name: &str) -> (PathBuf, PathBuf) {
-    let root = std::env::temp_dir().join(format!("kgraph-build-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    let (src, out) = (root.join("kernels"), root.join("out"));
+/// A fresh scratch root (removed when the guard drops) with its `kernels/` and `out/`.
+fn scratch(name: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let root = tempfile::Builder::new().prefix(&format!("kgraph-build-{name}-")).tempdir().unwrap();
+    let (src, out) = (root.path().join("kernels"), root.path().join("out"));
     std::fs::create_dir_all(&src).unwrap();
-    (src, out)
+    (root, src, out)
 }
 
 const A: &str = "#include \"common.cuh\"\nextern \"C\" __global__ void a(float* y) { y[threadIdx.x] = SCALE; }\n";
@@ -44,7 +44,7 @@ fn names(paths: &[PathBuf]) -> Vec<String> {
 
 #[test]
 fn only_changed_kernels_are_recompiled() {
-    let (src, out) = scratch("incremental");
+    let (_root, src, out) = scratch("incremental");
     std::fs::write(src.join("common.cuh"), "#define SCALE 1.0f\n").unwrap();
     std::fs::write(src.join("a.cu"), A).unwrap();
     std::fs::write(src.join("b.cu"), B).unwrap();
@@ -67,7 +67,7 @@ fn only_changed_kernels_are_recompiled() {
 
 #[test]
 fn local_memory_use_is_reported() {
-    let (src, out) = scratch("spill");
+    let (_root, src, out) = scratch("spill");
     std::fs::write(src.join("spilly.cu"), SPILLY).unwrap();
     let report = build(&src, &out);
     let k = report.resources.iter().find(|k| k.kernel == "spilly").expect("ptxas reported spilly");
@@ -76,7 +76,7 @@ fn local_memory_use_is_reported() {
 
 #[test]
 fn compile_errors_name_the_file() {
-    let (src, out) = scratch("error");
+    let (_root, src, out) = scratch("error");
     std::fs::write(src.join("broken.cu"), "extern \"C\" __global__ void broken( { }\n").unwrap();
     let err =
         KernelBuild::new().kernel_dir(&src).out_dir(&out).nvcc(nvcc()).emit_cargo_directives(false).run().unwrap_err();
@@ -89,7 +89,7 @@ fn compile_errors_name_the_file() {
 
 #[test]
 fn without_nvcc_the_build_falls_back_to_nvrtc_unless_required() {
-    let (src, out) = scratch("fallback");
+    let (_root, src, out) = scratch("fallback");
     std::fs::write(src.join("b.cu"), B).unwrap();
     let report = KernelBuild::new().kernel_dir(&src).out_dir(&out).without_nvcc().require_nvcc(false);
     let report = report.emit_cargo_directives(false).run().unwrap();
@@ -112,7 +112,7 @@ fn second_folder(src: &Path, name: &str) -> PathBuf {
 
 #[test]
 fn several_folders_compile_into_one_output_each_with_its_own_includes() {
-    let (src, out) = scratch("folders");
+    let (_root, src, out) = scratch("folders");
     std::fs::write(src.join("common.cuh"), "#define SCALE 1.0f\n").unwrap();
     std::fs::write(src.join("a.cu"), A).unwrap();
     // `inc/helper.cuh` includes "common.cuh", which only `-I<its folder>` resolves (nvcc looks
@@ -147,7 +147,7 @@ fn several_folders_compile_into_one_output_each_with_its_own_includes() {
 
 #[test]
 fn the_same_stem_in_two_folders_is_rejected() {
-    let (src, out) = scratch("stems");
+    let (_root, src, out) = scratch("stems");
     std::fs::write(src.join("b.cu"), B).unwrap();
     let two = second_folder(&src, "more-kernels");
     std::fs::write(two.join("b.cu"), B).unwrap();
@@ -170,7 +170,7 @@ fn the_same_stem_in_two_folders_is_rejected() {
 
 #[test]
 fn a_missing_extra_folder_is_rejected_but_a_missing_primary_is_not() {
-    let (src, out) = scratch("missing");
+    let (_root, src, out) = scratch("missing");
     let absent = src.parent().unwrap().join("no-such-kernels");
     let build = || KernelBuild::new().out_dir(&out).without_nvcc().require_nvcc(false).emit_cargo_directives(false);
     let err = build().kernel_dir(&src).add_kernel_dir(&absent).run().unwrap_err();
@@ -202,7 +202,7 @@ fn relative_extra_folders_are_resolved_against_the_manifest_dir() {
     let report = KernelBuild::new()
         .kernel_dir(manifest.join("no-kernels-here"))
         .add_kernel_dir("tests")
-        .out_dir(scratch("relative").1)
+        .out_dir(scratch("relative").2)
         .without_nvcc()
         .require_nvcc(false)
         .emit_cargo_directives(false)

@@ -15,13 +15,19 @@ fn nvcc() -> PathBuf {
         .path
 }
 
-/// `(kernels/, out/)` of a fresh scratch root.
-fn scratch(name: &str) -> (PathBuf, PathBuf) {
-    let root = std::env::temp_dir().join(format!("kgraph-records-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    let (src, out) = (root.join("kernels"), root.join("out"));
+/// A fresh scratch root (removed when the guard drops) with its `kernels/` and `out/`.
+fn scratch(name: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let root = tempfile::Builder::new().prefix(&format!("kgraph-records-{name}-")).tempdir().unwrap();
+    let (src, out) = (root.path().join("kernels"), root.path().join("out"));
     std::fs::create_dir_all(&src).unwrap();
-    (src, out)
+    (root, src, out)
+}
+
+/// What [`compile`] built; the scratch root lives as long as this.
+struct Compiled {
+    report: BuildReport,
+    records: Vec<KernelRecord>,
+    _root: tempfile::TempDir,
 }
 
 fn builder(src: &Path, out: &Path) -> KernelBuild {
@@ -30,12 +36,8 @@ fn builder(src: &Path, out: &Path) -> KernelBuild {
 
 /// Builds one file `<stem>.cu` with `configure` applied; returns the report and the records,
 /// after checking the record on disk says the same as the report.
-fn compile(
-    name: &str,
-    source: &str,
-    configure: impl FnOnce(KernelBuild) -> KernelBuild,
-) -> (BuildReport, Vec<KernelRecord>) {
-    let (src, out) = scratch(name);
+fn compile(name: &str, source: &str, configure: impl FnOnce(KernelBuild) -> KernelBuild) -> Compiled {
+    let (root, src, out) = scratch(name);
     std::fs::write(src.join(format!("{name}.cu")), source).unwrap();
     let report = configure(builder(&src, &out)).run().unwrap_or_else(|e| panic!("{name}.cu did not build:\n{e}"));
     let outputs = &report.outputs[0];
@@ -43,8 +45,8 @@ fn compile(
     let text = std::fs::read_to_string(&outputs.record).unwrap();
     assert!(text.starts_with("kgraph-kernels 1\ntarget sm_90\n"), "{text}");
     assert_eq!(kgraph_build::parse_kernel_record(&text).unwrap(), outputs.kernels, "{text}");
-    let kernels = outputs.kernels.clone();
-    (report, kernels)
+    let records = outputs.kernels.clone();
+    Compiled { report, records, _root: root }
 }
 
 fn kernel<'a>(records: &'a [KernelRecord], name: &str) -> &'a KernelRecord {
@@ -74,7 +76,7 @@ extern \"C\" __global__ void ext(float* x, int n, double d, S48 s,
 
 #[test]
 fn extern_c_parameters_have_their_compiled_size_and_alignment() {
-    let (_, records) = compile("params", PARAMS, |b| b);
+    let records = compile("params", PARAMS, |b| b).records;
     assert_eq!(records.len(), 1);
     let k = kernel(&records, "ext");
     assert!(k.visible);
@@ -103,7 +105,7 @@ template __global__ void tk<double>(double*, int);
 static __global__ void hidden(float* x) { x[0] = 3; }
 void* keep_hidden() { return (void*)hidden; }
 ";
-    let (_, records) = compile("mangled", source, |b| b);
+    let records = compile("mangled", source, |b| b).records;
     let names: Vec<&str> = records.iter().map(|k| k.name.as_str()).collect();
     assert_eq!(names, ["_Z5cpp_kPfi", "_Z2tkIfEvPT_i", "_Z2tkIdEvPT_i", "_Z6hiddenPf"]);
     assert!(records[..3].iter().all(|k| k.visible));
@@ -120,7 +122,7 @@ extern \"C\" __global__ void __cluster_dims__(DIMS) clus(float* x) { x[0] = 3; }
 extern \"C\" __global__ void free_k(float* x) { x[0] = 3; }
 ";
     // A value with commas reaches nvcc whole (nvcc splits -D at unescaped commas).
-    let (_, records) = compile("bounds", source, |b| b.define_value("BLOCK", "64").define_value("DIMS", "2,1,1"));
+    let records = compile("bounds", source, |b| b.define_value("BLOCK", "64").define_value("DIMS", "2,1,1")).records;
     assert_eq!(kernel(&records, "lb").max_threads, Some(128));
     let lb2 = kernel(&records, "lb2");
     assert_eq!((lb2.max_threads, lb2.min_blocks_per_sm), (Some(256), Some(2)));
@@ -149,7 +151,7 @@ extern \"C\" __global__ void runtime_api(float* x) {
 }
 extern \"C\" __global__ void via_call(float* x) { helper(x); }
 ";
-    let (_, records) = compile("pdl", source, |b| b);
+    let records = compile("pdl", source, |b| b).records;
     let flags = |name| {
         let k = kernel(&records, name);
         (k.pdl_wait, k.pdl_trigger, k.calls)
@@ -175,9 +177,9 @@ extern \"C\" __global__ void scale(real* x, real a, int n) { if (threadIdx.x < n
 
 #[test]
 fn ifdef_parameters_follow_the_builds_defines() {
-    let (_, records) = compile("precision", PRECISION, |b| b);
+    let records = compile("precision", PRECISION, |b| b).records;
     assert_eq!(layout(kernel(&records, "scale"))[1], ("f32", 4, 4, None));
-    let (_, records) = compile("precision", PRECISION, |b| b.define("USE_DOUBLE"));
+    let records = compile("precision", PRECISION, |b| b.define("USE_DOUBLE")).records;
     assert_eq!(layout(kernel(&records, "scale"))[1], ("f64", 8, 8, None));
 }
 
@@ -194,7 +196,7 @@ extern \"C\" __global__ void arch_old(float* x) { x[0] = 8; }
 
 #[test]
 fn dead_preprocessor_branches_compile_to_nothing() {
-    let (report, records) = compile("branches", OLD_AND_NEW, |b| b);
+    let Compiled { report, records, _root } = compile("branches", OLD_AND_NEW, |b| b);
     let names: Vec<&str> = records.iter().map(|k| k.name.as_str()).collect();
     assert_eq!(names, ["step", "arch_new"], "#if 0 and the pre-sm_90 branch are gone");
     assert_eq!(records[0].params.len(), 2, "the live step has two parameters");
@@ -215,7 +217,7 @@ UNARY(negate, -v)
 
 #[test]
 fn macro_generated_kernels_are_each_an_entry() {
-    let (_, records) = compile("unary", UNARY, |b| b);
+    let records = compile("unary", UNARY, |b| b).records;
     let names: Vec<&str> = records.iter().map(|k| k.name.as_str()).collect();
     assert_eq!(names, ["relu", "square", "negate"]);
     for k in &records {
@@ -227,7 +229,7 @@ fn macro_generated_kernels_are_each_an_entry() {
 
 #[test]
 fn the_preprocessed_source_maps_back_to_the_cu_file() {
-    let (src, out) = scratch("mapping");
+    let (_root, src, out) = scratch("mapping");
     std::fs::write(src.join("defs.cuh"), "// a header\n#define TWICE(v) (2.f * (v))\n").unwrap();
     let source = format!("#include \"defs.cuh\"\n\n// padding\n{PARAMS}");
     std::fs::write(src.join("mapping.cu"), &source).unwrap();
@@ -243,7 +245,7 @@ fn the_preprocessed_source_maps_back_to_the_cu_file() {
 
 #[test]
 fn include_dirs_and_defines_reach_the_compile_and_the_cache_key() {
-    let (src, out) = scratch("flags");
+    let (_root, src, out) = scratch("flags");
     let inc = src.parent().unwrap().join("third_party");
     std::fs::create_dir_all(&inc).unwrap();
     std::fs::write(inc.join("width.h"), "#define WIDTH 128\n").unwrap();
@@ -266,7 +268,7 @@ fn include_dirs_and_defines_reach_the_compile_and_the_cache_key() {
 
 #[test]
 fn records_are_cached_with_the_cubin_and_a_missing_one_rebuilds() {
-    let (src, out) = scratch("cache");
+    let (_root, src, out) = scratch("cache");
     std::fs::write(src.join("a.cu"), PARAMS).unwrap();
     let first = builder(&src, &out).run().unwrap();
     assert_eq!(first.compiled.len(), 1);
@@ -294,7 +296,7 @@ fn records_are_cached_with_the_cubin_and_a_missing_one_rebuilds() {
 
 #[test]
 fn several_archs_record_the_first() {
-    let (src, out) = scratch("archs");
+    let (_root, src, out) = scratch("archs");
     std::fs::write(src.join("a.cu"), OLD_AND_NEW).unwrap();
     let report = builder(&src, &out).archs(["sm_80", "sm_90"]).run().unwrap();
     let text = std::fs::read_to_string(out.join("a.kernels")).unwrap();
@@ -305,7 +307,7 @@ fn several_archs_record_the_first() {
 
 #[test]
 fn incremental_rebuild_of_one_file_is_timed() {
-    let (src, out) = scratch("timing");
+    let (_root, src, out) = scratch("timing");
     std::fs::write(src.join("a.cu"), PRECISION).unwrap();
     std::fs::write(src.join("b.cu"), UNARY).unwrap();
     let t = Instant::now();
@@ -321,7 +323,7 @@ fn incremental_rebuild_of_one_file_is_timed() {
 
 #[test]
 fn keeping_the_intermediates_does_not_change_the_cubin() {
-    let (src, out) = scratch("identical");
+    let (_root, src, out) = scratch("identical");
     std::fs::write(src.join("a.cu"), PARAMS).unwrap();
     builder(&src, &out).run().unwrap();
     // The build's flags (nvcc::args) without `-keep -keep-dir`.
@@ -346,7 +348,7 @@ fn workspace_kernel_dirs() -> [PathBuf; 3] {
 #[test]
 fn records_of_the_workspace_kernels_agree_with_ptxas() {
     let [main, tests, bench] = workspace_kernel_dirs();
-    let out = scratch("workspace").1;
+    let (_root, _, out) = scratch("workspace");
     let t = Instant::now();
     let report = builder(&main, &out).add_kernel_dir(&tests).add_kernel_dir(&bench).run().unwrap();
     eprintln!("workspace kernels, {} files from scratch: {:?}", report.compiled.len(), t.elapsed());

@@ -205,13 +205,13 @@ fn dot_reports_spec_errors_and_missing_files() {
 
 #[test]
 fn dot_svg_needs_graphviz() {
-    let out = std::env::temp_dir().join(format!("kgraph-cli-{}.svg", std::process::id()));
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("affine.svg");
     let run = kgraph(&["dot", "--svg", out.to_str().unwrap(), "good/graphs/affine.toml"]);
     let has_graphviz = Command::new("dot").arg("-V").output().is_ok();
     if has_graphviz {
         assert_eq!(run.code, 0, "{}", run.output());
         assert!(std::fs::read_to_string(&out).unwrap().contains("<svg"));
-        let _ = std::fs::remove_file(&out);
     } else {
         assert_eq!(run.code, 1);
         assert!(run.stderr.contains("Graphviz is not installed"), "{}", run.stderr);
@@ -242,22 +242,21 @@ fn fake_build(target: &Path) -> PathBuf {
 
 #[test]
 fn resources_prints_the_table_of_the_latest_build() {
-    let target = std::env::temp_dir().join(format!("kgraph-cli-target-{}", std::process::id()));
+    let scratch = tempfile::tempdir().unwrap();
+    let target = scratch.path().to_path_buf();
     fake_build(&target);
     let run = kgraph(&["resources", "--root", "good", "--target-dir", target.to_str().unwrap()]);
     let output = run.output().replace(&target.display().to_string(), "<target>");
-    let _ = std::fs::remove_dir_all(&target);
     assert_eq!(run.code, 0, "{output}");
     insta::assert_snapshot!("resources", output);
 }
 
 #[test]
 fn resources_without_a_build_says_to_build() {
-    let target = std::env::temp_dir().join(format!("kgraph-cli-empty-{}", std::process::id()));
-    std::fs::create_dir_all(&target).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let target = scratch.path().to_path_buf();
     let run = kgraph(&["resources", "--root", "good", "--target-dir", target.to_str().unwrap()]);
     let output = run.output().replace(&target.display().to_string(), "<target>");
-    let _ = std::fs::remove_dir_all(&target);
     assert_eq!(run.code, 1);
     insta::assert_snapshot!("resources_no_build", output);
 }

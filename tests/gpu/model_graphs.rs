@@ -567,8 +567,8 @@ fn one_while_launch_of_100_steps_equals_100_replays_bit_for_bit() {
 fn autotune_picks_block_sizes_caches_them_and_keeps_the_results_bit_for_bit() {
     let dev = device();
     let w = ModelWeights::init(25);
-    let cache = std::env::temp_dir().join(format!("kgraph_tune_{}.txt", std::process::id()));
-    let _ = std::fs::remove_file(&cache);
+    let scratch = tempfile::tempdir().unwrap();
+    let cache = scratch.path().join("kgraph_tune.txt");
     let mut tuned = perception(&dev, &w);
     let report = tuned.autotune(&cache, 20).unwrap();
     let names: Vec<&str> = report.iter().map(|r| r.node.as_str()).collect();
@@ -601,7 +601,6 @@ fn autotune_picks_block_sizes_caches_them_and_keeps_the_results_bit_for_bit() {
         assert_bitwise_eq("tuned probs", &tuned.read_probs().unwrap(), &want);
         assert_bitwise_eq("cache-applied probs", &fresh.read_probs().unwrap(), &want);
     }
-    let _ = std::fs::remove_file(&cache);
 }
 
 #[test]

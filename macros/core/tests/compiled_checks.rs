@@ -26,8 +26,9 @@ fn build(tag: &str, configure: impl FnOnce(KernelBuild) -> KernelBuild) -> PathB
     let nvcc = kgraph_build::find_nvcc(Path::new(MANIFEST))
         .unwrap_or_else(|| panic!("these tests need nvcc: {}", kgraph_build::HOW_TO_GET_NVCC))
         .path;
-    let out = std::env::temp_dir().join(format!("kgraph-compiled-checks-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&out);
+    // Cargo's scratch folder for integration tests, inside the target folder: a fixed name per
+    // build, so a rerun reuses (and the build's cache checks) what the last run compiled.
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("compiled-checks-{tag}"));
     let b = KernelBuild::new()
         .kernel_dir(kernel_dir())
         .out_dir(&out)
@@ -375,12 +376,11 @@ fn a_kernel_nvcc_did_not_compile_is_named_so() {
     // The text reader finds `live` with 3 parameters under `#if 0` first; without the `.i` the
     // record still wins: here the `.i` is removed from a copy of the build.
     let c = config();
-    let dir = std::env::temp_dir().join(format!("kgraph-compiled-checks-noi-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = tempfile::Builder::new().prefix("kgraph-compiled-checks-noi-").tempdir().unwrap();
+    let dir = scratch.path();
     let from = c.record_dir.clone().unwrap();
     std::fs::copy(from.join("if0.kernels"), dir.join("if0.kernels")).unwrap();
-    let no_i = Config::new(kernel_dir(), MANIFEST).with_record_dir(&dir);
+    let no_i = Config::new(kernel_dir(), MANIFEST).with_record_dir(dir);
     fails(
         &no_i,
         quote!("if0.cu"),

@@ -15,7 +15,7 @@ fn workspace_root() -> PathBuf {
 /// `tg_affine` does not (so `pdl_without_wait.toml` fails as it does under trybuild, where the
 /// real records are read).
 fn record_dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("kgraph-graph-errors-{}", std::process::id()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("graph-errors-records");
     std::fs::create_dir_all(&dir).unwrap();
     let record = "kgraph-kernels 1\n\
         entry tg_affine visible=1 pdl_wait=0 pdl_trigger=0 calls=0\nend\n\
