@@ -41,6 +41,7 @@
 
 mod error;
 mod nvcc;
+mod outputs;
 pub use kgraph_record::preprocessed;
 mod ptx;
 pub mod record;
@@ -58,6 +59,7 @@ pub use resources::{parse as parse_ptxas_report, KernelResources};
 
 use std::path::{Path, PathBuf};
 
+use outputs::{output_name, Outcome, OutputFiles};
 use sources::KernelFile;
 
 /// Default target when `KGRAPH_CUDA_ARCH` is unset: Hopper (H100/H200).
@@ -543,86 +545,9 @@ impl KernelBuild {
     }
 }
 
-/// One kernel file's result: whether it was compiled (or cached), ptxas' report, its outputs.
-struct Outcome {
-    compiled: bool,
-    resources: Vec<KernelResources>,
-    outputs: KernelOutputs,
-}
-
-/// The paths of one kernel file's outputs in the output folder.
-struct OutputFiles {
-    cubin: PathBuf,
-    stamp: PathBuf,
-    resources: PathBuf,
-    record: PathBuf,
-    preprocessed: PathBuf,
-    ptx: PathBuf,
-    /// nvcc's `-keep-dir` for this file, removed after each compile.
-    keep_dir: PathBuf,
-}
-
-impl OutputFiles {
-    fn new(out_dir: &Path, src: &Path) -> Self {
-        let file = |suffix| out_dir.join(output_name(src, suffix));
-        OutputFiles {
-            cubin: file("cubin"),
-            stamp: file("stamp"),
-            resources: file("resources.txt"),
-            record: file("kernels"),
-            preprocessed: file("i"),
-            ptx: file("ptx"),
-            keep_dir: file("keep"),
-        }
-    }
-
-    /// The cached outcome, if the stamp holds `key`, the cubin is not empty, the preprocessed
-    /// source and PTX exist and the record parses; `None` means the file must be compiled.
-    fn cached(&self, key: &str, src: &Path) -> Option<Outcome> {
-        let stamped = std::fs::read_to_string(&self.stamp).ok().is_some_and(|s| s == key)
-            && std::fs::metadata(&self.cubin).is_ok_and(|m| m.len() > 0)
-            && self.preprocessed.is_file()
-            && self.ptx.is_file();
-        if !stamped {
-            return None;
-        }
-        let kernels = parse_kernel_record(&std::fs::read_to_string(&self.record).ok()?).ok()?;
-        let text = std::fs::read_to_string(&self.resources).unwrap_or_default();
-        Some(Outcome {
-            compiled: false,
-            resources: resources::parse(&text),
-            outputs: self.outputs(src, kernels, false),
-        })
-    }
-
-    /// Removes the stamp and every file derived from a compile other than the image.
-    fn remove_derived(&self) {
-        for path in [&self.stamp, &self.record, &self.preprocessed, &self.ptx] {
-            let _ = std::fs::remove_file(path);
-        }
-    }
-
-    fn outputs(&self, src: &Path, kernels: Vec<KernelRecord>, compiled: bool) -> KernelOutputs {
-        KernelOutputs {
-            source: src.to_path_buf(),
-            cubin: self.cubin.clone(),
-            record: self.record.clone(),
-            preprocessed: self.preprocessed.clone(),
-            ptx: self.ptx.clone(),
-            kernels,
-            compiled,
-        }
-    }
-}
-
 /// `$OUT_DIR/kgraph/<stem>.cubin`: the file name `#[kernel]` embeds for `src`.
 pub fn image_name(src: &Path) -> String {
     output_name(src, "cubin")
-}
-
-/// `<stem>.<suffix>`: the name of one of `src`'s files in the output folder.
-fn output_name(src: &Path, suffix: &str) -> String {
-    format!("{}.{suffix}", src.file_stem().unwrap_or_default().to_string_lossy())
 }
 
 /// The directive that sets [`KERNEL_DIRS_ENV`] for the crate's compilation:

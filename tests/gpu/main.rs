@@ -22,6 +22,7 @@ mod model_snap;
 mod model_util;
 mod nccl; // kgraph's `nccl` feature is on for this package (Cargo.toml)
 mod ppo;
+mod ppo_update;
 mod runtime;
 mod safety;
 mod smoke;

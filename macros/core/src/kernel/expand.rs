@@ -7,7 +7,8 @@ use syn::parse::Parser;
 use syn::Ident;
 
 use super::config::{Config, Files, Resolved};
-use super::emit::{self, Entry};
+use super::emit;
+use super::emit_registry::{self, Entry};
 use super::extent_rules::check_extents;
 use super::resolve::resolve;
 use crate::syntax::model::KernelDecl;
@@ -287,6 +288,6 @@ fn registry_body(
             });
         }
     }
-    body.extend(emit::registry(&entries, stub));
+    body.extend(emit_registry::registry(&entries, stub));
     body
 }

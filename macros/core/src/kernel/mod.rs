@@ -14,6 +14,7 @@ pub mod config;
 pub mod declare;
 mod docs;
 mod emit;
+mod emit_registry;
 pub mod expand;
 mod extent_rules;
 mod guard;

@@ -1,5 +1,5 @@
 //! The front end shared by both generators: the typed [`model`] of `#[kernel]` declarations
-//! (with spans) and their [`extent`]s (`x: &[f32; n]`), their [`parse`]r, the `#[kernels] mod` parser (`registry`), the [`source`]
+//! (with spans) and their [`extent`]s (`x: &[f32; n]`), their [`parse`]r (declared types in `types`), the `#[kernels] mod` parser (`registry`), the [`source`]
 //! reader that finds declarations in a Rust file (for graph specs), and the [`naming`] and
 //! [`text`] rules every later stage uses (handle and struct names, signatures in messages).
 //!
@@ -12,3 +12,4 @@ pub mod parse;
 pub(crate) mod registry;
 pub mod source;
 pub mod text;
+pub(crate) mod types;
