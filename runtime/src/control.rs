@@ -61,7 +61,7 @@ impl ControlKernels {
         counter: sys::CUdeviceptr,
         limit: u32,
     ) -> Result<NodeRef> {
-        let (mut h, mut c, mut l) = (handle.0, counter, limit);
+        let (mut h, mut c, mut l) = (handle.raw(), counter, limit);
         let mut params = [ptr(&mut h), ptr(&mut c), ptr(&mut l)];
         // SAFETY: (handle u64, unsigned*, unsigned) as `kgraph_loop_repeat` declares; the
         // counter as the caller promises; no programmatic edges end here unless the caller's.
@@ -84,7 +84,7 @@ impl ControlKernels {
         counter: sys::CUdeviceptr,
         limit: u32,
     ) -> Result<NodeRef> {
-        let (mut h, mut v, mut t, mut c, mut l) = (handle.0, value, threshold, counter, limit);
+        let (mut h, mut v, mut t, mut c, mut l) = (handle.raw(), value, threshold, counter, limit);
         let mut params = [ptr(&mut h), ptr(&mut v), ptr(&mut t), ptr(&mut c), ptr(&mut l)];
         // SAFETY: (handle, const float*, float, unsigned*, unsigned) as the kernel declares;
         // addresses as the caller promises.
@@ -103,7 +103,7 @@ impl ControlKernels {
         handle: ConditionHandle,
         flag: sys::CUdeviceptr,
     ) -> Result<NodeRef> {
-        let (mut h, mut f) = (handle.0, flag);
+        let (mut h, mut f) = (handle.raw(), flag);
         let mut params = [ptr(&mut h), ptr(&mut f)];
         // SAFETY: (handle, const int*) as the kernel declares; `flag` as the caller promises.
         unsafe { graph.add_kernel(deps, &self.if_nonzero, "kgraph_if_nonzero", ONE_THREAD, &mut params) }

@@ -10,6 +10,7 @@
 
 use std::ffi::c_void;
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use cudarc::driver::{result, sys, CudaContext, CudaEvent, CudaFunction, CudaStream, LaunchConfig};
@@ -18,15 +19,24 @@ use crate::error::{Error, Result};
 use crate::graph::Graph;
 
 /// A node of a graph under construction (valid while its builder's graph lives; not `Send`).
+/// It remembers its builder: a dependency on a node of another builder (or of a dropped one,
+/// whose handle would dangle) is refused before the driver sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NodeRef(sys::CUgraphNode);
+pub struct NodeRef {
+    node: sys::CUgraphNode,
+    builder: u64,
+}
 
 impl NodeRef {
     /// The driver handle.
     pub fn cu_node(self) -> sys::CUgraphNode {
-        self.0
+        self.node
     }
 }
+
+/// The id of the next [`GraphBuilder`], unique in the process (a graph handle may be reused by
+/// the driver after its graph is destroyed; an id never is).
+static NEXT_BUILDER: AtomicU64 = AtomicU64::new(1);
 
 /// How a node depends on an earlier one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,8 +134,18 @@ pub enum Conditional {
 /// The device-side handle of a conditional node's condition (`cudaGraphConditionalHandle`),
 /// passed to the kernel that sets it with `cudaGraphSetConditional`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(transparent)]
-pub struct ConditionHandle(pub u64);
+pub struct ConditionHandle {
+    raw: u64,
+    /// The builder whose graph created it: only that builder's conditional nodes may use it.
+    builder: u64,
+}
+
+impl ConditionHandle {
+    /// The value a kernel passes to `cudaGraphSetConditional`.
+    pub fn raw(self) -> u64 {
+        self.raw
+    }
+}
 
 /// A CUDA graph under construction. Dropping it destroys the graph (a body builder owns
 /// nothing: its graph belongs to the conditional node).
@@ -138,6 +158,8 @@ pub struct ConditionHandle(pub u64);
 pub struct GraphBuilder<'p> {
     graph: sys::CUgraph,
     ctx: Arc<CudaContext>,
+    /// This builder's id, in each of its [`NodeRef`]s and [`ConditionHandle`]s.
+    id: u64,
     /// Destroy `graph` on drop (false for a conditional node's body, owned by the node).
     owned: bool,
     node_count: usize,
@@ -155,6 +177,7 @@ impl GraphBuilder<'static> {
         Ok(GraphBuilder {
             graph,
             ctx: ctx.clone(),
+            id: NEXT_BUILDER.fetch_add(1, Ordering::Relaxed),
             owned: true,
             node_count: 0,
             _not_send: PhantomData,
@@ -174,13 +197,25 @@ impl<'p> GraphBuilder<'p> {
         self.node_count
     }
 
+    /// The driver handles of `deps`, each checked to be a node of this builder's graph:
+    /// [`Error::Graph`] naming `what` for one of another builder (live or dropped).
+    fn dep_nodes(&self, what: &str, deps: &[Dep]) -> Result<Vec<sys::CUgraphNode>> {
+        if let Some(foreign) = deps.iter().position(|d| d.0.builder != self.id) {
+            return Err(Error::graph(
+                format!("build: add {what}"),
+                format!("dependency {foreign} is a node of another graph builder"),
+            ));
+        }
+        Ok(deps.iter().map(|d| d.0.node).collect())
+    }
+
     /// Adds `params` with incoming edges `deps`, through `cuGraphAddNode_v2` (edge data).
     ///
     /// # Safety
     /// `params` is a valid node description whose pointers (kernel parameter values, device
     /// addresses) are valid for the call and, for addresses, for every later launch.
     unsafe fn add(&mut self, what: &str, deps: &[Dep], params: &mut sys::CUgraphNodeParams) -> Result<NodeRef> {
-        let nodes: Vec<sys::CUgraphNode> = deps.iter().map(|d| d.0 .0).collect();
+        let nodes = self.dep_nodes(what, deps)?;
         let data: Vec<sys::CUgraphEdgeData> = deps.iter().map(|d| d.1.edge_data()).collect();
         let mut node = std::ptr::null_mut();
         let (nodes_ptr, data_ptr) =
@@ -191,7 +226,7 @@ impl<'p> GraphBuilder<'p> {
             .result()
             .map_err(|e| Error::driver(format!("graph build: add {what}"), e))?;
         self.node_count += 1;
-        Ok(NodeRef(node))
+        Ok(NodeRef { node, builder: self.id })
     }
 
     /// A kernel node running `func` with `cfg` and the parameter values `params` (one pointer
@@ -299,14 +334,14 @@ impl<'p> GraphBuilder<'p> {
         if deps.iter().any(|d| d.1 == EdgeKind::Programmatic) {
             return Err(Error::graph("build: add child graph node", "a programmatic edge must end at a kernel node"));
         }
-        let nodes: Vec<sys::CUgraphNode> = deps.iter().map(|d| d.0 .0).collect();
+        let nodes = self.dep_nodes("child graph node", deps)?;
         let mut node = std::ptr::null_mut();
         // SAFETY: `nodes` holds `deps.len()` nodes of this graph; `child` as the caller promises.
         unsafe { sys::cuGraphAddChildGraphNode(&mut node, self.graph, nodes.as_ptr(), nodes.len(), child) }
             .result()
             .map_err(|e| Error::driver("graph build: add child graph node", e))?;
         self.node_count += 1;
-        Ok(NodeRef(node))
+        Ok(NodeRef { node, builder: self.id })
     }
 
     /// A host node: the driver calls `f(data)` on one of its threads when the node's
@@ -328,7 +363,7 @@ impl<'p> GraphBuilder<'p> {
         if deps.iter().any(|d| d.1 == EdgeKind::Programmatic) {
             return Err(Error::graph("build: add host node", "a programmatic edge must end at a kernel node"));
         }
-        let nodes: Vec<sys::CUgraphNode> = deps.iter().map(|d| d.0 .0).collect();
+        let nodes = self.dep_nodes("host node", deps)?;
         let params = sys::CUDA_HOST_NODE_PARAMS { fn_: Some(f), userData: data };
         let mut node = std::ptr::null_mut();
         // SAFETY: `nodes` holds `deps.len()` nodes of this graph; `params` is read during the
@@ -337,7 +372,7 @@ impl<'p> GraphBuilder<'p> {
             .result()
             .map_err(|e| Error::driver("graph build: add host node", e))?;
         self.node_count += 1;
-        Ok(NodeRef(node))
+        Ok(NodeRef { node, builder: self.id })
     }
 
     /// An event-record node (for per-node timing): records `event` when its dependencies are done.
@@ -346,7 +381,7 @@ impl<'p> GraphBuilder<'p> {
     /// `event` (a live event of this context) is not destroyed while the graph may be launched:
     /// the graph keeps its handle, not a borrow.
     pub unsafe fn add_event_record(&mut self, deps: &[Dep], event: &CudaEvent) -> Result<NodeRef> {
-        let nodes: Vec<sys::CUgraphNode> = deps.iter().map(|d| d.0 .0).collect();
+        let nodes = self.dep_nodes("event record node", deps)?;
         let mut node = std::ptr::null_mut();
         // SAFETY: `nodes` holds `deps.len()` nodes of this graph; `event` is live and outlives
         // the graph's launches (the caller's promise).
@@ -354,7 +389,7 @@ impl<'p> GraphBuilder<'p> {
             .result()
             .map_err(|e| Error::driver("graph build: add event record node", e))?;
         self.node_count += 1;
-        Ok(NodeRef(node))
+        Ok(NodeRef { node, builder: self.id })
     }
 
     /// A new condition of this graph, reset to `default` at the start of every launch, for
@@ -373,7 +408,7 @@ impl<'p> GraphBuilder<'p> {
         }
         .result()
         .map_err(|e| Error::driver("graph build: create a conditional handle", e))?;
-        Ok(ConditionHandle(handle))
+        Ok(ConditionHandle { raw: handle, builder: self.id })
     }
 
     /// A conditional node of `kind` on `handle` (made by [`Self::create_condition`] on this
@@ -388,11 +423,17 @@ impl<'p> GraphBuilder<'p> {
         if deps.iter().any(|d| d.1 == EdgeKind::Programmatic) {
             return Err(Error::graph("build: add conditional node", "a programmatic edge must end at a kernel node"));
         }
+        if handle.builder != self.id {
+            return Err(Error::graph(
+                "build: add conditional node",
+                "the condition was created by another graph builder (create_condition on this one)",
+            ));
+        }
         // SAFETY: all-zero is a valid value of this plain C union; the conditional member is set.
         let mut p: sys::CUgraphNodeParams = unsafe { std::mem::zeroed() };
         p.type_ = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_CONDITIONAL;
         p.__bindgen_anon_1.conditional = sys::CUDA_CONDITIONAL_NODE_PARAMS {
-            handle: handle.0,
+            handle: handle.raw,
             type_: match kind {
                 Conditional::While => sys::CUgraphConditionalNodeType::CU_GRAPH_COND_TYPE_WHILE,
                 Conditional::If => sys::CUgraphConditionalNodeType::CU_GRAPH_COND_TYPE_IF,
@@ -408,6 +449,7 @@ impl<'p> GraphBuilder<'p> {
         let body = GraphBuilder {
             graph: body,
             ctx: self.ctx.clone(),
+            id: NEXT_BUILDER.fetch_add(1, Ordering::Relaxed),
             owned: false,
             node_count: 0,
             _not_send: PhantomData,

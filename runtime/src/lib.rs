@@ -35,6 +35,7 @@
 // nccl_sys (error, pod); nccl (bootstrap, collective, device, error, kernel, nccl_sys).
 #[cfg(feature = "nccl")]
 mod bootstrap;
+mod captured;
 #[cfg(feature = "nccl")]
 mod collective;
 pub mod control;
@@ -52,6 +53,8 @@ mod mapped;
 #[cfg(feature = "nccl")]
 pub mod nccl;
 #[cfg(feature = "nccl")]
+mod nccl_group;
+#[cfg(feature = "nccl")]
 mod nccl_sys;
 pub mod nvtx;
 mod pinned;
@@ -63,6 +66,7 @@ mod transfer;
 pub mod tune;
 mod vector;
 
+pub use captured::CapturedGraph;
 pub use device::Device;
 pub use error::{Error, Result};
 pub use graph::Graph;
@@ -75,6 +79,8 @@ pub use kernel::{
 pub use launch::{check_block, check_pdl, config_for, launch_ex, LaunchOptions, DEFAULT_BLOCK};
 pub use layout::DeviceStruct;
 pub use mapped::{MappedBuffer, PinnedSlot};
+#[cfg(feature = "nccl")]
+pub use nccl_group::Group as NcclGroup;
 pub use pod::Pod;
 pub use profile::{Profile, ProfileRow};
 pub use slot_bus::SlotBus;

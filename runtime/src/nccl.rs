@@ -35,6 +35,22 @@ use crate::kernel::{check_same_stream, DeviceIn, DeviceOut};
 use crate::nccl_sys::{self, ncclComm_t, ncclUniqueId, Api, SUCCESS};
 pub use crate::nccl_sys::{LIBRARY_CANDIDATES, LIBRARY_ENV};
 
+thread_local! {
+    /// How many [`Communicator::group`] calls are open on this thread (NCCL's groups are
+    /// thread-local and nest).
+    static GROUP_DEPTH: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Counts a group opened (`+1`) or closed (`-1`) on this thread.
+pub(crate) fn count_group(delta: i32) {
+    GROUP_DEPTH.with(|d| d.set(d.get().saturating_add_signed(delta)));
+}
+
+/// Whether this thread is inside a [`Communicator::group`].
+fn in_group() -> bool {
+    GROUP_DEPTH.with(|d| d.get() > 0)
+}
+
 /// The NCCL library this process loaded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NcclInfo {
@@ -84,7 +100,7 @@ pub fn unique_id() -> Result<UniqueId> {
 #[derive(Debug)]
 pub struct Communicator {
     comm: ncclComm_t,
-    api: &'static Api,
+    pub(crate) api: &'static Api,
     device: Device,
     rank: usize,
     world_size: usize,
@@ -250,21 +266,6 @@ impl Communicator {
         self.issue_in_place("Communicator::broadcast_in_place", Collective::Broadcast { root }, buf)
     }
 
-    /// Runs `f` between `ncclGroupStart` and `ncclGroupEnd`, so the collectives it issues are
-    /// launched together (e.g. one all-reduce per gradient buffer); `ncclGroupEnd` runs even
-    /// when `f` fails. Capturable like the collectives themselves.
-    pub fn group<R>(&self, f: impl FnOnce(&Self) -> Result<R>) -> Result<R> {
-        // SAFETY: ncclGroupStart only opens a (thread-local) group.
-        let status = unsafe { (self.api.group_start)() };
-        self.check(status, "ncclGroupStart")?;
-        let out = f(self);
-        // SAFETY: closes the group opened above.
-        let status = unsafe { (self.api.group_end)() };
-        let ended = self.check(status, "ncclGroupEnd");
-        let out = out?;
-        ended.map(|()| out)
-    }
-
     /// Issues `collective` on `stream` for raw device addresses: the entry point for graph
     /// builders, which call it inside a stream capture ([`crate::Graph::capture`]) to record
     /// the collective as graph nodes, exactly like a kernel launch. Checked: `stream` belongs
@@ -378,6 +379,18 @@ impl Communicator {
         send: &impl DeviceIn<T>,
         recv: &mut impl DeviceOut<T>,
     ) -> Result<()> {
+        self.refuse_in_group(op)?;
+        self.issue_buffers(op, collective, send, recv)
+    }
+
+    /// A checked collective over `send` and `recv`, inside a group or not.
+    pub(crate) fn issue_buffers<T: NcclType>(
+        &self,
+        op: &'static str,
+        collective: Collective,
+        send: &impl DeviceIn<T>,
+        recv: &mut impl DeviceOut<T>,
+    ) -> Result<()> {
         let stream = self.device.stream();
         check_same_stream(op, "send", stream, send.stream())?;
         check_same_stream(op, "recv", stream, recv.stream())?;
@@ -403,6 +416,17 @@ impl Communicator {
         collective: Collective,
         buf: &mut impl DeviceOut<T>,
     ) -> Result<()> {
+        self.refuse_in_group(op)?;
+        self.issue_buffer_in_place(op, collective, buf)
+    }
+
+    /// A checked in-place collective over `buf`, inside a group or not.
+    pub(crate) fn issue_buffer_in_place<T: NcclType>(
+        &self,
+        op: &'static str,
+        collective: Collective,
+        buf: &mut impl DeviceOut<T>,
+    ) -> Result<()> {
         let stream = self.device.stream();
         check_same_stream(op, "buf", stream, buf.stream())?;
         let (addr, len) = (buf.device_addr(), buf.elem_len());
@@ -411,8 +435,24 @@ impl Communicator {
         unsafe { self.issue_raw(collective, T::DATA_TYPE, addr, len, addr, len, stream) }
     }
 
+    /// [`Error::Nccl`] when this thread is inside a [`Communicator::group`]: a collective
+    /// borrowing its buffers only until it returns would be enqueued after they may be freed.
+    fn refuse_in_group(&self, op: &str) -> Result<()> {
+        if !in_group() {
+            return Ok(());
+        }
+        Err(Error::Nccl {
+            rank: self.rank,
+            op: op.to_string(),
+            detail: "refused inside Communicator::group, where NCCL enqueues the collective only at \
+                     ncclGroupEnd: issue it through the closure's Group, which borrows the buffers for \
+                     the whole group"
+                .to_string(),
+        })
+    }
+
     /// `Ok` for `ncclSuccess`, else [`Error::Nccl`] naming this rank and `op`.
-    fn check(&self, status: nccl_sys::RawResult, op: &str) -> Result<()> {
+    pub(crate) fn check(&self, status: nccl_sys::RawResult, op: &str) -> Result<()> {
         if status == SUCCESS {
             Ok(())
         } else {

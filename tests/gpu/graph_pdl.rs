@@ -14,7 +14,7 @@ mod kernels;
 use std::collections::{BTreeMap, BTreeSet};
 
 use kgraph::cudarc::driver::sys;
-use kgraph::Graph;
+use kgraph::CapturedGraph;
 
 use super::common::{device, random};
 use super::graph::TestBranches;
@@ -38,7 +38,7 @@ fn assert_meaningful(what: &str, v: &[f32]) {
 /// The captured graph's edges over spec node indices (`spec_nodes[i]` = graph node of spec node
 /// `i`), each with whether it is programmatic. Fails on any other edge type, and unless the graph
 /// holds exactly one node per spec node.
-fn spec_edges(graph: &Graph, spec_nodes: &[sys::CUgraphNode]) -> BTreeMap<(usize, usize), bool> {
+fn spec_edges(graph: CapturedGraph<'_>, spec_nodes: &[sys::CUgraphNode]) -> BTreeMap<(usize, usize), bool> {
     let cu_graph = graph.cu_graph();
     let mut count = 0usize;
     // SAFETY: `cu_graph` is live (owned by `graph`); a null array asks for the count only.

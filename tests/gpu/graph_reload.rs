@@ -37,11 +37,17 @@ fn a_changed_kernel_runs_at_the_next_replay_and_a_changed_signature_keeps_the_ol
     g.replay().unwrap();
     assert_eq!(g.download_y().unwrap(), scaled(&x, 2.0), "the built kernel");
     assert!(!g.reload_kernels().unwrap(), "nothing changed yet");
+    assert!(g.pdl_enabled(), "PDL is on for the built kernels");
 
     std::fs::write(&path, original.replace("2.0f * x[i]", "3.0f * x[i]")).unwrap();
     assert!(g.reload_kernels().unwrap(), "the edit is seen");
     g.replay().unwrap();
     assert_eq!(g.download_y().unwrap(), scaled(&x, 3.0), "the next replay runs the new code");
+    // The build's record of `griddepcontrol.wait` says nothing of the reloaded code: PDL is off
+    // and stays off.
+    assert!(!g.pdl_enabled(), "a reload turns PDL off");
+    g.set_pdl_enabled(true);
+    assert!(!g.pdl_enabled(), "PDL cannot be turned back on over reloaded kernels");
 
     // `int n` becomes `long long n`: 8 bytes where the declaration passes 4.
     std::fs::write(&path, original.replace("int n)", "long long n)")).unwrap();

@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 
 use kgraph::cudarc::driver::sys;
-use kgraph::{CudaSlice, Graph, LaunchConfig};
+use kgraph::{CapturedGraph, CudaSlice, LaunchConfig};
 use kgraph_model::graphs::synthetic::{BookStream, Tick};
 use kgraph_model::graphs::{
     ModelWeights, Perception, PerceptionFused, TrainBatch, TrainStep, TrainStepBatch512, TrainSteps100,
@@ -33,7 +33,7 @@ fn train_step(dev: &kgraph::Device, w: &ModelWeights) -> TrainStep {
 }
 
 /// The captured graph's edges as spec node indices (`spec_nodes` = the struct's `graph_nodes()`).
-fn captured_edges(graph: &Graph, spec_nodes: &[sys::CUgraphNode]) -> BTreeSet<(usize, usize)> {
+fn captured_edges(graph: CapturedGraph<'_>, spec_nodes: &[sys::CUgraphNode]) -> BTreeSet<(usize, usize)> {
     assert_eq!(graph.node_count().unwrap(), spec_nodes.len(), "one graph node per spec node");
     let index = |node: sys::CUgraphNode| {
         spec_nodes.iter().position(|&n| n == node).unwrap_or_else(|| panic!("graph node {node:?} is no spec node"))

@@ -89,6 +89,40 @@ fn one_rank_communicator_from_a_bootstrap() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
+fn a_group_issues_through_its_handle_and_refuses_the_communicators_own_collectives() {
+    let dev = device();
+    let comm = single(&dev);
+    let (a, b) = (dev.upload(&[1.0f32, -2.0, 3.5]).unwrap(), dev.upload(&[7i32, 8]).unwrap());
+    let (mut ra, mut rb) = (dev.alloc_zeros::<f32>(3).unwrap(), dev.alloc_zeros::<i32>(2).unwrap());
+    let mut refused = None;
+    comm.group(|g| {
+        g.all_reduce(&a, &mut ra, ReduceOp::Sum)?;
+        g.all_gather(&b, &mut rb)?;
+        // The communicator's own collective borrows only until it returns: refused here.
+        refused = Some(comm.all_reduce_in_place(&mut dev.alloc_zeros::<f32>(3)?, ReduceOp::Sum));
+        Ok(())
+    })
+    .unwrap();
+    match refused {
+        Some(Err(Error::Nccl { rank: 0, op, detail })) => {
+            assert_eq!(op, "Communicator::all_reduce_in_place");
+            assert!(detail.contains("inside Communicator::group"), "{detail}");
+        }
+        other => panic!("expected a refusal inside the group, got {other:?}"),
+    }
+    // After the group the communicator's collectives work again, and the group's ran.
+    comm.all_reduce_in_place(&mut ra, ReduceOp::Avg).unwrap();
+    assert_eq!(dev.download(&ra).unwrap(), [1.0, -2.0, 3.5]);
+    assert_eq!(dev.download(&rb).unwrap(), [7, 8]);
+    // A failing closure still closes the group.
+    let mut short = dev.alloc_zeros::<f32>(2).unwrap();
+    let failed: kgraph::Result<()> = comm.group(|g| g.all_reduce(&a, &mut short, ReduceOp::Sum));
+    assert!(matches!(failed, Err(Error::CollectiveLength { .. })), "{failed:?}");
+    comm.all_reduce(&a, &mut ra, ReduceOp::Sum).unwrap();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
 fn bad_lengths_and_foreign_streams_are_refused_before_nccl() {
     let dev = device();
     let comm = single(&dev);
@@ -129,8 +163,8 @@ fn collectives_capture_into_a_graph_and_replay() {
     // touch them while it replays (downloads come after a synchronising replay).
     let graph = unsafe {
         Graph::capture(dev.stream(), |s| {
-            comm.group(|comm| {
-                comm.issue_raw(
+            comm.group(|g| {
+                g.issue_raw(
                     Collective::AllReduce(ReduceOp::Avg),
                     DataType::F32,
                     kgraph::DeviceIn::<f32>::device_addr(&a),

@@ -373,3 +373,40 @@ fn host_nodes_run_once_per_launch_after_their_dependencies() {
     }
     drop(g);
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn builders_refuse_nodes_and_conditions_of_other_builders() {
+    use kgraph::{Conditional, EdgeKind, GraphBuilder};
+    let dev = super::super::common::device();
+    let x = dev.alloc_zeros::<u32>(16).unwrap();
+    let mut first = GraphBuilder::new(dev.context()).unwrap();
+    // SAFETY: `x` holds 16 u32s and outlives both builders (declared before them).
+    let node = unsafe { first.add_memset(&[], kgraph::DeviceIn::<u32>::device_addr(&x), 7, 4, 16) }.unwrap();
+    let cond = first.create_condition(false).unwrap();
+    let mut second = GraphBuilder::new(dev.context()).unwrap();
+    // A node and a condition of `first` are refused by `second`, and so is a node of a
+    // builder that no longer exists (its graph handle would dangle).
+    // (`.map(|_| ())` drops the body builder a success would hold.)
+    let foreign = second.add_conditional(&[(node, EdgeKind::Full)], Conditional::If, cond).map(|_| ());
+    assert!(
+        matches!(&foreign, Err(Error::Graph { detail, .. }) if detail.contains("another graph builder")),
+        "{foreign:?}"
+    );
+    let own = second.create_condition(false).unwrap();
+    let foreign_cond = second.add_conditional(&[], Conditional::If, cond).map(|_| ());
+    assert!(
+        matches!(&foreign_cond, Err(Error::Graph { detail, .. }) if detail.contains("create_condition")),
+        "{foreign_cond:?}"
+    );
+    drop(first);
+    // SAFETY: as above.
+    let dangling =
+        unsafe { second.add_memset(&[(node, EdgeKind::Full)], kgraph::DeviceIn::<u32>::device_addr(&x), 1, 4, 16) };
+    assert!(matches!(dangling, Err(Error::Graph { .. })), "{dangling:?}");
+    assert_eq!(second.node_count(), 0, "nothing was added");
+    // Its own condition is accepted.
+    let (_, body) = second.add_conditional(&[], Conditional::If, own).unwrap();
+    drop(body);
+    assert_eq!(second.node_count(), 1);
+}

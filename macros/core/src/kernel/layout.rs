@@ -71,7 +71,7 @@ fn c_fields(s: &CStruct) -> TokenStream {
 /// The checks of one Rust twin `rust` (as written, with its span) against C struct `s`.
 fn struct_checks(rust: &Type, s: &CStruct, file: &str) -> Vec<TokenStream> {
     let span = rust.span();
-    let rust_name = crate::syntax::parse::tidy_tokens(&quote!(#rust));
+    let rust_name = crate::syntax::text::tidy_tokens(&quote!(#rust));
     let ctx = format!("kgraph: struct `{rust_name}` (C `{}`, {file}:{})", s.name, s.line);
     let (size, align) = (s.size, s.align);
     let mut out = vec![
@@ -136,7 +136,7 @@ pub(crate) fn layout_checks(decl: &KernelDecl, resolved: &Resolved) -> Vec<Token
     for (param, cu) in decl.params.iter().zip(&resolved.kernel.params) {
         let CuBase::Struct(s) = &cu.ty.base else { continue };
         let rust = elem_type(&param.ty);
-        let key = (crate::syntax::parse::tidy_tokens(&quote!(#rust)), s.name.clone());
+        let key = (crate::syntax::text::tidy_tokens(&quote!(#rust)), s.name.clone());
         if seen.contains(&key) {
             continue;
         }

@@ -13,6 +13,7 @@ use syn::{Attribute, Ident, LitStr, Token, Type, Visibility};
 use super::extent::extent_from_expr;
 use super::model::{Extent, KernelDecl, Param, ParamKind};
 use super::naming::ident_text;
+use super::text::tidy_tokens;
 use super::types::classify_type;
 
 /// Parameter names the generated `launch(&self, stream, cfg, ...)` and
@@ -465,13 +466,4 @@ fn parse_param(input: ParseStream) -> syn::Result<(ParsedParam, Option<syn::Erro
         Err(e) => (None, None, Some(e)),
     };
     Ok((ParsedParam { name, ty, kind, extent }, err))
-}
-
-/// Token text with the spacing a person would write (`&mut [f32]`, `Vec<f32>`).
-pub(crate) fn tidy_tokens(tokens: &TokenStream) -> String {
-    let mut s = tokens.to_string();
-    for (from, to) in [("& ", "&"), (" <", "<"), ("< ", "<"), (" >", ">"), (" ,", ","), (" ::", "::"), (":: ", "::")] {
-        s = s.replace(from, to);
-    }
-    s
 }

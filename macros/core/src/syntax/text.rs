@@ -1,5 +1,7 @@
 //! Plain-text forms shared by error messages and generated docs.
 
+use proc_macro2::TokenStream;
+
 use super::model::KernelDecl;
 use super::naming::ident_text;
 
@@ -24,4 +26,13 @@ pub fn code_list<S: AsRef<str>>(items: impl IntoIterator<Item = S>, empty: &str)
     } else {
         v.join(", ")
     }
+}
+
+/// Token text with the spacing a person would write (`&mut [f32]`, `Vec<f32>`).
+pub(crate) fn tidy_tokens(tokens: &TokenStream) -> String {
+    let mut s = tokens.to_string();
+    for (from, to) in [("& ", "&"), (" <", "<"), ("< ", "<"), (" >", ">"), (" ,", ","), (" ::", "::"), (":: ", "::")] {
+        s = s.replace(from, to);
+    }
+    s
 }

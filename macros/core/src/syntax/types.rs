@@ -5,7 +5,7 @@ use quote::ToTokens;
 use syn::Type;
 
 use super::model::{Elem, ParamKind, Vector};
-use super::parse::tidy_tokens;
+use super::text::tidy_tokens;
 
 const TYPE_HELP: &str = "kernel parameters are `&[T]` (for `const T*`), `&mut [T]` (for `T*`), `T` (by value), \
      `Pinned<T>` (`const T*` into pinned host memory) or `PinnedMut<T>` (`T*` into pinned host memory), \

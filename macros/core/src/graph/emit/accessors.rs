@@ -9,7 +9,7 @@ use super::fields::{buffer_field, scalar_field, storage_type};
 use super::input::CodegenInput;
 use super::update::extent_checks;
 use crate::emit_util::{doc_attr, ident};
-use crate::graph::ir::{Binding, GraphIr};
+use crate::graph::ir::{Binding, GraphIr, Role};
 
 /// `" — <doc>"` for an item's spec `doc`, or nothing.
 fn doc_suffix(doc: &Option<String>) -> String {
@@ -140,12 +140,19 @@ fn users_of(ir: &GraphIr, b: usize) -> Vec<usize> {
         .collect()
 }
 
+/// The `[[while]]`/`[[if]]` whose condition reads buffer `b`, if one does. Its control kernel
+/// holds the buffer's address in a node no `__update_node_*` rewrites, so such a buffer gets no
+/// `replace_<buffer>`: rebinding it would leave the condition reading the old allocation.
+fn condition_reader(ir: &GraphIr, b: usize) -> Option<&str> {
+    ir.controls.iter().find(|c| c.condition_buffer() == Some(b)).map(|c| c.name.as_str())
+}
+
 /// `replace_<buffer>(new)` for a device buffer: exchanges the struct's slice for `new` and
 /// rewrites every node that passes it in the instantiated graph (no re-instantiation).
 fn buffer_replacer(cg: &CodegenInput<'_>, b: usize) -> Option<TokenStream> {
     let ir = cg.ir;
     let buf = &ir.buffers[b];
-    if !buf.role.is_replaceable() {
+    if !buf.role.is_replaceable() || condition_reader(ir, b).is_some() {
         return None;
     }
     let (f, m) = (buffer_field(ir, b), format_ident!("{}", buf.replacer()));
@@ -217,13 +224,28 @@ fn launch_setter(cg: &CodegenInput<'_>) -> TokenStream {
     }
 }
 
-fn buffer_accessor(ir: &GraphIr, b: usize) -> TokenStream {
+/// `<buffer>(&self)`: a shared reference to the buffer's storage. None for a `pinned_out`
+/// buffer: through `&MappedBuffer`, `as_slice()` would form a `&[T]` over memory a replay may be
+/// writing (it waits only for pointers lent since its last wait, and a replay lends none);
+/// `read_<buffer>` and `read_<buffer>_into` wait for the struct's launches in flight and read
+/// with volatile loads.
+fn buffer_accessor(ir: &GraphIr, b: usize) -> Option<TokenStream> {
     let buf = &ir.buffers[b];
+    if buf.role == Role::PinnedOut {
+        return None;
+    }
     let f = buffer_field(ir, b);
     let m = ident(&buf.name);
     let ty = storage_type(buf.role, &buf.elem.rust_ident());
+    let exchange = match condition_reader(ir, b) {
+        Some(control) => format!(
+            "the condition of `{control}` reads it, so it has no `replace_{}`: it stays this allocation",
+            buf.name
+        ),
+        None => "device buffers are exchanged through `replace_<buffer>`".to_string(),
+    };
     let doc = format!(
-        "Buffer `{}`: {} {} x {} (`{}`){}. Read-only access: the graph holds its address (device buffers are exchanged through `replace_<buffer>`).",
+        "Buffer `{}`: {} {} x {} (`{}`){}. Read-only access: the graph holds its address ({exchange}).",
         buf.name,
         buf.role.name(),
         buf.elem,
@@ -232,7 +254,7 @@ fn buffer_accessor(ir: &GraphIr, b: usize) -> TokenStream {
         doc_suffix(&buf.doc)
     );
     let doc = doc_attr(&doc);
-    quote!(#doc pub fn #m(&self) -> &#ty { &self.#f })
+    Some(quote!(#doc pub fn #m(&self) -> &#ty { &self.#f }))
 }
 
 fn scalar_accessors(cg: &CodegenInput<'_>, s: usize) -> TokenStream {

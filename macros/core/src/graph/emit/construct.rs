@@ -130,6 +130,7 @@ pub(crate) fn new_fn(cg: &CodegenInput<'_>) -> TokenStream {
                 #comm_field
                 #controls
                 pdl_enabled: true,
+                kernels_reloaded: false,
                 graph_nodes: ::std::vec::Vec::new(),
                 #in_flight_init
                 device: ::core::clone::Clone::clone(device),

@@ -80,6 +80,8 @@ fn struct_def(cg: &CodegenInput<'_>) -> TokenStream {
             #comm_field
             /// Launch the `NODE_PDL` nodes with PDL (eager runs and later captures).
             pdl_enabled: bool,
+            /// `reload_kernels` swapped in kernels compiled from disk: PDL stays off.
+            kernels_reloaded: bool,
             /// Each spec node's node in the captured graph (as an address, so the struct stays
             /// `Send`; a handle is only used together with `captured`).
             graph_nodes: ::std::vec::Vec<usize>,
@@ -115,6 +117,16 @@ pub fn generate(cg: &CodegenInput<'_>) -> TokenStream {
             #accessors
             #host
             #run
+        }
+
+        /// Waits for the device stream before the fields drop: the kernel modules (unloaded
+        /// with their handles), the graph and a communicator must not go while a replay or an
+        /// eager run of this struct may still be running. A failing wait (a broken context) is
+        /// ignored: nothing runs after it.
+        impl ::core::ops::Drop for #name {
+            fn drop(&mut self) {
+                let _ = self.device.stream().synchronize();
+            }
         }
     }
 }

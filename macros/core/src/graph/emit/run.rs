@@ -126,9 +126,10 @@ fn pdl_switch(cg: &CodegenInput<'_>) -> TokenStream {
         /// Turns the spec's PDL launches on or off for later [`Self::run_eager`] calls and
         /// captures (off: every launch is plain and every graph edge a full dependency, for
         /// comparison and debugging). A graph already captured keeps its edges until the next
-        /// capture.
+        /// capture. After a [`Self::reload_kernels`] PDL stays off: the build verified that each
+        /// PDL kernel executes `griddepcontrol.wait`, the reloaded code was not.
         pub fn set_pdl_enabled(&mut self, enabled: bool) {
-            self.pdl_enabled = enabled;
+            self.pdl_enabled = enabled && !self.kernels_reloaded;
         }
 
         #pdl_options
@@ -160,9 +161,11 @@ fn replay_and_inspection(cg: &CodegenInput<'_>, mark_in_flight: &TokenStream) ->
             self.captured.is_some()
         }
 
-        /// The captured graph (node count, edges, timing, raw handles), once captured.
-        pub fn graph(&self) -> ::core::option::Option<&::kgraph::Graph> {
-            self.captured.as_ref()
+        /// The captured graph (node count, edges, timed replays, raw handles), once captured.
+        /// Untimed replays go through [`Self::replay`] only, which keeps track of what is in
+        /// flight (see `kgraph::CapturedGraph`).
+        pub fn graph(&self) -> ::core::option::Option<::kgraph::CapturedGraph<'_>> {
+            self.captured.as_ref().map(::kgraph::CapturedGraph::new)
         }
 
         /// The captured graph's node of each spec node, indexed like `NODES` (empty before
@@ -189,7 +192,8 @@ fn reload_kernels(cg: &CodegenInput<'_>) -> TokenStream {
         /// Hot reload (development; `KGRAPH_HOT_RELOAD=1`, see `kgraph::reload`): when a `.cu`
         /// file of this struct's kernels changed since the last call, recompiles every kernel of
         /// the struct from the files on disk (NVRTC), checks each against its declaration's
-        /// parameter sizes, swaps them in only when all loaded, and rebuilds the graph (as it
+        /// parameter sizes, swaps them in only when all loaded, turns PDL off for good (the
+        /// reloaded code's `griddepcontrol.wait` is unverified), and rebuilds the graph (as it
         /// was built) so the next replay runs the new code: `Ok(true)`. A compile error or a
         /// changed signature is returned as an error and the old kernels and graph stay. With
         /// the variable unset this returns `Ok(false)` after one flag test.
@@ -202,7 +206,16 @@ fn reload_kernels(cg: &CodegenInput<'_>) -> TokenStream {
                 ::core::result::Result::Ok(( #( #types::load(&mut modules)?, )* ))
             })();
             let ( #( #fresh, )* ) = loaded.map_err(|e| ::kgraph::Error::in_graph(#graph, "hot reload", e))?;
+            // The old modules unload as their handles drop: no launch of them may be running.
+            self.device
+                .stream()
+                .synchronize()
+                .map_err(|e| ::kgraph::Error::driver(::std::format!("{}::reload_kernels: synchronize", #graph), e))?;
             #( self.#fields = #fresh; )*
+            // PDL rests on the build's record of each kernel's `griddepcontrol.wait`, which says
+            // nothing of the code just compiled: plain launches and full edges from now on.
+            self.kernels_reloaded = true;
+            self.pdl_enabled = false;
             if self.captured.is_some() {
                 match self.built_serialized {
                     ::core::option::Option::Some(serialized) => self.__instantiate(serialized)?,

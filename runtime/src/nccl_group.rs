@@ -1,0 +1,167 @@
+//! [`Communicator::group`] and its [`Group`]: collectives launched together, whose buffers
+//! must outlive the group's end, where NCCL enqueues them.
+
+use std::cell::Cell;
+use std::marker::PhantomData;
+
+use cudarc::driver::{sys, CudaStream};
+
+use crate::collective::{Collective, DataType, NcclType, ReduceOp};
+use crate::error::Result;
+use crate::kernel::{DeviceIn, DeviceOut};
+use crate::nccl::{count_group, Communicator};
+
+impl Communicator {
+    /// Runs `f` between `ncclGroupStart` and `ncclGroupEnd`, so the collectives it issues
+    /// through the [`Group`] are launched together (e.g. one all-reduce per gradient buffer);
+    /// `ncclGroupEnd` runs even when `f` fails or panics. Capturable like the collectives
+    /// themselves.
+    ///
+    /// NCCL enqueues a group's collectives at `ncclGroupEnd`, after `f` has returned, so every
+    /// buffer they use must outlive the whole call: the [`Group`]'s collectives borrow their
+    /// buffers for `'b`, a lifetime of this call and not of `f`'s body, so a buffer made (and
+    /// dropped) inside `f` does not compile. The communicator's own collectives are refused
+    /// inside a group on this thread ([`Error::Nccl`]: they would borrow only until they
+    /// return). `tests/ui/safety/h7_group_buffers_outlive_the_group.rs` is the case that must
+    /// not compile.
+    pub fn group<'b, R>(&self, f: impl FnOnce(&Group<'_, 'b>) -> Result<R>) -> Result<R> {
+        // SAFETY: ncclGroupStart only opens a (thread-local) group.
+        let status = unsafe { (self.api.group_start)() };
+        self.check(status, "ncclGroupStart")?;
+        let open = OpenGroup::enter(self);
+        let out = f(&Group::new(self));
+        let ended = open.end();
+        let out = out?;
+        ended.map(|()| out)
+    }
+}
+
+/// An open `ncclGroupStart` of this thread: counted by `count_group`, and closed with
+/// `ncclGroupEnd` by [`OpenGroup::end`] or, on unwind, by its drop.
+struct OpenGroup<'c> {
+    comm: &'c Communicator,
+    ended: bool,
+}
+
+impl<'c> OpenGroup<'c> {
+    /// Counts a group `ncclGroupStart` has just opened.
+    fn enter(comm: &'c Communicator) -> Self {
+        count_group(1);
+        OpenGroup { comm, ended: false }
+    }
+
+    /// `ncclGroupEnd`: NCCL enqueues the group's collectives now.
+    fn end(mut self) -> Result<()> {
+        self.ended = true;
+        self.close()
+    }
+
+    fn close(&self) -> Result<()> {
+        count_group(-1);
+        // SAFETY: closes the group this value counts, opened by `ncclGroupStart` on this thread.
+        let status = unsafe { (self.comm.api.group_end)() };
+        self.comm.check(status, "ncclGroupEnd")
+    }
+}
+
+impl Drop for OpenGroup<'_> {
+    fn drop(&mut self) {
+        if !self.ended {
+            // Unwinding out of the group's closure: close the group so the thread's NCCL state
+            // is balanced again; the panic is what gets reported.
+            let _ = self.close();
+        }
+    }
+}
+
+/// The collectives of one [`Communicator::group`], as its closure receives them. Each borrows
+/// its buffers for `'b`, which outlives the whole `group` call, so they stay allocated (and
+/// unused by the host) until `ncclGroupEnd` has enqueued the collective; their stream order
+/// then covers the rest, as for [`Communicator`]'s own collectives, which the same checks
+/// (stream, lengths) apply to.
+pub struct Group<'c, 'b> {
+    comm: &'c Communicator,
+    /// Invariant in `'b`: a covariant `Group` would let the closure shrink `'b` to its own body.
+    _buffers: PhantomData<Cell<&'b ()>>,
+}
+
+impl<'c, 'b> Group<'c, 'b> {
+    fn new(comm: &'c Communicator) -> Self {
+        Group { comm, _buffers: PhantomData }
+    }
+
+    /// This rank.
+    pub fn rank(&self) -> usize {
+        self.comm.rank()
+    }
+
+    /// The number of ranks.
+    pub fn world_size(&self) -> usize {
+        self.comm.world_size()
+    }
+
+    /// As [`Communicator::all_reduce`], enqueued at the group's end.
+    pub fn all_reduce<T: NcclType>(
+        &self,
+        send: &'b impl DeviceIn<T>,
+        recv: &'b mut impl DeviceOut<T>,
+        op: ReduceOp,
+    ) -> Result<()> {
+        self.comm.issue_buffers("Group::all_reduce", Collective::AllReduce(op), send, recv)
+    }
+
+    /// As [`Communicator::all_reduce_in_place`], enqueued at the group's end.
+    pub fn all_reduce_in_place<T: NcclType>(&self, buf: &'b mut impl DeviceOut<T>, op: ReduceOp) -> Result<()> {
+        self.comm.issue_buffer_in_place("Group::all_reduce_in_place", Collective::AllReduce(op), buf)
+    }
+
+    /// As [`Communicator::reduce_scatter`], enqueued at the group's end.
+    pub fn reduce_scatter<T: NcclType>(
+        &self,
+        send: &'b impl DeviceIn<T>,
+        recv: &'b mut impl DeviceOut<T>,
+        op: ReduceOp,
+    ) -> Result<()> {
+        self.comm.issue_buffers("Group::reduce_scatter", Collective::ReduceScatter(op), send, recv)
+    }
+
+    /// As [`Communicator::all_gather`], enqueued at the group's end.
+    pub fn all_gather<T: NcclType>(&self, send: &'b impl DeviceIn<T>, recv: &'b mut impl DeviceOut<T>) -> Result<()> {
+        self.comm.issue_buffers("Group::all_gather", Collective::AllGather, send, recv)
+    }
+
+    /// As [`Communicator::broadcast`], enqueued at the group's end.
+    pub fn broadcast<T: NcclType>(
+        &self,
+        send: &'b impl DeviceIn<T>,
+        recv: &'b mut impl DeviceOut<T>,
+        root: usize,
+    ) -> Result<()> {
+        self.comm.issue_buffers("Group::broadcast", Collective::Broadcast { root }, send, recv)
+    }
+
+    /// As [`Communicator::broadcast_in_place`], enqueued at the group's end.
+    pub fn broadcast_in_place<T: NcclType>(&self, buf: &'b mut impl DeviceOut<T>, root: usize) -> Result<()> {
+        self.comm.issue_buffer_in_place("Group::broadcast_in_place", Collective::Broadcast { root }, buf)
+    }
+
+    /// As [`Communicator::issue_raw`], enqueued at the group's end.
+    ///
+    /// # Safety
+    /// As for [`Communicator::issue_raw`], with the memory's lifetime counted from the end of
+    /// the `group` call (where NCCL enqueues the collective), not from this call's return.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn issue_raw(
+        &self,
+        collective: Collective,
+        dtype: DataType,
+        send: sys::CUdeviceptr,
+        send_len: usize,
+        recv: sys::CUdeviceptr,
+        recv_len: usize,
+        stream: &CudaStream,
+    ) -> Result<()> {
+        // SAFETY: the caller's contract, as documented.
+        unsafe { self.comm.issue_raw(collective, dtype, send, send_len, recv, recv_len, stream) }
+    }
+}
