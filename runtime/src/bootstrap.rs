@@ -266,7 +266,9 @@ impl Bootstrap {
         if self.world_size == 1 {
             return make();
         }
-        let deadline = Instant::now() + self.timeout;
+        let Some(deadline) = Instant::now().checked_add(self.timeout) else {
+            return Err(self.fail(format!("a timeout of {:?} reaches past what the clock can count", self.timeout)));
+        };
         match (&self.exchange, self.rank) {
             (IdExchange::Local, _) => {
                 Err(self

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{sys, CudaStream};
 
+use crate::device::wait_stream_raw;
 use crate::error::Result;
 use crate::graph::Graph;
 
@@ -35,8 +36,9 @@ impl<'g> CapturedGraph<'g> {
         let timed = self.graph.replay_timed();
         if timed.is_err() {
             // The error is the one reported; a failing wait here means the context is broken
-            // and no later launch runs.
-            let _ = self.graph.stream().synchronize();
+            // and no later launch runs. Straight to the driver: cudarc's `synchronize` would
+            // return an error stored by an earlier drop without waiting.
+            let _ = wait_stream_raw(self.graph.stream());
         }
         timed
     }

@@ -114,6 +114,15 @@ impl Device {
         self.stream.synchronize().map_err(|e| Error::driver("synchronize stream", e))
     }
 
+    /// Waits for the main stream through the driver directly (`cuCtxSetCurrent`, then
+    /// `cuStreamSynchronize`). cudarc's `CudaStream::synchronize` first returns (and clears) an
+    /// error that an unrelated `Drop` stored in the context, without waiting: a drop that must
+    /// not run before the stream's work has ended (a graph struct's) waits here instead.
+    #[doc(hidden)]
+    pub fn __wait_stream_for_drop(&self) -> std::result::Result<(), DriverError> {
+        wait_stream_raw(&self.stream)
+    }
+
     /// (free, total) device memory in bytes, from `cuMemGetInfo`.
     pub fn mem_info(&self) -> Result<(usize, usize)> {
         self.ctx.mem_get_info().map_err(|e| Error::driver("cuMemGetInfo", e))
@@ -270,4 +279,14 @@ impl Device {
             ))
         }
     }
+}
+
+/// `cuStreamSynchronize` of `stream` with its context made current directly: cudarc's
+/// `bind_to_thread` (inside `CudaStream::synchronize`) would first return, and clear, an error
+/// an unrelated earlier `Drop` stored, and not wait.
+pub(crate) fn wait_stream_raw(stream: &CudaStream) -> std::result::Result<(), DriverError> {
+    // SAFETY: the context is live (the stream holds it); making it current has no other effect.
+    unsafe { cudarc::driver::result::ctx::set_current(stream.context().cu_ctx()) }?;
+    // SAFETY: the stream is live and belongs to the current context.
+    unsafe { cudarc::driver::result::stream::synchronize(stream.cu_stream()) }
 }

@@ -88,7 +88,15 @@ impl ModuleCache {
 
     /// A cache that compiles each module from the `.cu` file on disk
     /// ([`KernelSource::disk_path`]) with NVRTC: what hot reload loads new kernels through.
-    pub fn from_disk(ctx: &Arc<CudaContext>) -> Self {
+    ///
+    /// # Safety
+    /// A handle loaded through this cache runs the code on disk, while its `PDL_WAITS` (which
+    /// lets `launch_with` grant `LaunchOptions::PDL`) describes the code the build compiled. The
+    /// caller launches none of these handles with PDL (no `LaunchOptions::PDL`, no programmatic
+    /// graph edge into them) unless the code on disk executes `griddepcontrol.wait` before it
+    /// touches memory an earlier kernel on the stream accesses. The generated `reload_kernels`
+    /// turns the struct's PDL off before the reloaded kernels run.
+    pub unsafe fn from_disk(ctx: &Arc<CudaContext>) -> Self {
         ModuleCache { ctx: ctx.clone(), modules: Vec::new(), from_disk: true }
     }
 

@@ -47,8 +47,21 @@ pub(crate) fn count_group(delta: i32) {
 }
 
 /// Whether this thread is inside a [`Communicator::group`].
-fn in_group() -> bool {
+pub(crate) fn in_group() -> bool {
     GROUP_DEPTH.with(|d| d.get() > 0)
+}
+
+/// [`Error::Nccl`] for a communicator made inside a group: NCCL would finish its
+/// initialisation only at the group's end, and kgraph hands the communicator out at once.
+fn refuse_init_in_group(rank: usize, op: &str) -> Result<()> {
+    match in_group() {
+        false => Ok(()),
+        true => Err(Error::Nccl {
+            rank,
+            op: op.to_string(),
+            detail: "refused inside Communicator::group: make the communicator before the group".to_string(),
+        }),
+    }
 }
 
 /// The NCCL library this process loaded.
@@ -127,6 +140,7 @@ impl Communicator {
     /// your own store). Blocks until every rank has joined.
     pub fn with_id(device: &Device, rank: usize, world_size: usize, id: UniqueId) -> Result<Self> {
         let api = nccl_sys::api()?;
+        refuse_init_in_group(rank, "ncclCommInitRank")?;
         if world_size == 0 || world_size > c_int::MAX as usize || rank >= world_size {
             return Err(Error::Bootstrap {
                 rank: Some(rank),
@@ -155,6 +169,7 @@ impl Communicator {
     /// multi-GPU code.
     pub fn single(device: &Device) -> Result<Self> {
         let api = nccl_sys::api()?;
+        refuse_init_in_group(0, "ncclCommInitAll")?;
         bind(device, 0, "ncclCommInitAll")?;
         let ordinal = device.context().ordinal() as c_int;
         let mut comm: ncclComm_t = std::ptr::null_mut();
@@ -271,7 +286,10 @@ impl Communicator {
     /// the collective as graph nodes, exactly like a kernel launch. Checked: `stream` belongs
     /// to this communicator's context ([`Error::ForeignContext`]), the lengths fit
     /// ([`Collective::check_lengths`], [`Error::CollectiveLength`] naming this rank); nothing
-    /// is issued when a check fails. No host synchronisation.
+    /// is issued when a check fails. No host synchronisation. Refused inside a
+    /// [`Communicator::group`] on this thread ([`Error::Nccl`]): there NCCL enqueues the work
+    /// only at the group's end, which this call's promise does not cover; the group's own
+    /// `issue_raw` takes that promise.
     ///
     /// # Safety
     /// - `send` is the address of device memory of this context readable for `send_len`
@@ -288,6 +306,28 @@ impl Communicator {
     ///   by edges), since the driver may run parallel branches in either order.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn issue_raw(
+        &self,
+        collective: Collective,
+        dtype: DataType,
+        send: sys::CUdeviceptr,
+        send_len: usize,
+        recv: sys::CUdeviceptr,
+        recv_len: usize,
+        stream: &CudaStream,
+    ) -> Result<()> {
+        self.refuse_in_group("Communicator::issue_raw")?;
+        // SAFETY: the caller's contract, as documented; not inside a group (checked above).
+        unsafe { self.issue_raw_grouped(collective, dtype, send, send_len, recv, recv_len, stream) }
+    }
+
+    /// [`Communicator::issue_raw`] without the group check: for [`crate::NcclGroup`], whose
+    /// callers promise (or whose borrows ensure) that the memory outlives the group's end.
+    ///
+    /// # Safety
+    /// As for [`Communicator::issue_raw`], with the memory's lifetime counted from the end of
+    /// the enclosing group when there is one.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn issue_raw_grouped(
         &self,
         collective: Collective,
         dtype: DataType,
@@ -347,6 +387,7 @@ impl Communicator {
         recv_len: usize,
     ) -> Result<CollectiveGraph> {
         let stream = self.device.stream();
+        self.refuse_in_group("Communicator::capture_graph")?;
         self.device.ensure_not_capturing("Communicator::capture_graph")?;
         bind(&self.device, self.rank, "capture a collective")?;
         stream
@@ -398,7 +439,7 @@ impl Communicator {
         // contract) on the main stream (checked above), so they outlive the collective in stream
         // order; `recv` is mutably borrowed and `send` shared, so they do not overlap.
         unsafe {
-            self.issue_raw(
+            self.issue_raw_grouped(
                 collective,
                 T::DATA_TYPE,
                 send.device_addr(),
@@ -432,7 +473,7 @@ impl Communicator {
         let (addr, len) = (buf.device_addr(), buf.elem_len());
         // SAFETY: `buf` is a live allocation of `len` elements on the main stream (checked
         // above), mutably borrowed; all-reduce and broadcast may run exactly in place.
-        unsafe { self.issue_raw(collective, T::DATA_TYPE, addr, len, addr, len, stream) }
+        unsafe { self.issue_raw_grouped(collective, T::DATA_TYPE, addr, len, addr, len, stream) }
     }
 
     /// [`Error::Nccl`] when this thread is inside a [`Communicator::group`]: a collective

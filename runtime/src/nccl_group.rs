@@ -7,9 +7,9 @@ use std::marker::PhantomData;
 use cudarc::driver::{sys, CudaStream};
 
 use crate::collective::{Collective, DataType, NcclType, ReduceOp};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::kernel::{DeviceIn, DeviceOut};
-use crate::nccl::{count_group, Communicator};
+use crate::nccl::{count_group, in_group, Communicator};
 
 impl Communicator {
     /// Runs `f` between `ncclGroupStart` and `ncclGroupEnd`, so the collectives it issues
@@ -22,9 +22,20 @@ impl Communicator {
     /// buffers for `'b`, a lifetime of this call and not of `f`'s body, so a buffer made (and
     /// dropped) inside `f` does not compile. The communicator's own collectives are refused
     /// inside a group on this thread ([`Error::Nccl`]: they would borrow only until they
-    /// return). `tests/ui/safety/h7_group_buffers_outlive_the_group.rs` is the case that must
-    /// not compile.
+    /// return), and so are a nested `group`, a communicator's construction and the collective
+    /// nodes of graph structs. `tests/ui/safety/h7_group_buffers_outlive_the_group.rs` is the
+    /// case that must not compile.
     pub fn group<'b, R>(&self, f: impl FnOnce(&Group<'_, 'b>) -> Result<R>) -> Result<R> {
+        // NCCL starts nested groups' work at the outermost end, past an inner group's `'b`.
+        if in_group() {
+            return Err(Error::Nccl {
+                rank: self.rank(),
+                op: "Communicator::group".to_string(),
+                detail: "refused inside another Communicator::group on this thread (NCCL would start \
+                         the inner group's collectives only at the outer group's end)"
+                    .to_string(),
+            });
+        }
         // SAFETY: ncclGroupStart only opens a (thread-local) group.
         let status = unsafe { (self.api.group_start)() };
         self.check(status, "ncclGroupStart")?;
@@ -162,6 +173,6 @@ impl<'c, 'b> Group<'c, 'b> {
         stream: &CudaStream,
     ) -> Result<()> {
         // SAFETY: the caller's contract, as documented.
-        unsafe { self.comm.issue_raw(collective, dtype, send, send_len, recv, recv_len, stream) }
+        unsafe { self.comm.issue_raw_grouped(collective, dtype, send, send_len, recv, recv_len, stream) }
     }
 }

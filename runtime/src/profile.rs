@@ -57,8 +57,10 @@ impl Profile {
             ));
         }
         let op = |what: &str| format!("{graph}::profile: {what}");
-        let mut samples = vec![Vec::with_capacity(iters); names.len()];
-        let mut total = Vec::with_capacity(iters);
+        // Grown as the replays come (no capacity from `iters`: a huge count must not abort on
+        // allocation before the first replay).
+        let mut samples = vec![Vec::new(); names.len()];
+        let mut total = Vec::new();
         for _ in 0..iters {
             profiled.replay()?;
             profiled.stream().synchronize().map_err(|e| Error::driver(op("synchronize"), e))?;

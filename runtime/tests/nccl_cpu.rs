@@ -177,6 +177,14 @@ fn the_file_exchange_times_out_naming_the_rank_and_the_file() {
 }
 
 #[test]
+fn a_timeout_past_the_clock_is_an_error_not_a_panic() {
+    let b = Bootstrap::new(1, 2, IdExchange::File(temp_path("forever"))).unwrap().with_timeout(Duration::MAX);
+    let (rank, text) = bootstrap_error(b.share_id(|| unreachable!()));
+    assert_eq!(rank, Some(1));
+    assert!(text.contains("past what the clock can count"), "{text}");
+}
+
+#[test]
 fn the_file_exchange_refuses_a_leftover_file_and_garbage() {
     let path = temp_path("stale");
     std::fs::write(&path, b"an old id").unwrap();

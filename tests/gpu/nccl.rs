@@ -100,6 +100,12 @@ fn a_group_issues_through_its_handle_and_refuses_the_communicators_own_collectiv
         g.all_gather(&b, &mut rb)?;
         // The communicator's own collective borrows only until it returns: refused here.
         refused = Some(comm.all_reduce_in_place(&mut dev.alloc_zeros::<f32>(3)?, ReduceOp::Sum));
+        // So are a nested group (NCCL would start its work at this group's end, past its
+        // borrows) and a communicator made inside the group.
+        let nested = comm.group(|_| Ok(()));
+        assert!(matches!(&nested, Err(Error::Nccl { op, .. }) if op == "Communicator::group"), "{nested:?}");
+        let made = Communicator::single(&dev).map(|_| ());
+        assert!(matches!(&made, Err(Error::Nccl { op, .. }) if op == "ncclCommInitAll"), "{made:?}");
         Ok(())
     })
     .unwrap();

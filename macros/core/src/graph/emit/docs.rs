@@ -3,7 +3,7 @@
 //! function per section, in the order they appear.
 
 use crate::graph::dataflow::Edge;
-use crate::graph::ir::{Arg, Binding, GraphIr};
+use crate::graph::ir::{Arg, Binding, GraphIr, Role};
 use crate::syntax::text::code_list;
 
 /// Markdown for the struct's `#[doc]`.
@@ -77,8 +77,12 @@ fn buffers_section(ir: &GraphIr) -> String {
             })
             .collect();
         let methods = if methods.is_empty() { "—".to_string() } else { methods.join(", ") };
-        d +=
-            &format!("| [`{0}`](Self::{0}) | {1} | `{2}` | {3} | {4} |\n", b.name, b.role.name(), b.elem, len, methods);
+        // A `pinned_out` buffer has no accessor to link to (`accessors::buffer_accessor`).
+        let name = match b.role {
+            Role::PinnedOut => format!("`{}`", b.name),
+            _ => format!("[`{0}`](Self::{0})", b.name),
+        };
+        d += &format!("| {name} | {} | `{}` | {len} | {methods} |\n", b.role.name(), b.elem);
     }
     d
 }

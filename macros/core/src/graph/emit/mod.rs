@@ -121,11 +121,12 @@ pub fn generate(cg: &CodegenInput<'_>) -> TokenStream {
 
         /// Waits for the device stream before the fields drop: the kernel modules (unloaded
         /// with their handles), the graph and a communicator must not go while a replay or an
-        /// eager run of this struct may still be running. A failing wait (a broken context) is
-        /// ignored: nothing runs after it.
+        /// eager run of this struct may still be running. The wait goes to the driver directly
+        /// (an error stored by another drop cannot skip it); a failing wait (a broken context)
+        /// is ignored: nothing runs after it.
         impl ::core::ops::Drop for #name {
             fn drop(&mut self) {
-                let _ = self.device.stream().synchronize();
+                let _ = self.device.__wait_stream_for_drop();
             }
         }
     }

@@ -201,7 +201,10 @@ fn reload_kernels(cg: &CodegenInput<'_>) -> TokenStream {
             if !::kgraph::reload::enabled() || !self.kernel_watch.changed() {
                 return ::core::result::Result::Ok(false);
             }
-            let mut modules = ::kgraph::ModuleCache::from_disk(self.device.context());
+            // SAFETY: the reloaded handles never run with PDL: they replace the struct's only
+            // after `kernels_reloaded` is set and `pdl_enabled` cleared below, before the graph
+            // is rebuilt or any launch, and `set_pdl_enabled` keeps PDL off from then on.
+            let mut modules = unsafe { ::kgraph::ModuleCache::from_disk(self.device.context()) };
             let loaded: ::kgraph::Result<_> = (|| {
                 ::core::result::Result::Ok(( #( #types::load(&mut modules)?, )* ))
             })();
@@ -211,13 +214,17 @@ fn reload_kernels(cg: &CodegenInput<'_>) -> TokenStream {
                 .stream()
                 .synchronize()
                 .map_err(|e| ::kgraph::Error::driver(::std::format!("{}::reload_kernels: synchronize", #graph), e))?;
+            // The old graph goes before the old modules: it launches their functions. Should
+            // the rebuild below fail, no graph is left (`replay` then says so).
+            let rebuild = self.captured.take().map(|_| self.built_serialized);
+            self.graph_nodes.clear();
             #( self.#fields = #fresh; )*
             // PDL rests on the build's record of each kernel's `griddepcontrol.wait`, which says
             // nothing of the code just compiled: plain launches and full edges from now on.
             self.kernels_reloaded = true;
             self.pdl_enabled = false;
-            if self.captured.is_some() {
-                match self.built_serialized {
+            if let ::core::option::Option::Some(built) = rebuild {
+                match built {
                     ::core::option::Option::Some(serialized) => self.__instantiate(serialized)?,
                     #streamed
                 }
