@@ -27,7 +27,9 @@ fn graph_compile_fail() {
 
 /// Soundness holes closed at compile time (docs/safety.md): each case in `tests/ui/safety/`
 /// would be undefined behaviour if it compiled (a graph replaying freed buffers, a pinned
-/// pointer outliving its buffer, an unordered second stream, a host view racing a kernel).
+/// pointer outliving its buffer, an unordered second stream, a host view racing a kernel, an
+/// untimed replay behind a struct's back, an NCCL group's buffer freed before the group's end,
+/// unverified PDL from disk modules, an invented condition handle).
 /// The run-time half (waits, foreign-stream errors) is `tests/gpu/safety.rs`.
 #[test]
 fn safety_compile_fail() {
