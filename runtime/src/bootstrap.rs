@@ -134,7 +134,7 @@ impl Bootstrap {
         Bootstrap { rank: 0, world_size: 1, local_rank: 0, exchange: IdExchange::Local, timeout: DEFAULT_TIMEOUT }
     }
 
-    /// Reads the job from the process environment (the variables of [`env`]); see
+    /// Reads the job from the process environment (the variables of [`env`](mod@env)); see
     /// [`Bootstrap::from_vars`].
     pub fn from_env() -> Result<Self> {
         Self::from_vars(|name| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned()))

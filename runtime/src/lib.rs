@@ -3,7 +3,7 @@
 //! - [`Device`]: context + stream, with cudarc's per-slice event tracking off (capture-safe);
 //!   [`Device::upload`]/[`Device::download`] move data through mapped pinned staging and
 //!   device-to-device copies (kgraph has no plain host-to-device copy).
-//! - [`Pod`]: the element types that may be copied as raw bytes, including [`f16`], [`bf16`]
+//! - [`Pod`]: the element types that may be copied as raw bytes, including [`f16`](struct@f16), [`bf16`]
 //!   and CUDA's vector types with CUDA's alignment ([`Float4`], [`Int2`], [`Half2`], ...).
 //! - [`DeviceStruct`]: a `#[repr(C)]` twin of a kernel's C struct (`#[derive(kgraph::DeviceStruct)]`),
 //!   whose layout `#[kernel]` checks against the `.cu` at compile time ([`layout`]).

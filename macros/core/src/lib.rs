@@ -14,7 +14,7 @@
 //!   → the validated IR → dataflow (dependencies, capture schedule) → emit the graph struct;
 //!   checking never depends on emitting.
 //!
-//! - [`derive`]: `#[derive(kgraph::DeviceStruct)]` (a `#[repr(C)]` twin of a kernel's C struct).
+//! - [`derive`](mod@derive): `#[derive(kgraph::DeviceStruct)]` (a `#[repr(C)]` twin of a kernel's C struct).
 //!
 //! `emit_util` holds the token helpers both emitters use (doc attributes).
 

@@ -1,7 +1,7 @@
 //! What nvcc compiled, as `#[kernel]` and `graph!` see it: the compiled-kernel record
 //! `<stem>.kernels` that `kgraph-build` writes beside each cubin (format and parser in the
 //! `kgraph-record` crate), read from the record folder, and a kernel's entry found in it by
-//! its C name, its mangled symbol, or its C++ name with template arguments ([`demangle`]).
+//! its C name, its mangled symbol, or its C++ name with template arguments ([`demangle`](mod@demangle)).
 //!
 //! Uses nothing else of this crate, so both the kernel binding and the graph checks may use it.
 
