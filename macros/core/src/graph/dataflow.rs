@@ -162,7 +162,7 @@ pub fn reduce(n: usize, edges: &[Edge]) -> Vec<Edge> {
 }
 
 /// The reduced dependency edges of `ir`'s nodes, sorted by `(from, to)`: the reduction of the
-/// per-buffer candidates (see [`candidate_pairs`]), each with all the buffers behind it.
+/// per-buffer candidates (see `candidate_pairs`), each with all the buffers behind it.
 pub fn dependencies(ir: &GraphIr) -> Vec<Edge> {
     dependencies_of(&all_accesses(ir), ir.buffers.len() + 1)
 }

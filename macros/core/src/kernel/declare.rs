@@ -1,5 +1,5 @@
 //! The `#[kernel]` declaration to write for each kernel of a `.cu` file (`kgraph declare`): the
-//! parameter types the check would ask for ([`super::check`]'s rules), then the declaration
+//! parameter types the check would ask for (`check`'s rules), then the declaration
 //! checked exactly as the macro checks it, so what is suggested is known to bind.
 //!
 //! Extents cannot be read from a `.cu` (they are the kernel author's promise), so the

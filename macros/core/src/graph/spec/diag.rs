@@ -72,7 +72,7 @@ impl<'a> SourceMap<'a> {
     }
 
     /// `path:line:col: message`, then the line and a caret under `span` (first line only). A
-    /// line longer than [`QUOTE_WHOLE`] characters is quoted as a window around the caret.
+    /// line longer than `QUOTE_WHOLE` characters is quoted as a window around the caret.
     pub fn render(&self, span: &Range<usize>, message: &str) -> String {
         let (line, col) = self.line_col(span.start);
         let text = self.line_text(line);
@@ -228,7 +228,7 @@ pub fn suggest<'c>(name: &str, candidates: impl IntoIterator<Item = &'c str>) ->
     }
 }
 
-/// A list like "`a`, `b`, `c`" (or "none"), as spec messages write it; after [`MAX_LISTED`]
+/// A list like "`a`, `b`, `c`" (or "none"), as spec messages write it; after `MAX_LISTED`
 /// names, the rest are counted.
 pub fn list<'c>(names: impl IntoIterator<Item = &'c str>) -> String {
     let names: Vec<&str> = names.into_iter().collect();
