@@ -82,7 +82,9 @@ impl Graph {
     ///   accessors (`PinnedSlot::write`/`peek`, `MappedBuffer::read_volatile_into`/
     ///   `to_vec_volatile`) stay allowed;
     /// - any other stream the captured work forks to is joined back (else the capture fails)
-    ///   and, at replay, cross-stream uses are ordered by the captured events.
+    ///   and, at replay, cross-stream uses are ordered by the captured events;
+    /// - the modules of the captured kernels (their `CudaModule`s, unloaded when the last
+    ///   handle drops) stay loaded while the graph exists and until its last replay has ended.
     ///
     /// kgraph cannot check any of these: a graph is a list of addresses.
     pub unsafe fn capture<F>(stream: &Arc<CudaStream>, f: F) -> Result<Graph>
