@@ -3,18 +3,31 @@
 #pragma once
 #include "model_common.cuh"
 
-// The features `f [45]` of one snapshot `s [40]`, computed by the whole calling warp (shared by
-// the kernels below and by perception_fused.cu, so they agree bit for bit).
-__device__ __forceinline__ void kg_snap_features_row(const float* __restrict__ s,
-                                                     float* __restrict__ f) {
+// One lane's level of a snapshot: lane i < N_LEVELS holds level i; the other lanes carry
+// neutral values (valid, zero size) so the warp votes stay simple.
+struct KgSnapLevel {
+    float bid_px, bid_sz, ask_px, ask_sz;
+};
+
+__device__ __forceinline__ KgSnapLevel kg_snap_load_level(const float* __restrict__ s) {
+    const int lane = threadIdx.x & 31;
+    const bool level = lane < N_LEVELS;
+    KgSnapLevel v;
+    v.bid_px = level ? s[SNAP_BID_PX + lane] : 1.f;
+    v.bid_sz = level ? s[SNAP_BID_SZ + lane] : 0.f;
+    v.ask_px = level ? s[SNAP_ASK_PX + lane] : 1.f;
+    v.ask_sz = level ? s[SNAP_ASK_SZ + lane] : 0.f;
+    return v;
+}
+
+// The features `f [45]` of one snapshot from its levels (kg_snap_load_level), computed by the
+// whole calling warp. Split from the load so perception_fused.cu can issue other loads between
+// the two while the snapshot's read of host memory is in flight.
+__device__ __forceinline__ void kg_snap_features_from(KgSnapLevel v, float* __restrict__ f) {
     const int lane = threadIdx.x & 31;
 
     const bool level = lane < N_LEVELS;
-    // Lanes >= N_LEVELS carry neutral values (valid, zero size) so the warp votes stay simple.
-    const float bid_px = level ? s[SNAP_BID_PX + lane] : 1.f;
-    const float bid_sz = level ? s[SNAP_BID_SZ + lane] : 0.f;
-    const float ask_px = level ? s[SNAP_ASK_PX + lane] : 1.f;
-    const float ask_sz = level ? s[SNAP_ASK_SZ + lane] : 0.f;
+    const float bid_px = v.bid_px, bid_sz = v.bid_sz, ask_px = v.ask_px, ask_sz = v.ask_sz;
 
     const bool lane_ok = kg_finite(bid_px) && kg_finite(bid_sz) && kg_finite(ask_px) &&
                          kg_finite(ask_sz) && bid_px > 0.f && ask_px > 0.f && bid_sz >= 0.f &&
@@ -74,4 +87,11 @@ __device__ __forceinline__ void kg_snap_features_row(const float* __restrict__ s
     } else if (lane < 15) {
         f[FEAT_IMBALANCE + (lane - N_LEVELS)] = ok ? v0 : 0.f;
     }
+}
+
+// The features `f [45]` of one snapshot `s [40]`, computed by the whole calling warp (shared by
+// the kernels below and by perception_fused.cu, so they agree bit for bit).
+__device__ __forceinline__ void kg_snap_features_row(const float* __restrict__ s,
+                                                     float* __restrict__ f) {
+    kg_snap_features_from(kg_snap_load_level(s), f);
 }

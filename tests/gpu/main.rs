@@ -16,6 +16,7 @@ mod model_adamw;
 mod model_bce;
 mod model_cfc;
 mod model_chain;
+mod model_fused;
 mod model_graphs;
 mod model_heads;
 mod model_snap;
