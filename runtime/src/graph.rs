@@ -87,10 +87,35 @@ impl Graph {
     ///   handle drops) stay loaded while the graph exists and until its last replay has ended.
     ///
     /// kgraph cannot check any of these: a graph is a list of addresses.
+    ///
+    /// Whatever any thread issues on `stream` while `f` runs is recorded too: a capture on a
+    /// stream other threads launch on records their launches (use [`Graph::capture_on`]).
     pub unsafe fn capture<F>(stream: &Arc<CudaStream>, f: F) -> Result<Graph>
     where
         F: FnOnce(&Arc<CudaStream>) -> Result<()>,
     {
+        // SAFETY: the caller's contract, as documented.
+        unsafe { Graph::capture_on(stream, stream, f) }
+    }
+
+    /// [`Graph::capture`] on `capture`, for replays on `replay`: capture on a stream nobody
+    /// else issues on (a fresh one, or one private to the caller) and replay on the stream the
+    /// captured work's buffers are ordered on. Nothing runs during a capture, so `capture` needs
+    /// no ordering with `replay`; a capture on a private stream records no other thread's
+    /// launches.
+    ///
+    /// [`Error::Graph`] `"begin capture"` when the two streams belong to different contexts.
+    ///
+    /// # Safety
+    /// As for [`Graph::capture`], with every replay on `replay`.
+    pub unsafe fn capture_on<F>(capture: &Arc<CudaStream>, replay: &Arc<CudaStream>, f: F) -> Result<Graph>
+    where
+        F: FnOnce(&Arc<CudaStream>) -> Result<()>,
+    {
+        if !Arc::ptr_eq(capture.context(), replay.context()) {
+            return Err(Error::graph("begin capture", "the capture and replay streams belong to different contexts"));
+        }
+        let stream = capture;
         let status = stream.capture_status().map_err(|e| Error::driver("graph capture: query capture status", e))?;
         if status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE {
             return Err(Error::graph(
@@ -132,7 +157,7 @@ impl Graph {
                 }
             }
         };
-        Ok(Graph::from_parts(graph, exec, stream.clone(), node_count))
+        Ok(Graph::from_parts(graph, exec, replay.clone(), node_count))
     }
 
     /// A graph from its parts: `graph` (owned from now on), its executable (null when `graph`

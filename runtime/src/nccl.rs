@@ -367,11 +367,11 @@ impl Communicator {
         self.check(status, &format!("nccl {collective} of {count} x {}", dtype.name()))
     }
 
-    /// Captures one collective (as [`Communicator::issue_raw`] issues it on the device's main
-    /// stream) into a CUDA graph that is returned uninstantiated, for a graph builder that
-    /// constructs its graph node by node: add it with `cuGraphAddChildGraphNode` (which copies
-    /// it, so the [`CollectiveGraph`] may be dropped after). The main stream must not be
-    /// capturing already ([`Error::Graph`]).
+    /// Captures one collective (as [`Communicator::issue_raw`] issues it) into a CUDA graph that
+    /// is returned uninstantiated, for a graph builder that constructs its graph node by node:
+    /// add it with `cuGraphAddChildGraphNode` (which copies it, so the [`CollectiveGraph`] may be
+    /// dropped after). The capture runs on a fresh stream, so no other thread's launches on the
+    /// device stream are recorded. The device stream must not be capturing ([`Error::Graph`]).
     ///
     /// # Safety
     /// As for [`Communicator::issue_raw`], for as long as any graph made from the returned one
@@ -386,14 +386,20 @@ impl Communicator {
         recv: sys::CUdeviceptr,
         recv_len: usize,
     ) -> Result<CollectiveGraph> {
-        let stream = self.device.stream();
         self.refuse_in_group("Communicator::capture_graph")?;
         self.device.ensure_not_capturing("Communicator::capture_graph")?;
         bind(&self.device, self.rank, "capture a collective")?;
+        // A fresh stream, not the device stream: another thread launching on the device stream
+        // meanwhile must not be recorded into the collective's graph. (NCCL has made streams of
+        // its own already, so this one costs replays nothing.)
+        // SAFETY: nothing runs on it: it only records this capture, and the graph it makes runs
+        // where the caller adds it, under the caller's contract.
+        let stream = &unsafe { self.device.new_stream() }?;
         stream
             .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
             .map_err(|e| Error::driver("Communicator::capture_graph: begin capture", e))?;
-        // SAFETY: the caller's contract, as documented.
+        // SAFETY: the caller's contract, as documented; `stream` belongs to the communicator's
+        // device and records the collective without running it.
         let issued = unsafe { self.issue_raw(collective, dtype, send, send_len, recv, recv_len, stream) };
         // SAFETY: `stream` is capturing, begun above on this thread.
         let ended = unsafe { result::stream::end_capture(stream.cu_stream()) };

@@ -18,9 +18,11 @@ pub(crate) fn capture_methods(cg: &CodegenInput<'_>) -> TokenStream {
     let ir = cg.ir;
     let n_nodes = ir.nodes.len();
     let (k, e) = (cg.schedule.side_streams, cg.schedule.events);
+    // The side streams, then the capturing stream.
+    let streams_needed = k + 1;
     let op = format!("{}::capture_streamed: create a capture event", cg.name);
     let capture_doc = doc_attr(
-        "Captures every node by stream capture instead of building the graph: independent nodes are issued on side streams forked from and joined back into the device stream with events (created on the first call: a process that has created a second stream replays every graph about 5 us slower, which is why [`Self::capture`] creates none), so they become parallel branches; PDL only where a node continues the stream of its sole predecessor. The results equal those of [`Self::capture`] and `run_eager`; for comparison and debugging.",
+        "Captures every node by stream capture instead of building the graph: independent nodes are issued on side streams forked from and joined back into a capturing stream of the struct's own with events (created on the first call: a process that has created a second stream replays every graph about 5 us slower, which is why [`Self::capture`] creates none; capturing on a stream of its own records no other thread's launches on the device stream), so they become parallel branches; PDL only where a node continues the stream of its sole predecessor. The results equal those of [`Self::capture`] and `run_eager`; for comparison and debugging.",
     );
     quote! {
         #capture_doc
@@ -28,11 +30,11 @@ pub(crate) fn capture_methods(cg: &CodegenInput<'_>) -> TokenStream {
             self.captured = ::core::option::Option::None;
             self.graph_nodes.clear();
             self.built_serialized = ::core::option::Option::None;
-            while self.side_streams.len() < #k {
-                // SAFETY: the side streams are used only by this capture, which forks each from
-                // the device stream and joins it back with events, so every use of a buffer on
-                // them is ordered between the buffer's allocation and its free, both on the
-                // device stream.
+            while self.side_streams.len() < #streams_needed {
+                // SAFETY: the side streams are used only by this capture (the last one is the
+                // capturing stream, the others fork from it and join back into it with events),
+                // and nothing runs during a capture: the graph replays on the device stream,
+                // where every buffer is allocated and freed.
                 let s = unsafe { self.device.new_stream() }?;
                 self.side_streams.push(s);
             }
@@ -40,13 +42,19 @@ pub(crate) fn capture_methods(cg: &CodegenInput<'_>) -> TokenStream {
                 let ev = self.device.context().new_event(::core::option::Option::None).map_err(|e| ::kgraph::Error::driver(#op, e))?;
                 self.events.push(ev);
             }
-            let origin = ::std::sync::Arc::clone(self.device.stream());
+            // A stream of the struct's own captures, not the device stream: another thread
+            // launching on the device stream meanwhile must not be recorded into this graph.
+            let origin = ::std::sync::Arc::clone(&self.side_streams[#k]);
+            let replay = ::std::sync::Arc::clone(self.device.stream());
             let mut nodes = ::std::vec![0usize; #n_nodes];
             // SAFETY: the struct owns every buffer the closure launches on, and the graph is a
             // field of the same struct (so the buffers outlive every replay); buffers are never
             // reallocated; host access goes through accessors that wait for an in-flight replay
-            // or are volatile.
-            let graph = unsafe { ::kgraph::Graph::capture(&origin, |s| self.__capture_branched(s, &mut nodes)) }?;
+            // or are volatile; the graph replays on the device stream, which orders every
+            // replay with the buffers' allocation, transfers and free.
+            let graph = unsafe {
+                ::kgraph::Graph::capture_on(&origin, &replay, |s| self.__capture_branched(s, &mut nodes))
+            }?;
             graph.upload()?;
             self.captured = ::core::option::Option::Some(graph);
             self.graph_nodes = nodes;

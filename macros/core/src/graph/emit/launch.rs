@@ -140,12 +140,12 @@ pub(crate) fn launch_fn(ir: &GraphIr, n: usize) -> TokenStream {
             quote! {
                 let cfg = self.node_cfgs[#n];
                 // SAFETY: `stream` is the device stream, which owns every device buffer of the
-                // struct (allocated on it in `new`), or, inside `capture_streamed`, one of the
-                // struct's side streams, forked from the device stream by an event recorded after
-                // everything issued on it before the capture and joined back into it by an event
-                // before the capture ends, so the graph's work on it is ordered with the buffers'
-                // owning stream in both directions (and the buffers are freed only when the
-                // struct, graph included, drops). Every other check of the launch is made.
+                // struct (allocated on it in `new`), or, inside `capture_streamed`, the struct's
+                // capturing stream or a side stream forked from it and joined back into it by
+                // events: nothing runs during a capture, and the graph replays as a whole on the
+                // device stream, ordered with the buffers' transfers (and the buffers are freed
+                // only when the struct, graph included, drops). Every other check of the launch
+                // is made.
                 unsafe { self.#k.__launch_ordered(stream, cfg, opts, #(#args),*) }
             }
         }
