@@ -12,9 +12,9 @@
 // Same math, same bits: the pieces are the multi-node kernels' own device functions
 // (snap_features.cuh, cfc.cuh, kg_dot_warp), called with the same lane layout, so probs, y and
 // the new state equal the multi-node graph's bit for bit (tests/gpu/model_graphs.rs checks it).
-// At block 1024 and n_hid <= 32 the weights are preloaded into registers and the same fmaf
-// chains run on them (fused_preacts, fused_dot); tests/gpu/model_fused.rs checks that this path
-// and the strided loops of smaller blocks give the same bits.
+// With n_hid <= 32, n_hid <= warps and 13 <= warps (block 1024 at n_hid 32) the weights sit in
+// registers and the same fmaf chains run on them (fused_preacts, fused_dot); model_fused.rs
+// checks this path against the strided loops of smaller blocks, bit for bit.
 //
 // Layout (row-major, f32): snap [batch, 40], dt [batch], h [batch, n_hid],
 //   w_g, w_t [n_hid, 45 + n_hid], b_g, b_t [n_hid], w_h [5, n_hid], b_h [5], p [8, n_hid],

@@ -10,7 +10,8 @@ use cudarc::driver::{result, sys, CudaEvent, CudaStream, DriverError};
 
 use crate::error::{Error, Result};
 
-/// A captured and instantiated CUDA graph, replayed on the stream it was captured from.
+/// A captured and instantiated CUDA graph, replayed on the stream it was captured from (or, from
+/// [`Graph::capture_on`], on the replay stream given).
 ///
 /// # Capture mode
 /// [`Graph::capture`] captures in `CU_STREAM_CAPTURE_MODE_THREAD_LOCAL`: a call on the capturing
@@ -266,7 +267,7 @@ impl Graph {
         self.exec
     }
 
-    /// The stream the graph was captured from and replays on.
+    /// The stream the graph replays on.
     pub fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
     }

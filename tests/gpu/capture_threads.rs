@@ -2,7 +2,7 @@
 //! the collective nodes' captures (`Communicator::capture_graph`) record on streams of their
 //! own, so the other thread's launches run when it issues them and none lands in a graph.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use kgraph::nccl::Bootstrap;
 use kgraph::{Device, LaunchConfig};
@@ -15,7 +15,8 @@ kgraph::graph!("graphs/test_collective.toml");
 
 /// Runs `capture` `rounds` times while a second thread adds 1 to a counter on the device stream
 /// as fast as it can; returns how many launches that thread made and the counter's final value
-/// (equal when no launch was recorded into a graph instead of running).
+/// (equal when no launch was recorded into a graph instead of running). The rounds start once
+/// the thread has launched, and the thread must launch again while they run.
 fn with_a_launching_thread(dev: &Device, rounds: usize, mut capture: impl FnMut(usize)) -> (usize, f32) {
     /// Stops the launching thread when dropped, so a failed round (a panic) cannot leave the
     /// scope waiting for a thread that never stops.
@@ -25,8 +26,12 @@ fn with_a_launching_thread(dev: &Device, rounds: usize, mut capture: impl FnMut(
             self.0.store(true, Ordering::Relaxed);
         }
     }
+    // The counter is an f32: exact up to 2^24, so the thread stops launching well before.
+    const MAX_LAUNCHES: usize = 1 << 23;
     let stop = AtomicBool::new(false);
+    let launched = AtomicUsize::new(0);
     std::thread::scope(|s| {
+        let stopper = StopOnDrop(&stop);
         let other = s.spawn(|| {
             let dev = dev.clone();
             let add = TgAccumulate::new(&dev).unwrap();
@@ -34,19 +39,26 @@ fn with_a_launching_thread(dev: &Device, rounds: usize, mut capture: impl FnMut(
             let mut counter = dev.alloc_zeros::<f32>(1).unwrap();
             let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
             let mut launches = 0usize;
-            while !stop.load(Ordering::Relaxed) {
+            while !stop.load(Ordering::Relaxed) && launches < MAX_LAUNCHES {
                 add.launch(dev.stream(), cfg, &mut counter, &one, 1).unwrap();
                 launches += 1;
+                launched.store(launches, Ordering::Relaxed);
             }
             dev.synchronize().unwrap();
             (launches, dev.download(&counter).unwrap()[0])
         });
-        let stopper = StopOnDrop(&stop);
+        while launched.load(Ordering::Relaxed) == 0 && !other.is_finished() {
+            std::hint::spin_loop();
+        }
+        let before = launched.load(Ordering::Relaxed);
         for round in 0..rounds {
             capture(round);
         }
+        let after = launched.load(Ordering::Relaxed);
         drop(stopper);
-        other.join().unwrap()
+        let result = other.join().unwrap();
+        assert!(before > 0 && after > before, "the other thread launched while the captures ran ({before} -> {after})");
+        result
     })
 }
 
@@ -68,7 +80,6 @@ fn a_streamed_capture_records_no_launch_of_another_thread() {
         g.replay().unwrap();
         assert_eq!(g.download_out().unwrap(), want, "round {round}: the replay equals run_eager");
     });
-    assert!(launches > 0, "the other thread launched");
     assert_eq!(counter, launches as f32, "every launch of the other thread ran, none was captured");
 }
 
@@ -89,6 +100,5 @@ fn collective_captures_record_no_launch_of_another_thread() {
         g.replay().unwrap();
         assert_eq!(g.download_gathered().unwrap(), x, "round {round}: streamed graph");
     });
-    assert!(launches > 0, "the other thread launched");
     assert_eq!(counter, launches as f32, "every launch of the other thread ran, none was captured");
 }

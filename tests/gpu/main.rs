@@ -21,6 +21,7 @@ mod model_fused;
 mod model_graphs;
 mod model_heads;
 mod model_snap;
+mod model_train_graphs;
 mod model_util;
 mod nccl; // kgraph's `nccl` feature is on for this package (Cargo.toml)
 mod ppo;
