@@ -7,13 +7,10 @@
 
 use kgraph::{CudaSlice, Device, LaunchConfig, MappedBuffer};
 use kgraph_model::graphs::synthetic::BookStream;
-use kgraph_model::model::{Kernels, N_FEAT, SNAP_LEN};
+use kgraph_model::model::{Kernels, N_FEAT, N_HORIZONS, N_PROJ, SNAP_LEN};
 
 use super::common::device;
 use super::model_util::{assert_all_finite, assert_bitwise_eq, down, kernels, up, weights, Lcg};
-
-const N_HORIZONS: usize = 5;
-const N_PROJ: usize = 8;
 
 /// One fused step's inputs for `batch` rows of state size `n_hid`.
 struct Problem {
