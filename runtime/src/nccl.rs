@@ -21,9 +21,10 @@
 //! # Ok::<(), kgraph_runtime::Error>(())
 //! ```
 
-use std::cell::Cell;
+use std::cell::{Cell, OnceCell};
 use std::ffi::{c_int, c_void};
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use cudarc::driver::{result, sys, CudaStream};
 
@@ -117,6 +118,9 @@ pub struct Communicator {
     device: Device,
     rank: usize,
     world_size: usize,
+    /// The stream [`Communicator::capture_graph`] records on, made on first use and kept, so
+    /// rebinding a collective node does not create a stream each time.
+    capture_stream: OnceCell<Arc<CudaStream>>,
     _not_sync: PhantomData<Cell<()>>,
 }
 
@@ -187,7 +191,15 @@ impl Communicator {
 
     /// Wraps a new communicator after checking NCCL agrees on its rank and size.
     fn adopt(api: &'static Api, comm: ncclComm_t, device: &Device, rank: usize, world_size: usize) -> Result<Self> {
-        let this = Communicator { comm, api, device: device.clone(), rank, world_size, _not_sync: PhantomData };
+        let this = Communicator {
+            comm,
+            api,
+            device: device.clone(),
+            rank,
+            world_size,
+            capture_stream: OnceCell::new(),
+            _not_sync: PhantomData,
+        };
         let (mut count, mut user_rank) = (0, 0);
         // SAFETY: `comm` is the live communicator just created; valid out-pointers.
         let status = unsafe { (api.comm_count)(comm, &mut count) };
@@ -370,8 +382,8 @@ impl Communicator {
     /// Captures one collective (as [`Communicator::issue_raw`] issues it) into a CUDA graph that
     /// is returned uninstantiated, for a graph builder that constructs its graph node by node:
     /// add it with `cuGraphAddChildGraphNode` (which copies it, so the [`CollectiveGraph`] may be
-    /// dropped after). The capture runs on a fresh stream, so no other thread's launches on the
-    /// device stream are recorded. The device stream must not be capturing ([`Error::Graph`]).
+    /// dropped after). The capture runs on a stream of the communicator's (made on first use),
+    /// so no other thread's launches on the device stream are recorded. The device stream must not be capturing ([`Error::Graph`]).
     ///
     /// # Safety
     /// As for [`Communicator::issue_raw`], for as long as any graph made from the returned one
@@ -389,26 +401,24 @@ impl Communicator {
         self.refuse_in_group("Communicator::capture_graph")?;
         self.device.ensure_not_capturing("Communicator::capture_graph")?;
         bind(&self.device, self.rank, "capture a collective")?;
-        // A fresh stream, not the device stream: another thread launching on the device stream
-        // meanwhile must not be recorded into the collective's graph. (NCCL has made streams of
-        // its own already, so this one costs replays nothing.)
-        // SAFETY: nothing runs on it: it only records this capture, and the graph it makes runs
-        // where the caller adds it, under the caller's contract.
-        let stream = &unsafe { self.device.new_stream() }?;
+        let stream = self.capture_stream()?;
         stream
             .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
             .map_err(|e| Error::driver("Communicator::capture_graph: begin capture", e))?;
+        // Ends the capture if `issue_raw` unwinds, so the stream is not left capturing.
+        let open = OpenCapture { stream };
         // SAFETY: the caller's contract, as documented; `stream` belongs to the communicator's
         // device and records the collective without running it.
         let issued = unsafe { self.issue_raw(collective, dtype, send, send_len, recv, recv_len, stream) };
-        // SAFETY: `stream` is capturing, begun above on this thread.
-        let ended = unsafe { result::stream::end_capture(stream.cu_stream()) };
+        let ended = open.end();
         match (issued, ended) {
             (Ok(()), Ok(graph)) if !graph.is_null() => Ok(CollectiveGraph { graph }),
             (Ok(()), Ok(_)) => Err(Error::graph("Communicator::capture_graph", "the capture recorded no graph")),
             (Err(e), ended) => {
                 if let Ok(graph) = ended {
-                    drop(CollectiveGraph { graph });
+                    if !graph.is_null() {
+                        drop(CollectiveGraph { graph });
+                    }
                 }
                 Err(e)
             }
@@ -416,6 +426,20 @@ impl Communicator {
                 Err(Error::driver(format!("Communicator::capture_graph: end capture of {collective}"), e))
             }
         }
+    }
+
+    /// The stream captures record on: not the device stream, so that another thread launching
+    /// on the device stream meanwhile is not recorded into a collective's graph. NCCL has made
+    /// streams of its own already, so this one costs replays nothing. `!Sync` keeps two
+    /// captures off it at once.
+    fn capture_stream(&self) -> Result<&Arc<CudaStream>> {
+        if let Some(stream) = self.capture_stream.get() {
+            return Ok(stream);
+        }
+        // SAFETY: nothing runs on it: it only records captures, and the graphs they make run
+        // where the caller adds them, under the caller's contract.
+        let stream = unsafe { self.device.new_stream() }?;
+        Ok(self.capture_stream.get_or_init(|| stream))
     }
 
     /// The shared path of the checked collectives.
@@ -550,6 +574,31 @@ impl Drop for CollectiveGraph {
     fn drop(&mut self) {
         // SAFETY: `self.graph` is a live graph owned by `self`, never used again.
         let _ = unsafe { sys::cuGraphDestroy(self.graph) };
+    }
+}
+
+/// A stream capture begun on this thread and not yet ended: [`OpenCapture::end`] ends it, and
+/// dropping it unended (an unwind) ends it and destroys what it recorded.
+struct OpenCapture<'a> {
+    stream: &'a CudaStream,
+}
+
+impl OpenCapture<'_> {
+    fn end(self) -> std::result::Result<sys::CUgraph, result::DriverError> {
+        let this = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `this.stream` is capturing, begun on this thread by the code that made `this`.
+        unsafe { result::stream::end_capture(this.stream.cu_stream()) }
+    }
+}
+
+impl Drop for OpenCapture<'_> {
+    fn drop(&mut self) {
+        // SAFETY: as in `end`; the graph, if any, is owned here and destroyed once.
+        if let Ok(graph) = unsafe { result::stream::end_capture(self.stream.cu_stream()) } {
+            if !graph.is_null() {
+                drop(CollectiveGraph { graph });
+            }
+        }
     }
 }
 
