@@ -28,6 +28,7 @@ fn with_a_launching_thread(dev: &Device, rounds: usize, mut capture: impl FnMut(
     }
     // The counter is an f32: exact up to 2^24, so the thread stops launching well before.
     const MAX_LAUNCHES: usize = 1 << 23;
+    const QUEUE_DEPTH: usize = 64;
     let stop = AtomicBool::new(false);
     let launched = AtomicUsize::new(0);
     std::thread::scope(|s| {
@@ -43,6 +44,11 @@ fn with_a_launching_thread(dev: &Device, rounds: usize, mut capture: impl FnMut(
                 add.launch(dev.stream(), cfg, &mut counter, &one, 1).unwrap();
                 launches += 1;
                 launched.store(launches, Ordering::Relaxed);
+                // A bounded queue: the rounds' syncs wait for at most this many launches, which
+                // keeps the test short under compute-sanitizer (each launch is slow there).
+                if launches % QUEUE_DEPTH == 0 {
+                    dev.synchronize().unwrap();
+                }
             }
             dev.synchronize().unwrap();
             (launches, dev.download(&counter).unwrap()[0])
@@ -71,9 +77,11 @@ fn a_streamed_capture_records_no_launch_of_another_thread() {
     eager.upload_x(&x).unwrap();
     eager.run_eager().unwrap();
     let want = eager.download_out().unwrap();
+    // One struct captured 40 times (a struct per round would spend the rounds, under
+    // compute-sanitizer, loading modules rather than capturing).
+    let mut g = TestBranches::new(&dev).unwrap();
+    g.upload_x(&x).unwrap();
     let (launches, counter) = with_a_launching_thread(&dev, 40, |round| {
-        let mut g = TestBranches::new(&dev).unwrap();
-        g.upload_x(&x).unwrap();
         g.capture_streamed().unwrap();
         let count = g.graph().unwrap().node_count().unwrap();
         assert_eq!(count, TestBranches::NODES.len(), "round {round}: one graph node per spec node, no other");
