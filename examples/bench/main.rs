@@ -37,6 +37,22 @@ pub mod k {
         n: i32,
     );
     #[kernel("bench.cu", unsafe(extents))]
+    pub fn bench_work_pdl(x: &[f32; n], y: &mut [f32; n], n: i32, iters: i32);
+    #[kernel("bench.cu", unsafe(extents))]
+    #[allow(clippy::too_many_arguments)]
+    pub fn bench_join8_pdl(
+        y0: &[f32; n],
+        y1: &[f32; n],
+        y2: &[f32; n],
+        y3: &[f32; n],
+        y4: &[f32; n],
+        y5: &[f32; n],
+        y6: &[f32; n],
+        y7: &[f32; n],
+        out: &mut [f32; n],
+        n: i32,
+    );
+    #[kernel("bench.cu", unsafe(extents))]
     pub fn bench_fill(x: &mut [f32; n], n: i64, base: f32);
 }
 

@@ -24,8 +24,9 @@ extern "C" __global__ void bench_axpb_pdl(const float* __restrict__ x, float* __
   if (i < n) y[i] = a * x[i] + b;
 }
 
-// A branch with real work: `iters` dependent FMAs per element.
-extern "C" __global__ void bench_work(const float* __restrict__ x, float* __restrict__ y, int n, int iters) {
+// A branch with real work: `iters` dependent FMAs per element (the body of bench_work and
+// bench_work_pdl).
+__device__ __forceinline__ void work_body(const float* __restrict__ x, float* __restrict__ y, int n, int iters) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   float v = x[i];
@@ -33,20 +34,41 @@ extern "C" __global__ void bench_work(const float* __restrict__ x, float* __rest
   y[i] = v;
 }
 
-// Join of the 1 -> 8 -> 1 fan-out: out = sum of the eight branch outputs.
-extern "C" __global__ void bench_join8(const float* __restrict__ y0, const float* __restrict__ y1,
-                                       const float* __restrict__ y2, const float* __restrict__ y3,
-                                       const float* __restrict__ y4, const float* __restrict__ y5,
-                                       const float* __restrict__ y6, const float* __restrict__ y7,
-                                       float* __restrict__ out, int n) {
+extern "C" __global__ void bench_work(const float* __restrict__ x, float* __restrict__ y, int n, int iters) {
+  work_body(x, y, n, iters);
+}
+
+// Join of the 1 -> 8 -> 1 fan-out: out = sum of the eight branch outputs (the body of
+// bench_join8 and bench_join8_pdl).
+#define JOIN8_PARAMS                                                                                   \
+  const float *__restrict__ y0, const float *__restrict__ y1, const float *__restrict__ y2,             \
+      const float *__restrict__ y3, const float *__restrict__ y4, const float *__restrict__ y5,         \
+      const float *__restrict__ y6, const float *__restrict__ y7, float *__restrict__ out, int n
+__device__ __forceinline__ void join8_body(JOIN8_PARAMS) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   out[i] = ((y0[i] + y1[i]) + (y2[i] + y3[i])) + ((y4[i] + y5[i]) + (y6[i] + y7[i]));
 }
+
+extern "C" __global__ void bench_join8(JOIN8_PARAMS) { join8_body(y0, y1, y2, y3, y4, y5, y6, y7, out, n); }
 
 // Fills x with a deterministic, non-constant pattern (benchmarks never time zeros).
 extern "C" __global__ void bench_fill(float* __restrict__ x, long long n, float base) {
   long long stride = (long long)gridDim.x * blockDim.x;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += stride)
     x[i] = base + (float)((i * 2654435761ll) % 1000) * 1e-3f;
+}
+
+// bench_work, PDL-aware (graphs/bench_fanout_pdl.toml): triggers at entry, waits before reading x.
+extern "C" __global__ void bench_work_pdl(const float* __restrict__ x, float* __restrict__ y, int n, int iters) {
+  pdl_trigger();
+  pdl_wait();
+  work_body(x, y, n, iters);
+}
+
+// bench_join8, PDL-aware: triggers at entry, waits before reading the branches' outputs.
+extern "C" __global__ void bench_join8_pdl(JOIN8_PARAMS) {
+  pdl_trigger();
+  pdl_wait();
+  join8_body(y0, y1, y2, y3, y4, y5, y6, y7, out, n);
 }
