@@ -40,17 +40,23 @@ extern "C" __global__ void bench_work(const float* __restrict__ x, float* __rest
 
 // Join of the 1 -> 8 -> 1 fan-out: out = sum of the eight branch outputs (the body of
 // bench_join8 and bench_join8_pdl).
-#define JOIN8_PARAMS                                                                                   \
-  const float *__restrict__ y0, const float *__restrict__ y1, const float *__restrict__ y2,             \
-      const float *__restrict__ y3, const float *__restrict__ y4, const float *__restrict__ y5,         \
-      const float *__restrict__ y6, const float *__restrict__ y7, float *__restrict__ out, int n
-__device__ __forceinline__ void join8_body(JOIN8_PARAMS) {
+__device__ __forceinline__ void join8_body(const float* __restrict__ y0, const float* __restrict__ y1,
+                                           const float* __restrict__ y2, const float* __restrict__ y3,
+                                           const float* __restrict__ y4, const float* __restrict__ y5,
+                                           const float* __restrict__ y6, const float* __restrict__ y7,
+                                           float* __restrict__ out, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   out[i] = ((y0[i] + y1[i]) + (y2[i] + y3[i])) + ((y4[i] + y5[i]) + (y6[i] + y7[i]));
 }
 
-extern "C" __global__ void bench_join8(JOIN8_PARAMS) { join8_body(y0, y1, y2, y3, y4, y5, y6, y7, out, n); }
+extern "C" __global__ void bench_join8(const float* __restrict__ y0, const float* __restrict__ y1,
+                                       const float* __restrict__ y2, const float* __restrict__ y3,
+                                       const float* __restrict__ y4, const float* __restrict__ y5,
+                                       const float* __restrict__ y6, const float* __restrict__ y7,
+                                       float* __restrict__ out, int n) {
+  join8_body(y0, y1, y2, y3, y4, y5, y6, y7, out, n);
+}
 
 // Fills x with a deterministic, non-constant pattern (benchmarks never time zeros).
 extern "C" __global__ void bench_fill(float* __restrict__ x, long long n, float base) {
@@ -67,7 +73,11 @@ extern "C" __global__ void bench_work_pdl(const float* __restrict__ x, float* __
 }
 
 // bench_join8, PDL-aware: triggers at entry, waits before reading the branches' outputs.
-extern "C" __global__ void bench_join8_pdl(JOIN8_PARAMS) {
+extern "C" __global__ void bench_join8_pdl(const float* __restrict__ y0, const float* __restrict__ y1,
+                                           const float* __restrict__ y2, const float* __restrict__ y3,
+                                           const float* __restrict__ y4, const float* __restrict__ y5,
+                                           const float* __restrict__ y6, const float* __restrict__ y7,
+                                           float* __restrict__ out, int n) {
   pdl_trigger();
   pdl_wait();
   join8_body(y0, y1, y2, y3, y4, y5, y6, y7, out, n);
