@@ -353,7 +353,7 @@ fn end_capture(stream: &CudaStream) -> Result<sys::CUgraph> {
 
 /// Ends a capture whose closure failed, destroying the partial graph, so the stream leaves
 /// capture mode. Errors are ignored: the closure's own error (or panic) is what gets reported.
-fn abort_capture(stream: &CudaStream) {
+pub(crate) fn abort_capture(stream: &CudaStream) {
     make_current(stream);
     // SAFETY: `stream` is live; ending a capture that is invalidated or already ended just
     // returns an error, which is ignored.

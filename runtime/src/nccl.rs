@@ -383,7 +383,8 @@ impl Communicator {
     /// is returned uninstantiated, for a graph builder that constructs its graph node by node:
     /// add it with `cuGraphAddChildGraphNode` (which copies it, so the [`CollectiveGraph`] may be
     /// dropped after). The capture runs on a stream of the communicator's (made on first use),
-    /// so no other thread's launches on the device stream are recorded. The device stream must not be capturing ([`Error::Graph`]).
+    /// so no other thread's launches on the device stream are recorded. The device stream must
+    /// not be capturing ([`Error::Graph`]).
     ///
     /// # Safety
     /// As for [`Communicator::issue_raw`], for as long as any graph made from the returned one
@@ -593,12 +594,7 @@ impl OpenCapture<'_> {
 
 impl Drop for OpenCapture<'_> {
     fn drop(&mut self) {
-        // SAFETY: as in `end`; the graph, if any, is owned here and destroyed once.
-        if let Ok(graph) = unsafe { result::stream::end_capture(self.stream.cu_stream()) } {
-            if !graph.is_null() {
-                drop(CollectiveGraph { graph });
-            }
-        }
+        crate::graph::abort_capture(self.stream);
     }
 }
 
