@@ -60,21 +60,38 @@ use std::process::ExitCode;
 
 use report::Report;
 
+/// The bench's sections, in the order they run (`--only` picks some).
+const SECTIONS: [&str; 8] = ["floor", "fanout", "roundtrip", "copy_nodes", "train", "adamw", "chain", "streamed"];
+
 fn main() -> ExitCode {
     let mut json = String::from("bench.json");
     let mut quick = false;
+    let mut only: Option<Vec<String>> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--json" => json = args.next().unwrap_or(json),
             "--quick" => quick = true,
+            "--only" => {
+                let Some(value) = args.next() else {
+                    eprintln!("bench: --only needs a section list (sections: {})", SECTIONS.join(", "));
+                    return ExitCode::FAILURE;
+                };
+                let list: Vec<String> = value.split(',').filter(|s| !s.is_empty()).map(str::to_string).collect();
+                if let Some(bad) = list.iter().find(|s| !SECTIONS.contains(&s.as_str())) {
+                    eprintln!("bench: unknown section `{bad}` in --only (sections: {})", SECTIONS.join(", "));
+                    return ExitCode::FAILURE;
+                }
+                only.get_or_insert_with(Vec::new).extend(list);
+            }
             other => {
-                eprintln!("bench: unknown argument `{other}` (use --json PATH, --quick)");
+                eprintln!("bench: unknown argument `{other}` (use --json PATH, --quick, --only SECTION[,SECTION])");
                 return ExitCode::FAILURE;
             }
         }
     }
-    match run(quick) {
+    let wanted = |section: &str| only.as_ref().map_or(true, |l| l.iter().any(|s| s == section));
+    match run(quick, &wanted) {
         Ok(report) => match report.write_json(&json) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -89,20 +106,26 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(quick: bool) -> anyhow::Result<Report> {
+/// Runs the sections `wanted` accepts, in the order of [`SECTIONS`].
+fn run(quick: bool, wanted: &dyn Fn(&str) -> bool) -> anyhow::Result<Report> {
     let dev = kgraph::Device::new(0)?;
     let iters = if quick { 300 } else { 3000 };
     let mut report = Report::new(&dev.name()?);
     let kernels = k::Kernels::load(&dev)?;
-    // Order matters: everything before `chain::run` runs in a process with one stream; the
-    // tracked-context comparison there, and `capture_streamed` last, create further streams.
-    chain::floor(&dev, &kernels, iters, &mut report)?;
-    fanout::run(&dev, iters, &mut report)?;
-    roundtrip::run(&dev, iters.max(3000), &mut report)?;
-    roundtrip::copy_nodes(&dev, iters, &mut report)?;
-    train::run(&dev, iters, &mut report)?;
-    adamw::run(&dev, &kernels, &mut report)?;
-    chain::run(&dev, &kernels, iters, &mut report)?;
-    roundtrip::streamed(&dev, iters.max(3000), &mut report)?;
+    // Order matters: everything before `chain` runs in a process with one stream; the
+    // tracked-context comparison there, and `streamed` last, create further streams.
+    for section in SECTIONS.into_iter().filter(|s| wanted(s)) {
+        match section {
+            "floor" => chain::floor(&dev, &kernels, iters, &mut report)?,
+            "fanout" => fanout::run(&dev, iters, &mut report)?,
+            "roundtrip" => roundtrip::run(&dev, iters.max(3000), &mut report)?,
+            "copy_nodes" => roundtrip::copy_nodes(&dev, iters, &mut report)?,
+            "train" => train::run(&dev, iters, &mut report)?,
+            "adamw" => adamw::run(&dev, &kernels, &mut report)?,
+            "chain" => chain::run(&dev, &kernels, iters, &mut report)?,
+            "streamed" => roundtrip::streamed(&dev, iters.max(3000), &mut report)?,
+            other => unreachable!("section `{other}` is in SECTIONS but has no arm"),
+        }
+    }
     Ok(report)
 }
