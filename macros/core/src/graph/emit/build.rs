@@ -280,9 +280,12 @@ pub(crate) fn build_methods(cg: &CodegenInput<'_>) -> TokenStream {
             let kinds: &[&str] = &[#(#unit_kinds),*];
             let profile = ::kgraph::Profile::measure(#graph, &graph, &events, names, kinds, iters, self.captured.as_ref());
             // The events outlive every replay of the profiled graph (it drops before them): wait
-            // for the last one even when the measurement stopped early.
-            self.device.synchronize()?;
-            profile
+            // for the last one even when the measurement stopped early. A measurement error is
+            // reported before the wait's (a sticky fault would otherwise hide where it arose).
+            let waited = self.device.synchronize();
+            let profile = profile?;
+            waited?;
+            ::core::result::Result::Ok(profile)
         }
 
         /// Writes the instantiated graph as the driver holds it (`cuGraphDebugDotPrint`,
