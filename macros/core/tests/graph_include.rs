@@ -297,6 +297,22 @@ fn a_missing_included_file_is_an_error_at_its_path() {
 }
 
 #[test]
+fn an_included_file_that_is_not_a_toml_spec_is_one_error_at_its_path() {
+    let p = parent(4096, "[[include]]\nname = \"k\"\nspec = \"tests/gpu/graph/kernels.rs\"\nbuffers = {}\n");
+    let e = errors_of(&[("p.toml", &p), ("tests/gpu/graph/kernels.rs", "//! Rust, not TOML\n")], "p.toml");
+    assert_located(
+        &e,
+        "`[[include]]` `spec` must name a graph spec (a `.toml` file), found `tests/gpu/graph/kernels.rs`",
+        "p.toml",
+        line_of(&p, "spec = \"tests/gpu"),
+    );
+    assert!(
+        e.iter().all(|e| !e.starts_with("tests/gpu/graph/kernels.rs")),
+        "nothing reported inside the .rs file:\n{e:?}"
+    );
+}
+
+#[test]
 fn an_include_cycle_is_an_error_naming_the_chain() {
     let a = format!("{KERNELS}[[include]]\nname = \"to_b\"\nspec = \"b.toml\"\n");
     let b = format!("{KERNELS}[[include]]\nname = \"to_a\"\nspec = \"a.toml\"\n");

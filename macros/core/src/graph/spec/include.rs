@@ -21,7 +21,8 @@ use super::raw::{
 };
 use crate::syntax::naming::is_snake_ident;
 
-/// Rule: an include has a snake_case `name` and a `spec`. Both, when valid.
+/// Rule: an include has a snake_case `name` and a `spec` naming a `.toml` file (a Rust or CUDA
+/// file named by mistake gets one error here, not TOML syntax errors inside it). Both, when valid.
 pub fn header(inc: &RawInclude, diags: &mut Diagnostics) -> Option<(S<String>, S<String>)> {
     let name = match &inc.name {
         Some(n) if is_snake_ident(&n.v) => Some(n.clone()),
@@ -40,13 +41,24 @@ pub fn header(inc: &RawInclude, diags: &mut Diagnostics) -> Option<(S<String>, S
             None
         }
     };
-    if inc.spec.is_none() {
-        diags.error(
-            inc.span.clone(),
-            "`[[include]]` needs a `spec`, the included spec's path (relative to the crate root)",
-        );
-    }
-    Some((name?, inc.spec.clone()?))
+    let spec = match &inc.spec {
+        Some(p) if p.v.ends_with(".toml") => Some(p.clone()),
+        Some(p) => {
+            diags.error(
+                p.span.clone(),
+                format!("`[[include]]` `spec` must name a graph spec (a `.toml` file), found `{}`", p.v),
+            );
+            None
+        }
+        None => {
+            diags.error(
+                inc.span.clone(),
+                "`[[include]]` needs a `spec`, the included spec's path (relative to the crate root)",
+            );
+            None
+        }
+    };
+    Some((name?, spec?))
 }
 
 /// Adds to every error located at an include (about a node spliced by it) which spliced nodes
