@@ -53,6 +53,8 @@ mod mapped;
 #[cfg(feature = "nccl")]
 pub mod nccl;
 #[cfg(feature = "nccl")]
+mod nccl_capture;
+#[cfg(feature = "nccl")]
 mod nccl_group;
 #[cfg(feature = "nccl")]
 mod nccl_sys;

@@ -26,13 +26,14 @@ use std::ffi::{c_int, c_void};
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use cudarc::driver::{result, sys, CudaStream};
+use cudarc::driver::{sys, CudaStream};
 
 pub use crate::bootstrap::{env, Bootstrap, IdExchange, UniqueId, DEFAULT_TIMEOUT, UNIQUE_ID_BYTES};
 pub use crate::collective::{Collective, DataType, NcclType, ReduceOp};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::kernel::{check_same_stream, DeviceIn, DeviceOut};
+pub use crate::nccl_capture::CollectiveGraph;
 use crate::nccl_sys::{self, ncclComm_t, ncclUniqueId, Api, SUCCESS};
 pub use crate::nccl_sys::{LIBRARY_CANDIDATES, LIBRARY_ENV};
 
@@ -115,12 +116,12 @@ pub fn unique_id() -> Result<UniqueId> {
 pub struct Communicator {
     comm: ncclComm_t,
     pub(crate) api: &'static Api,
-    device: Device,
-    rank: usize,
+    pub(crate) device: Device,
+    pub(crate) rank: usize,
     world_size: usize,
     /// The stream [`Communicator::capture_graph`] records on, made on first use and kept, so
     /// rebinding a collective node does not create a stream each time.
-    capture_stream: OnceCell<Arc<CudaStream>>,
+    pub(crate) capture_stream: OnceCell<Arc<CudaStream>>,
     _not_sync: PhantomData<Cell<()>>,
 }
 
@@ -379,70 +380,6 @@ impl Communicator {
         self.check(status, &format!("nccl {collective} of {count} x {}", dtype.name()))
     }
 
-    /// Captures one collective (as [`Communicator::issue_raw`] issues it) into a CUDA graph that
-    /// is returned uninstantiated, for a graph builder that constructs its graph node by node:
-    /// add it with `cuGraphAddChildGraphNode` (which copies it, so the [`CollectiveGraph`] may be
-    /// dropped after). The capture runs on a stream of the communicator's (made on first use),
-    /// so no other thread's launches on the device stream are recorded. The device stream must
-    /// not be capturing ([`Error::Graph`]).
-    ///
-    /// # Safety
-    /// As for [`Communicator::issue_raw`], for as long as any graph made from the returned one
-    /// may be replayed; and such graphs are dropped before this communicator.
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn capture_graph(
-        &self,
-        collective: Collective,
-        dtype: DataType,
-        send: sys::CUdeviceptr,
-        send_len: usize,
-        recv: sys::CUdeviceptr,
-        recv_len: usize,
-    ) -> Result<CollectiveGraph> {
-        self.refuse_in_group("Communicator::capture_graph")?;
-        self.device.ensure_not_capturing("Communicator::capture_graph")?;
-        bind(&self.device, self.rank, "capture a collective")?;
-        let stream = self.capture_stream()?;
-        stream
-            .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
-            .map_err(|e| Error::driver("Communicator::capture_graph: begin capture", e))?;
-        // Ends the capture if `issue_raw` unwinds, so the stream is not left capturing.
-        let open = OpenCapture { stream };
-        // SAFETY: the caller's contract, as documented; `stream` belongs to the communicator's
-        // device and records the collective without running it.
-        let issued = unsafe { self.issue_raw(collective, dtype, send, send_len, recv, recv_len, stream) };
-        let ended = open.end();
-        match (issued, ended) {
-            (Ok(()), Ok(graph)) if !graph.is_null() => Ok(CollectiveGraph { graph }),
-            (Ok(()), Ok(_)) => Err(Error::graph("Communicator::capture_graph", "the capture recorded no graph")),
-            (Err(e), ended) => {
-                if let Ok(graph) = ended {
-                    if !graph.is_null() {
-                        drop(CollectiveGraph { graph });
-                    }
-                }
-                Err(e)
-            }
-            (Ok(()), Err(e)) => {
-                Err(Error::driver(format!("Communicator::capture_graph: end capture of {collective}"), e))
-            }
-        }
-    }
-
-    /// The stream captures record on: not the device stream, so that another thread launching
-    /// on the device stream meanwhile is not recorded into a collective's graph. NCCL has made
-    /// streams of its own already, so this one costs replays nothing. `!Sync` keeps two
-    /// captures off it at once.
-    fn capture_stream(&self) -> Result<&Arc<CudaStream>> {
-        if let Some(stream) = self.capture_stream.get() {
-            return Ok(stream);
-        }
-        // SAFETY: nothing runs on it: it only records captures, and the graphs they make run
-        // where the caller adds them, under the caller's contract.
-        let stream = unsafe { self.device.new_stream() }?;
-        Ok(self.capture_stream.get_or_init(|| stream))
-    }
-
     /// The shared path of the checked collectives.
     fn issue_checked<T: NcclType>(
         &self,
@@ -509,7 +446,7 @@ impl Communicator {
 
     /// [`Error::Nccl`] when this thread is inside a [`Communicator::group`]: a collective
     /// borrowing its buffers only until it returns would be enqueued after they may be freed.
-    fn refuse_in_group(&self, op: &str) -> Result<()> {
+    pub(crate) fn refuse_in_group(&self, op: &str) -> Result<()> {
         if !in_group() {
             return Ok(());
         }
@@ -553,54 +490,9 @@ impl Drop for Communicator {
     }
 }
 
-/// One collective captured into an uninstantiated CUDA graph ([`Communicator::capture_graph`]);
-/// destroyed on drop.
-#[derive(Debug)]
-pub struct CollectiveGraph {
-    graph: sys::CUgraph,
-}
-
-// SAFETY: a graph handle is not tied to a thread; `CollectiveGraph` is not `Sync`, so calls on
-// it are serialised by its single owner.
-unsafe impl Send for CollectiveGraph {}
-
-impl CollectiveGraph {
-    /// The `CUgraph`, still owned by `self` (for `cuGraphAddChildGraphNode`, which copies it).
-    pub fn as_raw(&self) -> sys::CUgraph {
-        self.graph
-    }
-}
-
-impl Drop for CollectiveGraph {
-    fn drop(&mut self) {
-        // SAFETY: `self.graph` is a live graph owned by `self`, never used again.
-        let _ = unsafe { sys::cuGraphDestroy(self.graph) };
-    }
-}
-
-/// A stream capture begun on this thread and not yet ended: [`OpenCapture::end`] ends it, and
-/// dropping it unended (an unwind) ends it and destroys what it recorded.
-struct OpenCapture<'a> {
-    stream: &'a CudaStream,
-}
-
-impl OpenCapture<'_> {
-    fn end(self) -> std::result::Result<sys::CUgraph, result::DriverError> {
-        let this = std::mem::ManuallyDrop::new(self);
-        // SAFETY: `this.stream` is capturing, begun on this thread by the code that made `this`.
-        unsafe { result::stream::end_capture(this.stream.cu_stream()) }
-    }
-}
-
-impl Drop for OpenCapture<'_> {
-    fn drop(&mut self) {
-        crate::graph::abort_capture(self.stream);
-    }
-}
-
 /// Makes `device`'s context current on this thread: NCCL picks its device from the CUDA
 /// runtime's current device, which follows the current driver context.
-fn bind(device: &Device, rank: usize, op: &str) -> Result<()> {
+pub(crate) fn bind(device: &Device, rank: usize, op: &str) -> Result<()> {
     device.context().bind_to_thread().map_err(|e| Error::Nccl {
         rank,
         op: op.to_string(),
