@@ -33,7 +33,6 @@ pub use crate::collective::{Collective, DataType, NcclType, ReduceOp};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::kernel::{check_same_stream, DeviceIn, DeviceOut};
-pub use crate::nccl_capture::CollectiveGraph;
 use crate::nccl_sys::{self, ncclComm_t, ncclUniqueId, Api, SUCCESS};
 pub use crate::nccl_sys::{LIBRARY_CANDIDATES, LIBRARY_ENV};
 
@@ -487,6 +486,31 @@ impl Drop for Communicator {
                 (self.api.comm_abort)(self.comm);
             }
         }
+    }
+}
+
+/// One collective captured into an uninstantiated CUDA graph ([`Communicator::capture_graph`]);
+/// destroyed on drop.
+#[derive(Debug)]
+pub struct CollectiveGraph {
+    pub(crate) graph: sys::CUgraph,
+}
+
+// SAFETY: a graph handle is not tied to a thread; `CollectiveGraph` is not `Sync`, so calls on
+// it are serialised by its single owner.
+unsafe impl Send for CollectiveGraph {}
+
+impl CollectiveGraph {
+    /// The `CUgraph`, still owned by `self` (for `cuGraphAddChildGraphNode`, which copies it).
+    pub fn as_raw(&self) -> sys::CUgraph {
+        self.graph
+    }
+}
+
+impl Drop for CollectiveGraph {
+    fn drop(&mut self) {
+        // SAFETY: `self.graph` is a live graph owned by `self`, never used again.
+        let _ = unsafe { sys::cuGraphDestroy(self.graph) };
     }
 }
 

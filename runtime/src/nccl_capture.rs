@@ -1,6 +1,6 @@
 //! [`Communicator::capture_graph`]: one collective captured into an uninstantiated CUDA graph
-//! ([`CollectiveGraph`]) on a stream the communicator keeps for captures, for graph builders
-//! that add it as a child-graph node.
+//! ([`CollectiveGraph`], defined with the communicator) on a stream the communicator keeps for
+//! captures, for graph builders that add it as a child-graph node.
 
 use std::sync::Arc;
 
@@ -8,7 +8,7 @@ use cudarc::driver::{result, sys, CudaStream};
 
 use crate::collective::{Collective, DataType};
 use crate::error::{Error, Result};
-use crate::nccl::{bind, Communicator};
+use crate::nccl::{bind, CollectiveGraph, Communicator};
 
 impl Communicator {
     /// Captures one collective (as [`Communicator::issue_raw`] issues it) into a CUDA graph that
@@ -73,31 +73,6 @@ impl Communicator {
         // where the caller adds them, under the caller's contract.
         let stream = unsafe { self.device.new_stream() }?;
         Ok(self.capture_stream.get_or_init(|| stream))
-    }
-}
-
-/// One collective captured into an uninstantiated CUDA graph ([`Communicator::capture_graph`]);
-/// destroyed on drop.
-#[derive(Debug)]
-pub struct CollectiveGraph {
-    graph: sys::CUgraph,
-}
-
-// SAFETY: a graph handle is not tied to a thread; `CollectiveGraph` is not `Sync`, so calls on
-// it are serialised by its single owner.
-unsafe impl Send for CollectiveGraph {}
-
-impl CollectiveGraph {
-    /// The `CUgraph`, still owned by `self` (for `cuGraphAddChildGraphNode`, which copies it).
-    pub fn as_raw(&self) -> sys::CUgraph {
-        self.graph
-    }
-}
-
-impl Drop for CollectiveGraph {
-    fn drop(&mut self) {
-        // SAFETY: `self.graph` is a live graph owned by `self`, never used again.
-        let _ = unsafe { sys::cuGraphDestroy(self.graph) };
     }
 }
 
