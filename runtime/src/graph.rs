@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{result, sys, CudaEvent, CudaStream, DriverError};
 
+use crate::capture_guard::{check_stream, OwnCapture};
 use crate::error::{Error, Result};
 
 /// A captured and instantiated CUDA graph, replayed on the stream it was captured from (or, from
@@ -127,7 +128,18 @@ impl Graph {
         stream
             .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
             .map_err(|e| Error::driver("graph capture: begin capture", e))?;
-        match catch_unwind(AssertUnwindSafe(|| f(stream))) {
+        // kgraph's stream work inside `f` is recorded only while this capture is registered
+        // as kgraph's own (on this thread); work for any other capture is refused.
+        let own = match OwnCapture::register(stream) {
+            Ok(own) => own,
+            Err(e) => {
+                abort_capture(stream);
+                return Err(e);
+            }
+        };
+        let ran = catch_unwind(AssertUnwindSafe(|| f(stream)));
+        drop(own);
+        match ran {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
                 abort_capture(stream);
@@ -181,10 +193,13 @@ impl Graph {
         unsafe { result::graph::upload(exec, self.stream.cu_stream()) }.map_err(|e| Error::driver("graph upload", e))
     }
 
-    /// Launches the graph on its stream (asynchronous). [`Error::Graph`] for an empty graph.
+    /// Launches the graph on its stream (asynchronous). [`Error::Graph`] for an empty graph, and
+    /// when the stream is capturing into a graph kgraph did not begin (the replay would be
+    /// recorded there, outside the lifetimes this graph's creator promised).
     pub fn replay(&self) -> Result<()> {
         let exec = self.exec("replay")?;
         self.stream.context().bind_to_thread().map_err(|e| Error::driver("graph replay: bind context", e))?;
+        check_stream(&self.stream, || "graph replay".to_string())?;
         // SAFETY: `exec` and the stream are live and belong to the bound context.
         unsafe { result::graph::launch(exec, self.stream.cu_stream()) }.map_err(|e| Error::driver("graph replay", e))
     }
@@ -193,6 +208,9 @@ impl Graph {
     /// milliseconds (the events' resolution is about half a microsecond).
     pub fn replay_timed(&self) -> Result<f32> {
         self.exec("replay_timed")?;
+        // Refused before the events are recorded: a foreign capture would record them too.
+        self.stream.context().bind_to_thread().map_err(|e| Error::driver("replay_timed: bind context", e))?;
+        check_stream(&self.stream, || "graph replay_timed".to_string())?;
         let (start, end) = match self.timing.get() {
             Some(events) => events,
             None => {

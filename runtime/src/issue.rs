@@ -8,6 +8,7 @@ use std::ffi::c_void;
 
 use cudarc::driver::{sys, CudaFunction, CudaStream, LaunchConfig};
 
+use crate::capture_guard::check_stream;
 use crate::error::{Error, Result};
 use crate::graph::Graph;
 use crate::graph_build::{Dep, EdgeKind, GraphBuilder, NodeRef};
@@ -110,6 +111,7 @@ pub unsafe fn memset_async(
     what: &str,
 ) -> Result<()> {
     stream.context().bind_to_thread().map_err(|e| Error::driver(what.to_string(), e))?;
+    check_stream(stream, || what.to_string())?;
     let s = stream.cu_stream();
     // SAFETY: the caller's promise on `dst`; `s` is a live stream of the bound context.
     let r = unsafe {
@@ -135,6 +137,7 @@ pub unsafe fn memcpy_async(
     what: &str,
 ) -> Result<()> {
     stream.context().bind_to_thread().map_err(|e| Error::driver(what.to_string(), e))?;
+    check_stream(stream, || what.to_string())?;
     // SAFETY: the caller's promise on both addresses; unified addressing resolves their kinds.
     unsafe { sys::cuMemcpyAsync(dst, src, bytes, stream.cu_stream()) }
         .result()

@@ -5,6 +5,7 @@ use std::ffi::c_void;
 
 use cudarc::driver::{sys, CudaFunction, CudaStream, LaunchConfig};
 
+use crate::capture_guard::check_stream;
 use crate::error::{Error, Result};
 
 /// Per-launch options beyond grid/block/shared memory.
@@ -75,7 +76,8 @@ pub fn config_for(n: u32, max_threads: Option<u32>) -> LaunchConfig {
 }
 
 /// Launches `function` with `cfg` and `opts` on `stream`; `args` holds one pointer per kernel
-/// parameter, pointing at the parameter's value (as `cuLaunchKernel` expects).
+/// parameter, pointing at the parameter's value (as `cuLaunchKernel` expects). [`Error::Graph`]
+/// when `stream` is capturing into a graph kgraph did not begin ([`crate::Graph::capture`]).
 ///
 /// # Safety
 /// `args` must match the kernel's parameter list in number, order and type, every pointer must
@@ -91,6 +93,7 @@ pub unsafe fn launch_ex(
     args: &mut [*mut c_void],
 ) -> Result<()> {
     stream.context().bind_to_thread().map_err(|source| Error::Launch { kernel, source })?;
+    check_stream(stream, || format!("launch kernel `{kernel}`"))?;
     // SAFETY: CUlaunchAttribute is a plain C struct (id + union of plain values); all-zero is valid.
     let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
     attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;

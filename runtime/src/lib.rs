@@ -29,12 +29,15 @@
 
 // Layered like cudarc's sys -> result -> safe; a module uses only those above it in this list
 // (tests/module_layers.rs checks there is no cycle):
-// error, pod; layout (pod); extent, kernel, launch, graph (error); graph_build, graph_update (error, graph); pinned (error); transfer (error, pinned);
-// device (error, kernel, pod, transfer); mapped (device, error, kernel, pinned, pod);
-// slot_bus (device, error, kernel, mapped); with the `nccl` feature: bootstrap, collective,
-// nccl_sys (error, pod); nccl (bootstrap, collective, device, error, kernel, nccl_sys).
+// error, pod; layout (pod); capture_guard (error); extent, kernel (error); launch, graph
+// (capture_guard, error); graph_build, graph_update (error, graph); pinned (error); transfer
+// (error, pinned); device (error, kernel, pod, transfer); mapped (device, error, kernel, pinned,
+// pod); slot_bus (device, error, kernel, mapped); with the `nccl` feature: bootstrap,
+// collective, nccl_sys (error, pod); nccl (bootstrap, capture_guard, collective, device, error,
+// kernel, nccl_sys).
 #[cfg(feature = "nccl")]
 mod bootstrap;
+mod capture_guard;
 mod captured;
 #[cfg(feature = "nccl")]
 mod collective;

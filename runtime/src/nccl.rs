@@ -359,6 +359,7 @@ impl Communicator {
             other => other,
         })?;
         bind(&self.device, self.rank, collective.name())?;
+        crate::capture_guard::check_stream(stream, || format!("{collective} on rank {}", self.rank))?;
         let (src, dst, ty, st) =
             (send as *const c_void, recv as *mut c_void, dtype.to_nccl(), stream.cu_stream().cast());
         // SAFETY: the buffers, their lifetimes and the matching calls on other ranks are the

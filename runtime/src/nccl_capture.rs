@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{result, sys, CudaStream};
 
+use crate::capture_guard::OwnCapture;
 use crate::collective::{Collective, DataType};
 use crate::error::{Error, Result};
 use crate::nccl::{bind, CollectiveGraph, Communicator};
@@ -40,9 +41,14 @@ impl Communicator {
             .map_err(|e| Error::driver("Communicator::capture_graph: begin capture", e))?;
         // Ends the capture if `issue_raw` unwinds, so the stream is not left capturing.
         let open = OpenCapture { stream };
-        // SAFETY: the caller's contract, as documented; `stream` belongs to the communicator's
-        // device and records the collective without running it.
-        let issued = unsafe { self.issue_raw(collective, dtype, send, send_len, recv, recv_len, stream) };
+        // The collective is recorded only into this capture, registered as kgraph's own.
+        let issued = OwnCapture::register(stream).and_then(|own| {
+            // SAFETY: the caller's contract, as documented; `stream` belongs to the
+            // communicator's device and records the collective without running it.
+            let issued = unsafe { self.issue_raw(collective, dtype, send, send_len, recv, recv_len, stream) };
+            drop(own);
+            issued
+        });
         let ended = open.end();
         match (issued, ended) {
             (Ok(()), Ok(graph)) if !graph.is_null() => Ok(CollectiveGraph { graph }),

@@ -2,6 +2,7 @@
 //! Every test here is `#[ignore = "needs a CUDA GPU"]`: CI compiles and lists them; the GPU
 //! machine runs them with `--ignored` (`../shared/gpu-bundle`, then `bash .gpu/run`).
 
+mod capture_guard;
 mod capture_threads;
 mod common;
 mod extents;
