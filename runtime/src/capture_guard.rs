@@ -15,6 +15,7 @@
 //! it would be recorded into a graph whose lifetimes that thread never promised.
 
 use std::cell::RefCell;
+use std::marker::PhantomData;
 
 use cudarc::driver::{sys, CudaStream, DriverError};
 
@@ -29,6 +30,8 @@ thread_local! {
 #[must_use = "the capture is kgraph's own only while this guard lives"]
 pub(crate) struct OwnCapture {
     id: u64,
+    /// `!Send`: the registration is this thread's, so is its removal.
+    _thread: PhantomData<*const ()>,
 }
 
 impl OwnCapture {
@@ -43,7 +46,7 @@ impl OwnCapture {
 
     fn from_id(id: u64) -> OwnCapture {
         OWN_CAPTURES.with(|own| own.borrow_mut().push(id));
-        OwnCapture { id }
+        OwnCapture { id, _thread: PhantomData }
     }
 }
 
@@ -82,8 +85,14 @@ pub(crate) fn check_stream(stream: &CudaStream, op: impl FnOnce() -> String) -> 
 fn check_capture(stream: &CudaStream, op: impl FnOnce() -> String) -> Result<()> {
     let op = op();
     let (status, id) = capture_info(stream).map_err(|e| Error::driver(format!("{op}: query capture id"), e))?;
-    if status == sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_ACTIVE && is_own(id) {
-        return Ok(());
+    if is_own(id) {
+        if status == sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_ACTIVE {
+            return Ok(());
+        }
+        return Err(Error::graph(
+            op,
+            format!("the capture is no longer active ({status:?}): an earlier call invalidated it"),
+        ));
     }
     Err(Error::graph(
         op,

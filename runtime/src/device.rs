@@ -134,9 +134,12 @@ impl Device {
     }
 
     /// `len` zeroed elements of device memory, allocated (and zeroed) in order on the main
-    /// stream. `len == 0` gives an empty slice.
+    /// stream. `len == 0` gives an empty slice. [`Error::Graph`] while the stream is capturing.
     pub fn alloc_zeros<T: Pod>(&self, len: usize) -> Result<CudaSlice<T>> {
         let bytes = Error::byte_len::<T>("alloc_zeros", len)?;
+        // Under capture the allocation and the zeroing would become graph nodes, and the
+        // slice's memory would exist only while the graph runs.
+        self.ensure_not_capturing("alloc_zeros")?;
         if bytes == 0 {
             return self.empty_slice(len);
         }

@@ -90,8 +90,10 @@ impl Graph {
     ///
     /// kgraph cannot check any of these: a graph is a list of addresses.
     ///
-    /// Whatever any thread issues on `stream` while `f` runs is recorded too: a capture on a
-    /// stream other threads launch on records their launches (use [`Graph::capture_on`]).
+    /// Only this thread's work is kgraph's to record: kgraph's launches, copies and replays
+    /// that another thread issues on `stream` while `f` runs are refused with [`Error::Graph`]
+    /// (its raw cudarc work would be recorded). To keep other threads' launches on a stream
+    /// out of the way, capture on a private one ([`Graph::capture_on`]).
     pub unsafe fn capture<F>(stream: &Arc<CudaStream>, f: F) -> Result<Graph>
     where
         F: FnOnce(&Arc<CudaStream>) -> Result<()>,

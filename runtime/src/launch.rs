@@ -75,6 +75,17 @@ pub fn config_for(n: u32, max_threads: Option<u32>) -> LaunchConfig {
     LaunchConfig { grid_dim: (n.div_ceil(block).max(1), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }
 }
 
+/// [`Error::Graph`] when `stream` is capturing into a graph kgraph did not begin: what the
+/// generated bindings call before launching `kernel` through cudarc's `launch_builder` (the
+/// other launches go through [`launch_ex`], which checks the same).
+#[doc(hidden)]
+#[inline]
+pub fn __check_capture(stream: &CudaStream, kernel: &'static str) -> Result<()> {
+    // Bound first: a null (legacy default) stream is the current context's.
+    stream.context().bind_to_thread().map_err(|source| Error::Launch { kernel, source })?;
+    check_stream(stream, || format!("launch kernel `{kernel}`"))
+}
+
 /// Launches `function` with `cfg` and `opts` on `stream`; `args` holds one pointer per kernel
 /// parameter, pointing at the parameter's value (as `cuLaunchKernel` expects). [`Error::Graph`]
 /// when `stream` is capturing into a graph kgraph did not begin ([`crate::Graph::capture`]).

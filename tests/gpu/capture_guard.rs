@@ -49,18 +49,22 @@ fn work_for_a_capture_kgraph_did_not_begin_is_refused_and_records_nothing() {
     let launched = k.ka_reverse.launch(s, CFG, &x, &mut y, N as i32);
     let replayed = g.replay();
     let timed = g.replay_timed().map(drop);
+    let allocated = dev.alloc_zeros::<f32>(N).map(drop);
     // SAFETY: the stream is capturing, begun on this thread just above.
     let recorded = unsafe { result::stream::end_capture(s.cu_stream()) }.unwrap();
     let mut nodes = 0usize;
-    // SAFETY: `recorded` is a live graph (the capture ended without error); a null node array
-    // asks for the count only.
-    let counted = unsafe { sys::cuGraphGetNodes(recorded, std::ptr::null_mut(), &mut nodes) }.result();
-    // SAFETY: `recorded` is ours, destroyed once.
-    unsafe { result::graph::destroy(recorded) }.unwrap();
-    counted.unwrap();
+    if !recorded.is_null() {
+        // SAFETY: `recorded` is a live graph (the capture ended without error); a null node
+        // array asks for the count only.
+        let counted = unsafe { sys::cuGraphGetNodes(recorded, std::ptr::null_mut(), &mut nodes) }.result();
+        // SAFETY: `recorded` is ours, destroyed once.
+        unsafe { result::graph::destroy(recorded) }.unwrap();
+        counted.unwrap();
+    }
     assert_refused("a checked launch into cudarc's capture", launched);
     assert_refused("a graph replay into cudarc's capture", replayed);
     assert_refused("a timed replay into cudarc's capture (its events not recorded either)", timed);
+    assert!(matches!(allocated, Err(Error::Graph { .. })), "alloc_zeros under capture: {allocated:?}");
     assert_eq!(nodes, 0, "nothing was recorded into the foreign capture");
     assert_eq!(dev.download(&y).unwrap(), vec![0.0; N], "the refused work never ran");
     // After the capture the same launch and replay run.

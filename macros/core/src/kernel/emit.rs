@@ -375,6 +375,7 @@ fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignat
             #pdl
             if let (::kgraph::Issue::Stream(stream), true) = (&target, opts == ::kgraph::LaunchOptions::default()) {
                 use ::kgraph::cudarc::driver::PushKernelArg as _;
+                ::kgraph::__check_capture(stream, Self::NAME)?;
                 #body
                 // SAFETY: the argument list matches the kernel's parameters in the `.cu` in count,
                 // order, element type and constness (verified by `check.rs` at expansion) and in
@@ -423,6 +424,7 @@ fn unsafe_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignatu
             use ::kgraph::cudarc::driver::PushKernelArg as _;
             #streams
             #block_check
+            ::kgraph::__check_capture(stream, Self::NAME)?;
             #(#addresses)*
             #body
             // SAFETY: the argument list matches the kernel's parameters in the `.cu` in count,
