@@ -6,10 +6,11 @@ use std::marker::PhantomData;
 
 use cudarc::driver::{sys, CudaStream};
 
+use crate::capture_guard::check_stream;
 use crate::collective::{Collective, DataType, NcclType, ReduceOp};
 use crate::error::{Error, Result};
 use crate::kernel::{DeviceIn, DeviceOut};
-use crate::nccl::{count_group, in_group, Communicator};
+use crate::nccl::{bind, count_group, in_group, Communicator};
 
 impl Communicator {
     /// Runs `f` between `ncclGroupStart` and `ncclGroupEnd`, so the collectives it issues
@@ -24,7 +25,9 @@ impl Communicator {
     /// inside a group on this thread ([`Error::Nccl`]: they would borrow only until they
     /// return), and so are a nested `group`, a communicator's construction and the collective
     /// nodes of graph structs. `tests/ui/safety/h7_group_buffers_outlive_the_group.rs` is the
-    /// case that must not compile.
+    /// case that must not compile. [`Error::Graph`] when a capture kgraph did not begin started
+    /// on the device stream inside `f`: that capture is invalidated before `ncclGroupEnd`, so it
+    /// records none of the group's collectives.
     pub fn group<'b, R>(&self, f: impl FnOnce(&Group<'_, 'b>) -> Result<R>) -> Result<R> {
         // NCCL starts nested groups' work at the outermost end, past an inner group's `'b`.
         if in_group() {
@@ -41,9 +44,26 @@ impl Communicator {
         self.check(status, "ncclGroupStart")?;
         let open = OpenGroup::enter(self);
         let out = f(&Group::new(self));
+        let foreign = self.refuse_foreign_capture_at_group_end();
         let ended = open.end();
+        foreign?;
         let out = out?;
         ended.map(|()| out)
+    }
+
+    /// The group's collectives are enqueued at `ncclGroupEnd`, on the device stream, which a
+    /// capture kgraph did not begin may have started on inside the closure. Then that capture is
+    /// invalidated first (a query of a capturing stream does that), so the driver refuses what
+    /// NCCL enqueues and the capture's end yields no graph, and the refusal is returned.
+    fn refuse_foreign_capture_at_group_end(&self) -> Result<()> {
+        let stream = self.device.stream();
+        bind(&self.device, self.rank(), "Communicator::group")?;
+        let checked = check_stream(stream, || format!("Communicator::group: ncclGroupEnd on rank {}", self.rank()));
+        if checked.is_err() {
+            // SAFETY: the stream is live; querying it has no effect but on its capture.
+            let _ = unsafe { sys::cuStreamQuery(stream.cu_stream()) };
+        }
+        checked
     }
 }
 

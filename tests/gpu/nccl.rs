@@ -234,3 +234,32 @@ fn collectives_capture_into_a_graph_and_replay() {
     comm.all_reduce(&a, &mut b, ReduceOp::Sum).unwrap();
     assert_eq!(dev.download(&b).unwrap(), host);
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_capture_begun_inside_a_group_records_none_of_its_collectives() {
+    let dev = device();
+    let comm = single(&dev);
+    let send = dev.upload(&[1.5f32; 1024]).unwrap();
+    let mut recv = dev.alloc_zeros::<f32>(1024).unwrap();
+    let stream = dev.stream().clone();
+    // NCCL enqueues the group's all-reduce at ncclGroupEnd, after the closure has begun
+    // cudarc's (safe) capture on the device stream.
+    let out = comm.group(|g| {
+        g.all_reduce(&send, &mut recv, ReduceOp::Sum)?;
+        stream
+            .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .map_err(|e| Error::driver("begin a foreign capture", e))
+    });
+    match out {
+        Err(Error::Graph { detail, .. }) if detail.contains("kgraph did not begin") => {}
+        other => panic!("a group ending inside a foreign capture: expected a refusal, got {other:?}"),
+    }
+    // The capture was invalidated before NCCL enqueued anything: its end yields no graph.
+    // SAFETY: the stream is capturing (invalidated), begun on this thread above.
+    match unsafe { kgraph::cudarc::driver::result::stream::end_capture(stream.cu_stream()) } {
+        Err(_) => {}
+        Ok(graph) => assert!(graph.is_null(), "the foreign capture recorded a graph"),
+    }
+    assert_eq!(dev.download(&recv).unwrap(), vec![0.0; 1024], "the refused all-reduce never ran");
+}
