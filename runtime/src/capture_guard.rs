@@ -85,14 +85,12 @@ pub(crate) fn check_stream(stream: &CudaStream, op: impl FnOnce() -> String) -> 
 fn check_capture(stream: &CudaStream, op: impl FnOnce() -> String) -> Result<()> {
     let op = op();
     let (status, id) = capture_info(stream).map_err(|e| Error::driver(format!("{op}: query capture id"), e))?;
+    // The id is defined only for an active capture.
+    if status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_ACTIVE {
+        return Err(Error::graph(op, format!("the stream's capture is {status:?}: an earlier call invalidated it")));
+    }
     if is_own(id) {
-        if status == sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_ACTIVE {
-            return Ok(());
-        }
-        return Err(Error::graph(
-            op,
-            format!("the capture is no longer active ({status:?}): an earlier call invalidated it"),
-        ));
+        return Ok(());
     }
     Err(Error::graph(
         op,

@@ -27,7 +27,10 @@ impl Communicator {
     /// nodes of graph structs. `tests/ui/safety/h7_group_buffers_outlive_the_group.rs` is the
     /// case that must not compile. [`Error::Graph`] when a capture kgraph did not begin started
     /// on the device stream inside `f`: that capture is invalidated before `ncclGroupEnd`, so it
-    /// records none of the group's collectives.
+    /// records none of the group's collectives; with several ranks, the other ranks' halves of
+    /// those collectives then wait for this rank's, which never come (the communicator is
+    /// unusable, as after any collective one rank does not issue). The streams of
+    /// [`Group::issue_raw`] are not checked: they are its caller's.
     pub fn group<'b, R>(&self, f: impl FnOnce(&Group<'_, 'b>) -> Result<R>) -> Result<R> {
         // NCCL starts nested groups' work at the outermost end, past an inner group's `'b`.
         if in_group() {
@@ -46,6 +49,13 @@ impl Communicator {
         let out = f(&Group::new(self));
         let foreign = self.refuse_foreign_capture_at_group_end();
         let ended = open.end();
+        if let Err(Error::Graph { op, detail }) = foreign {
+            let detail = match ended {
+                Ok(()) => detail,
+                Err(e) => format!("{detail}; ncclGroupEnd then failed: {e}"),
+            };
+            return Err(Error::Graph { op, detail });
+        }
         foreign?;
         let out = out?;
         ended.map(|()| out)
