@@ -106,7 +106,13 @@ impl Graph {
     /// `cuGraphExecUpdate`. [`Error::GraphUpdate`] when the driver refuses (topology, node type
     /// or function changed): the executable graph is then unchanged and still replayable.
     /// The nodes of the first build keep identifying the executable's nodes.
-    pub fn update_from(&mut self, rebuilt: GraphBuilder<'static>, what: &str) -> Result<()> {
+    ///
+    /// # Safety
+    /// The addresses of `rebuilt`'s nodes become this graph's, for all of its later replays:
+    /// what was promised for them when they were added to `rebuilt` (every allocation outlives
+    /// every launch, the event of an event node, a host node's data) holds for the replays of
+    /// this graph, as for a child graph (`GraphBuilder::add_child`).
+    pub unsafe fn update_from(&mut self, rebuilt: GraphBuilder<'static>, what: &str) -> Result<()> {
         let exec = self.bind(what)?;
         let blank = sys::CUgraphExecUpdateResultInfo {
             result: sys::CUgraphExecUpdateResult::CU_GRAPH_EXEC_UPDATE_SUCCESS,

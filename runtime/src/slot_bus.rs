@@ -89,8 +89,14 @@ impl SlotBus {
         unsafe { result::memcpy_dtod_async(dst, src, cell_bytes, stream.cu_stream()) }
             .map_err(|e| Error::driver(format!("{op}: cuMemcpyDtoDAsync"), e))?;
         if let Err(e) = event.record(&stream) {
-            // Without the event this copy cannot be waited for alone: wait for the stream.
-            stream.synchronize().map_err(|e| Error::driver(format!("{op}: synchronize"), e))?;
+            // Without the event this copy cannot be waited for alone: wait for the stream,
+            // through the driver (cudarc's `synchronize` can return a stored error without
+            // waiting). Should that fail too, the copy may still be queued: the staging's drop
+            // then waits for the context rather than free the cell under it.
+            if let Err(waited) = crate::device::wait_stream_raw(&stream) {
+                self.staging.mark_device_use();
+                return Err(Error::driver(format!("{op}: synchronize after a failed event record ({e:?})"), waited));
+            }
             return Err(Error::driver(format!("{op}: record event"), e));
         }
         *in_flight = true;

@@ -128,14 +128,32 @@ impl Staging {
     fn record(&mut self, stream: &CudaStream, op: &str) -> Result<()> {
         let Some(event) = self.last_copy.as_ref() else {
             // `prepare` always leaves an event; without one, the stream wait is the fallback.
-            return stream.synchronize().map_err(|e| Error::driver(format!("{op}: synchronize"), e));
+            return self.wait_or_leak(stream).map_err(|e| Error::driver(format!("{op}: synchronize"), e));
         };
-        event.record(stream).map_err(|e: DriverError| {
-            let _best_effort = stream.synchronize();
-            Error::driver(format!("{op}: record staging event"), e)
-        })?;
-        self.in_flight = true;
-        Ok(())
+        match event.record(stream) {
+            Ok(()) => {
+                self.in_flight = true;
+                Ok(())
+            }
+            Err(e) => {
+                let _waited_or_leaked = self.wait_or_leak(stream);
+                Err(Error::driver(format!("{op}: record staging event"), e))
+            }
+        }
+    }
+
+    /// Waits for `stream` through the driver directly (cudarc's `synchronize` returns an error
+    /// an unrelated drop stored, without waiting). Should the wait fail, the buffer is leaked:
+    /// the copy just queued may still use it, so it is neither reused nor freed.
+    fn wait_or_leak(&mut self, stream: &CudaStream) -> std::result::Result<(), DriverError> {
+        // SAFETY: the context is live (the stream holds it); making it current has no other effect.
+        let current = unsafe { result::ctx::set_current(stream.context().cu_ctx()) };
+        // SAFETY: the stream is live and belongs to the context made current just above.
+        let waited = current.and_then(|()| unsafe { result::stream::synchronize(stream.cu_stream()) });
+        if waited.is_err() {
+            std::mem::forget(self.buffer.take());
+        }
+        waited
     }
 }
 

@@ -29,6 +29,8 @@ fn a_changed_kernel_runs_at_the_next_replay_and_a_changed_signature_keeps_the_ol
     let original = std::fs::read_to_string(&path).expect("the kernel file is where the build found it");
     let _restore = Restore(path.clone(), original.clone());
     kgraph::reload::set_enabled(true);
+    // SAFETY (every `reload_kernels` below): the edits keep the kernel's parameters as
+    // declared, or change `int n` to `long long n`, a size the reload check refuses.
     let dev = device();
     let x = random(TestReload::N, 51);
     let mut g = TestReload::new(&dev).unwrap();
@@ -36,11 +38,11 @@ fn a_changed_kernel_runs_at_the_next_replay_and_a_changed_signature_keeps_the_ol
     g.capture().unwrap();
     g.replay().unwrap();
     assert_eq!(g.download_y().unwrap(), scaled(&x, 2.0), "the built kernel");
-    assert!(!g.reload_kernels().unwrap(), "nothing changed yet");
+    assert!(!unsafe { g.reload_kernels() }.unwrap(), "nothing changed yet");
     assert!(g.pdl_enabled(), "PDL is on for the built kernels");
 
     std::fs::write(&path, original.replace("2.0f * x[i]", "3.0f * x[i]")).unwrap();
-    assert!(g.reload_kernels().unwrap(), "the edit is seen");
+    assert!(unsafe { g.reload_kernels() }.unwrap(), "the edit is seen");
     g.replay().unwrap();
     assert_eq!(g.download_y().unwrap(), scaled(&x, 3.0), "the next replay runs the new code");
     // The build's record of `griddepcontrol.wait` says nothing of the reloaded code: PDL is off
@@ -51,10 +53,10 @@ fn a_changed_kernel_runs_at_the_next_replay_and_a_changed_signature_keeps_the_ol
 
     // `int n` becomes `long long n`: 8 bytes where the declaration passes 4.
     std::fs::write(&path, original.replace("int n)", "long long n)")).unwrap();
-    let err = g.reload_kernels().expect_err("a changed signature is refused");
+    let err = unsafe { g.reload_kernels() }.expect_err("a changed signature is refused");
     assert!(matches!(&err, Error::InGraph { source, .. } if matches!(**source, Error::ParamMismatch { .. })), "{err}");
     g.replay().unwrap();
     assert_eq!(g.download_y().unwrap(), scaled(&x, 3.0), "the old (reloaded) code still runs");
-    assert!(!g.reload_kernels().unwrap(), "a refused file is not retried until it changes again");
+    assert!(!unsafe { g.reload_kernels() }.unwrap(), "a refused file is not retried until it changes again");
     kgraph::reload::set_enabled(false);
 }

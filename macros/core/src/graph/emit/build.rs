@@ -257,7 +257,10 @@ pub(crate) fn build_methods(cg: &CodegenInput<'_>) -> TokenStream {
             let built = if serialized { self.__build_serialized(&mut nodes)? } else { self.__build_branched(&mut nodes)? };
             let what = ::std::format!("{}::update_graph", #graph);
             match self.captured.as_mut() {
-                ::core::option::Option::Some(graph) => graph.update_from(built, &what),
+                // SAFETY: `built` was built from this struct's own buffers, scalars, events and
+                // kernels, exactly as `capture` builds, and the struct keeps them alive and in
+                // place while its graph exists (the graph drops first).
+                ::core::option::Option::Some(graph) => unsafe { graph.update_from(built, &what) },
                 ::core::option::Option::None => ::core::result::Result::Ok(()),
             }
         }

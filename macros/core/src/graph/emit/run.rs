@@ -197,7 +197,15 @@ fn reload_kernels(cg: &CodegenInput<'_>) -> TokenStream {
         /// was built) so the next replay runs the new code: `Ok(true)`. A compile error or a
         /// changed signature is returned as an error and the old kernels and graph stay. With
         /// the variable unset this returns `Ok(false)` after one flag test.
-        pub fn reload_kernels(&mut self) -> ::kgraph::Result<bool> {
+        ///
+        /// # Safety
+        /// The reloaded code is checked against the declarations only by each parameter's size
+        /// (the full check of a declaration runs at compile time). So each kernel in the files
+        /// on disk either still matches its `#[kernel]` declaration (the parameters' count,
+        /// order, types and constness, and the extents its `unsafe(extents)` promises), or
+        /// differs from it in the size of a declared parameter or by missing one (then the
+        /// reload is refused with `kgraph::Error::ParamMismatch`).
+        pub unsafe fn reload_kernels(&mut self) -> ::kgraph::Result<bool> {
             if !::kgraph::reload::enabled() || !self.kernel_watch.changed() {
                 return ::core::result::Result::Ok(false);
             }
