@@ -199,20 +199,31 @@ impl Graph {
     /// when the stream is capturing into a graph kgraph did not begin (the replay would be
     /// recorded there, outside the lifetimes this graph's creator promised).
     pub fn replay(&self) -> Result<()> {
-        let exec = self.exec("replay")?;
-        self.stream.context().bind_to_thread().map_err(|e| Error::driver("graph replay: bind context", e))?;
-        check_stream(&self.stream, || "graph replay".to_string())?;
-        // SAFETY: `exec` and the stream are live and belong to the bound context.
+        let exec = self.launchable("replay")?;
+        self.launch(exec)
+    }
+
+    /// The executable graph, its context bound and its stream checked: not capturing into a
+    /// graph kgraph did not begin (before anything of a replay is issued).
+    fn launchable(&self, op: &str) -> Result<sys::CUgraphExec> {
+        let exec = self.exec(op)?;
+        let what = || format!("graph {op}");
+        self.stream.context().bind_to_thread().map_err(|e| Error::driver(format!("{}: bind context", what()), e))?;
+        check_stream(&self.stream, what)?;
+        Ok(exec)
+    }
+
+    /// Launches `exec` (from [`Self::launchable`]) on the graph's stream.
+    fn launch(&self, exec: sys::CUgraphExec) -> Result<()> {
+        // SAFETY: `exec` and the stream are live and belong to the context `launchable` bound.
         unsafe { result::graph::launch(exec, self.stream.cu_stream()) }.map_err(|e| Error::driver("graph replay", e))
     }
 
     /// Replays once between two timing events and waits: the GPU time of the replay in
     /// milliseconds (the events' resolution is about half a microsecond).
     pub fn replay_timed(&self) -> Result<f32> {
-        self.exec("replay_timed")?;
         // Refused before the events are recorded: a foreign capture would record them too.
-        self.stream.context().bind_to_thread().map_err(|e| Error::driver("replay_timed: bind context", e))?;
-        check_stream(&self.stream, || "graph replay_timed".to_string())?;
+        let exec = self.launchable("replay_timed")?;
         let (start, end) = match self.timing.get() {
             Some(events) => events,
             None => {
@@ -224,7 +235,7 @@ impl Graph {
             }
         };
         start.record(&self.stream).map_err(|e| Error::driver("replay_timed: record start event", e))?;
-        self.replay()?;
+        self.launch(exec)?;
         end.record(&self.stream).map_err(|e| Error::driver("replay_timed: record end event", e))?;
         start.elapsed_ms(end).map_err(|e| Error::driver("replay_timed: elapsed time", e))
     }
