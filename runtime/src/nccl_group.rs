@@ -49,16 +49,16 @@ impl Communicator {
         let out = f(&Group::new(self));
         let foreign = self.refuse_foreign_capture_at_group_end();
         let ended = open.end();
-        if let Err(Error::Graph { op, detail }) = foreign {
-            let detail = match ended {
-                Ok(()) => detail,
-                Err(e) => format!("{detail}; ncclGroupEnd then failed: {e}"),
-            };
-            return Err(Error::Graph { op, detail });
+        match (foreign, ended) {
+            (Err(Error::Graph { op, detail }), Err(e)) => {
+                Err(Error::Graph { op, detail: format!("{detail}; ncclGroupEnd then failed: {e}") })
+            }
+            (Err(refused), _) => Err(refused),
+            (Ok(()), ended) => {
+                let out = out?;
+                ended.map(|()| out)
+            }
         }
-        foreign?;
-        let out = out?;
-        ended.map(|()| out)
     }
 
     /// The group's collectives are enqueued at `ncclGroupEnd`, on the device stream, which a
