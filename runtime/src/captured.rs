@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use cudarc::driver::{sys, CudaStream};
 
-use crate::device::wait_stream_raw;
 use crate::error::Result;
 use crate::graph::Graph;
+use crate::transfer::wait_stream_raw;
 
 /// The graph a `graph!` struct captured, as its `graph()` lends it: node and edge lists, raw
 /// handles for the driver API, the DOT dump and timed replays.

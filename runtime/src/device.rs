@@ -8,7 +8,7 @@ use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, DriverError};
 use crate::error::{driver_library_loads, Error, Result};
 use crate::kernel::{check_same_stream, DeviceIn, DeviceOut};
 use crate::pod::Pod;
-use crate::transfer::Staging;
+use crate::transfer::{wait_stream_raw, Staging};
 
 /// The oldest driver kgraph runs on (`1000 * major + 10 * minor`): cudarc is built for the
 /// CUDA 13.0 driver API, and its loader panics on a symbol an older driver lacks, so older
@@ -282,14 +282,4 @@ impl Device {
             ))
         }
     }
-}
-
-/// `cuStreamSynchronize` of `stream` with its context made current directly: cudarc's
-/// `bind_to_thread` (inside `CudaStream::synchronize`) would first return, and clear, an error
-/// an unrelated earlier `Drop` stored, and not wait.
-pub(crate) fn wait_stream_raw(stream: &CudaStream) -> std::result::Result<(), DriverError> {
-    // SAFETY: the context is live (the stream holds it); making it current has no other effect.
-    unsafe { cudarc::driver::result::ctx::set_current(stream.context().cu_ctx()) }?;
-    // SAFETY: the stream is live and belongs to the current context.
-    unsafe { cudarc::driver::result::stream::synchronize(stream.cu_stream()) }
 }

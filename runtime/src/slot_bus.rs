@@ -93,7 +93,7 @@ impl SlotBus {
             // through the driver (cudarc's `synchronize` can return a stored error without
             // waiting). Should that fail too, the copy may still be queued: the staging's drop
             // then waits for the context rather than free the cell under it.
-            if let Err(waited) = crate::device::wait_stream_raw(&stream) {
+            if let Err(waited) = crate::transfer::wait_stream_raw(&stream) {
                 self.staging.mark_device_use();
                 return Err(Error::driver(format!("{op}: synchronize after a failed event record ({e:?})"), waited));
             }

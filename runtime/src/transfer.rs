@@ -142,14 +142,10 @@ impl Staging {
         }
     }
 
-    /// Waits for `stream` through the driver directly (cudarc's `synchronize` returns an error
-    /// an unrelated drop stored, without waiting). Should the wait fail, the buffer is leaked:
+    /// Waits for `stream` ([`wait_stream_raw`]). Should the wait fail, the buffer is leaked:
     /// the copy just queued may still use it, so it is neither reused nor freed.
     fn wait_or_leak(&mut self, stream: &CudaStream) -> std::result::Result<(), DriverError> {
-        // SAFETY: the context is live (the stream holds it); making it current has no other effect.
-        let current = unsafe { result::ctx::set_current(stream.context().cu_ctx()) };
-        // SAFETY: the stream is live and belongs to the context made current just above.
-        let waited = current.and_then(|()| unsafe { result::stream::synchronize(stream.cu_stream()) });
+        let waited = wait_stream_raw(stream);
         if waited.is_err() {
             std::mem::forget(self.buffer.take());
         }
@@ -184,4 +180,14 @@ unsafe fn copy_dtod(
     // the stream belongs to this context.
     unsafe { result::memcpy_dtod_async(dst, src, bytes, stream.cu_stream()) }
         .map_err(|e| Error::driver(format!("{op}: cuMemcpyDtoDAsync of {bytes} bytes"), e))
+}
+
+/// `cuStreamSynchronize` of `stream` with its context made current directly: cudarc's
+/// `bind_to_thread` (inside `CudaStream::synchronize`) would first return, and clear, an error
+/// an unrelated earlier `Drop` stored, and not wait.
+pub(crate) fn wait_stream_raw(stream: &CudaStream) -> std::result::Result<(), DriverError> {
+    // SAFETY: the context is live (the stream holds it); making it current has no other effect.
+    unsafe { cudarc::driver::result::ctx::set_current(stream.context().cu_ctx()) }?;
+    // SAFETY: the stream is live and belongs to the current context.
+    unsafe { cudarc::driver::result::stream::synchronize(stream.cu_stream()) }
 }
