@@ -85,8 +85,9 @@ impl Graph {
     ///   `to_vec_volatile`) stay allowed;
     /// - any other stream the captured work forks to is joined back (else the capture fails)
     ///   and, at replay, cross-stream uses are ordered by the captured events;
-    /// - the modules of the captured kernels (their `CudaModule`s, unloaded when the last
-    ///   handle drops) stay loaded while the graph exists and until its last replay has ended.
+    /// - the modules of captured kernels that were loaded other than through kgraph (cudarc's
+    ///   `load_module`) stay loaded while the graph exists and until its last replay has ended
+    ///   (kgraph keeps every module it loads for the context's life).
     ///
     /// kgraph cannot check any of these: a graph is a list of addresses.
     ///

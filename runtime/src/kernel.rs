@@ -10,6 +10,7 @@ use cudarc::driver::{
 use cudarc::nvrtc::{CompileOptions, Ptx};
 
 use crate::error::{Error, Result};
+use crate::module_registry::{load_once, ModuleCode};
 
 /// One kernel source file as compiled into the binary by `kgraph-build` and `#[kernel]`.
 #[derive(Debug, Clone, Copy)]
@@ -32,17 +33,29 @@ impl KernelSource {
 
     /// Loads the module into `ctx`: the embedded image, or the source through NVRTC for the
     /// device's own compute capability.
+    ///
+    /// The module stays loaded for the life of `ctx`, and loading the same source again returns
+    /// it (see `module_registry`: nothing a program drops may unload code the GPU still runs).
     pub fn load(&self, ctx: &Arc<CudaContext>) -> Result<Arc<CudaModule>> {
-        let ptx = if self.has_image() { Ptx::from_binary(self.image.to_vec()) } else { self.compile_with_nvrtc(ctx)? };
-        ctx.load_module(ptx).map_err(|e| Error::ModuleLoad { file: self.file, detail: e.to_string() })
+        let code = if self.has_image() { self.image } else { self.source.as_bytes() };
+        load_once(ctx, ModuleCode::embedded(code), || {
+            let ptx =
+                if self.has_image() { Ptx::from_binary(self.image.to_vec()) } else { self.compile_with_nvrtc(ctx)? };
+            self.load_ptx(ctx, ptx)
+        })
     }
 
-    /// Loads the module compiled with NVRTC from the `.cu` file on disk (hot reload).
+    /// Loads the module compiled with NVRTC from the `.cu` file on disk (hot reload). As with
+    /// [`Self::load`] the module stays loaded; text loaded before returns its module.
     pub fn load_from_disk(&self, ctx: &Arc<CudaContext>) -> Result<Arc<CudaModule>> {
         let path = self.disk_path();
         let text = std::fs::read_to_string(&path)
             .map_err(|e| Error::ModuleLoad { file: self.file, detail: format!("read {}: {e}", path.display()) })?;
-        let ptx = self.compile_text_with_nvrtc(ctx, &text)?;
+        let ptx = || self.compile_text_with_nvrtc(ctx, &text);
+        load_once(ctx, ModuleCode::Text(text.clone()), || self.load_ptx(ctx, ptx()?))
+    }
+
+    fn load_ptx(&self, ctx: &Arc<CudaContext>, ptx: Ptx) -> Result<Arc<CudaModule>> {
         ctx.load_module(ptx).map_err(|e| Error::ModuleLoad { file: self.file, detail: e.to_string() })
     }
 

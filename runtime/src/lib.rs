@@ -53,6 +53,7 @@ mod kernel;
 mod launch;
 pub mod layout;
 mod mapped;
+mod module_registry;
 #[cfg(feature = "nccl")]
 pub mod nccl;
 #[cfg(feature = "nccl")]

@@ -172,3 +172,47 @@ fn pinned_pointers_carry_their_context() {
         Err(Error::ForeignContext { kernel: "k", param: "x" })
     ));
 }
+
+#[kgraph::kernels]
+mod reverse {
+    /// `y[n-1-i] = x[i]` for `i < n` (`tests/kernels/test_args.cu`).
+    #[kernel("test_args.cu", unsafe(extents))]
+    pub fn ka_reverse(x: &[f32; n], y: &mut [f32; n], n: i32);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn dropping_every_handle_keeps_the_module_loaded_and_a_new_load_reuses_it() {
+    let dev = device();
+    let k = reverse::Kernels::load(&dev).unwrap();
+    let module = Arc::downgrade(k.ka_reverse.module());
+    let function = k.ka_reverse.function().clone();
+    drop(k);
+    drop(function);
+    // Every handle, cache and function clone is gone: the module is still loaded (kgraph holds it).
+    let kept = module.upgrade().expect("the module was unloaded when its last handle was dropped");
+    // A handle loaded again, through a cache of its own, gets the same module, and it runs.
+    let again = reverse::Kernels::load(&dev).unwrap();
+    assert!(Arc::ptr_eq(&kept, again.ka_reverse.module()), "the same kernel was loaded a second time");
+    let x: Vec<f32> = (0..N).map(|i| i as f32).collect();
+    let xd = dev.upload(&x).unwrap();
+    let mut y = dev.alloc_zeros::<f32>(N).unwrap();
+    again.ka_reverse.launch(dev.stream(), again.ka_reverse.cfg_for(N as u32), &xd, &mut y, N as i32).unwrap();
+    let y = dev.download(&y).unwrap();
+    assert!(y.iter().rev().zip(&x).all(|(a, b)| a == b), "the reused module's kernel did not reverse");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn dropping_the_handles_of_a_running_kernel_lets_it_finish() {
+    let dev = device();
+    let k = TestKernels::load(&dev);
+    let mut buf = MappedBuffer::<f32>::new(&dev, N).unwrap();
+    buf.as_mut_slice().unwrap().fill(SENTINEL);
+    k.spin_then_fill(dev.stream(), buf.device_ptr_mut(), N, 6.5, SPIN).unwrap();
+    // The kernel is still spinning when its functions and their cache go.
+    drop(k);
+    assert!(buf.to_vec_volatile().contains(&SENTINEL), "the kernel finished before its handles were dropped");
+    assert!(buf.as_slice().unwrap().iter().all(|&v| v == 6.5), "the kernel did not finish its writes");
+    dev.context().check_err().expect("no error was recorded");
+}

@@ -119,9 +119,9 @@ pub fn generate(cg: &CodegenInput<'_>) -> TokenStream {
             #run
         }
 
-        /// Waits for the device stream before the fields drop: the kernel modules (unloaded
-        /// with their handles), the graph and a communicator must not go while a replay or an
-        /// eager run of this struct may still be running. The wait goes to the driver directly
+        /// Waits for the device stream before the fields drop: the graph and a communicator
+        /// must not go while a replay or an eager run of this struct may still be running (the
+        /// kernel modules stay loaded in any case: kgraph never unloads one). The wait goes to the driver directly
         /// (an error stored by another drop cannot skip it); a failing wait (a broken context)
         /// is ignored: nothing runs after it.
         impl ::core::ops::Drop for #name {

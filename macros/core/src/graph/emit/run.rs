@@ -217,7 +217,7 @@ fn reload_kernels(cg: &CodegenInput<'_>) -> TokenStream {
                 ::core::result::Result::Ok(( #( #types::load(&mut modules)?, )* ))
             })();
             let ( #( #fresh, )* ) = loaded.map_err(|e| ::kgraph::Error::in_graph(#graph, "hot reload", e))?;
-            // The old modules unload as their handles drop: no launch of them may be running.
+            // The old graph goes below: no replay of it may be running.
             self.device
                 .stream()
                 .synchronize()
