@@ -66,7 +66,7 @@ fn tuning(cg: &CodegenInput<'_>) -> TokenStream {
             {
                 let cfg = #cfg;
                 let key = #key;
-                if let ::core::option::Option::Some(b) = cache.get(&key) {
+                if let ::core::option::Option::Some(b) = cache.get(&key).filter(|b| *b == #bx || [#(#candidates),*].contains(b)) {
                     self.set_launch(#n, cfg(b))?;
                     out.push(::kgraph::tune::TunedNode { node: ::std::string::String::from(#name), default: (#bx, f64::NAN), chosen: (b, f64::NAN), cached: true });
                 } else {
@@ -93,7 +93,8 @@ fn tuning(cg: &CodegenInput<'_>) -> TokenStream {
         applied.extend(quote! {
             {
                 let cfg = #cfg;
-                if let ::core::option::Option::Some(b) = cache.get(&#key) {
+                // Only the spec's candidates (or its own block): a cache file is not the spec.
+                if let ::core::option::Option::Some(b) = cache.get(&#key).filter(|b| *b == #bx || [#(#candidates),*].contains(b)) {
                     self.set_launch(#n, cfg(b))?;
                     count += 1;
                 }
@@ -105,7 +106,7 @@ fn tuning(cg: &CodegenInput<'_>) -> TokenStream {
         /// and each candidate (covering the same total threads), times the node with
         /// [`Self::profile`] over `iters` replays and keeps the fastest, then writes the choices
         /// to the cache file `cache`, keyed by GPU name, graph, node and thread count. A node
-        /// already in the cache takes its cached block without timing. Candidates the kernel's
+        /// already in the cache with its spec block or a candidate takes it without timing. Candidates the kernel's
         /// checks refuse are skipped. The graph, if built, is updated in place; call
         /// [`Self::capture`] after to build with the chosen shapes otherwise. Returns one row per
         /// tuned node (`kgraph::tune::report_table` prints them).
@@ -120,7 +121,8 @@ fn tuning(cg: &CodegenInput<'_>) -> TokenStream {
         }
 
         /// Applies the block sizes `cache` holds for this GPU and the nodes' thread counts
-        /// (written by [`Self::autotune`]); nodes without an entry keep the spec's shapes.
+        /// (written by [`Self::autotune`]); nodes without an entry, or whose entry is neither the
+        /// spec's block nor one of its `tune` candidates, keep the spec's shapes.
         /// Returns how many nodes took a cached shape. An absent file applies nothing.
         #[allow(unused_variables, unused_mut)]
         pub fn apply_tuning(&mut self, cache_path: &::std::path::Path) -> ::kgraph::Result<usize> {
