@@ -13,6 +13,7 @@ pub fn records_from_ptx(ptx: &str) -> Vec<KernelRecord> {
     let text = strip_comments(ptx);
     let files = file_directives(&text);
     let functions = functions(&text);
+    let dynamic_shared = extern_shared_names(&text);
     let bodies: BTreeMap<&str, &Body> =
         functions.iter().filter_map(|f| Some((f.name.as_str(), f.body.as_ref()?))).collect();
     functions
@@ -20,7 +21,9 @@ pub fn records_from_ptx(ptx: &str) -> Vec<KernelRecord> {
         .filter(|f| f.entry)
         .map(|f| {
             let body = f.body.as_ref();
-            let (pdl_wait, pdl_trigger) = pdl_reach(f, &bodies);
+            let reached = reach(f, &bodies);
+            let (pdl_wait, pdl_trigger) = (reached.iter().any(|b| b.pdl_wait), reached.iter().any(|b| b.pdl_trigger));
+            let dyn_smem = reached.iter().any(|b| dynamic_shared.iter().any(|name| b.names(name)));
             let callees: Vec<CallRecord> = body
                 .map(|b| &b.calls)
                 .into_iter()
@@ -43,6 +46,7 @@ pub fn records_from_ptx(ptx: &str) -> Vec<KernelRecord> {
                 }),
                 pdl_wait,
                 pdl_trigger,
+                dyn_smem,
                 calls: !callees.is_empty(),
                 callees,
                 file: loc.and_then(|(file, _)| files.get(&file).cloned()),
@@ -64,22 +68,39 @@ fn product(dims: Vec<u32>) -> u32 {
     dims.iter().product()
 }
 
-/// Whether `f` or a function defined in the PTX that it reaches through calls contains
-/// `griddepcontrol.wait` / `griddepcontrol.launch_dependents`.
-fn pdl_reach(f: &Function, bodies: &BTreeMap<&str, &Body>) -> (bool, bool) {
-    let (mut wait, mut trigger) = (false, false);
+/// The body of `f` and of every function defined in the PTX that it reaches through calls
+/// (what its `griddepcontrol` instructions and shared-memory uses are read from).
+fn reach<'a>(f: &'a Function, bodies: &BTreeMap<&str, &'a Body>) -> Vec<&'a Body> {
     let mut seen = BTreeSet::new();
     let mut todo: Vec<&Body> = f.body.iter().collect();
+    let mut out = Vec::new();
     while let Some(b) = todo.pop() {
-        wait |= b.pdl_wait;
-        trigger |= b.pdl_trigger;
+        out.push(b);
         for callee in b.calls.iter().flatten() {
             if seen.insert(callee.as_str()) {
                 todo.extend(bodies.get(callee.as_str()).copied());
             }
         }
     }
-    (wait, trigger)
+    out
+}
+
+/// The names of the module's `.extern .shared` arrays (`extern __shared__ float smem[];` in
+/// CUDA: `.extern .shared .align 16 .b8 smem[];`), which address dynamic shared memory.
+fn extern_shared_names(text: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for statement in text.split(['\n', ';', '{', '}']) {
+        let words: Vec<&str> = statement.split_whitespace().collect();
+        if words.first() != Some(&".extern") || !words.contains(&".shared") {
+            continue;
+        }
+        let Some(last) = words.last() else { continue };
+        let name = last.split('[').next().unwrap_or("");
+        if !name.is_empty() && !name.starts_with('.') && !names.iter().any(|n| n == name) {
+            names.push(name.to_string());
+        }
+    }
+    names
 }
 
 /// `ptx` without `//` and `/* */` comments (string literals kept whole); line breaks survive.
@@ -170,6 +191,20 @@ struct Body {
     calls: Vec<Option<String>>,
     /// The first `.loc` that is not `inlined_at`: (file number, line).
     first_loc: Option<(u32, u32)>,
+    /// The body's statements without `.loc` lines, to look names up in.
+    code: String,
+}
+
+impl Body {
+    /// Whether the body names `symbol` as a whole word (an operand such as `smem`, `[smem+4]`).
+    fn names(&self, symbol: &str) -> bool {
+        let ident = |c: char| c.is_ascii_alphanumeric() || "_$".contains(c);
+        self.code.match_indices(symbol).any(|(i, _)| {
+            let before = self.code[..i].chars().next_back();
+            let after = self.code[i + symbol.len()..].chars().next();
+            !before.is_some_and(ident) && !after.is_some_and(ident)
+        })
+    }
 }
 
 /// Every `.entry` and `.func` at the top level of comment-free `text`, in order.
@@ -307,7 +342,7 @@ fn body(text: &str) -> Body {
         code.push_str(line);
         code.push('\n');
     }
-    let mut b = Body { pdl_wait: false, pdl_trigger: false, calls: Vec::new(), first_loc };
+    let mut b = Body { pdl_wait: false, pdl_trigger: false, calls: Vec::new(), first_loc, code: String::new() };
     for statement in code.split(';') {
         let (opcode, operands) = instruction(statement);
         match opcode {
@@ -322,6 +357,7 @@ fn body(text: &str) -> Body {
             _ => {}
         }
     }
+    b.code = code;
     b
 }
 
@@ -506,6 +542,49 @@ $L__BB0_1:
         assert_eq!((bare.name.as_str(), bare.visible, bare.params.len()), ("bare", false, 0));
         assert_eq!((bare.pdl_wait, bare.pdl_trigger, bare.calls, bare.line), (false, false, false, None));
         assert_eq!(ptx_target(PTX).as_deref(), Some("sm_90a"));
+    }
+
+    /// Dynamic shared memory as nvcc 13 writes it: a module-level `.extern .shared` array that an
+    /// entry addresses directly or through a function it calls; a static `.shared` array and a
+    /// longer name that starts with the same letters are not it.
+    const SHARED_PTX: &str = r#"
+.version 8.0
+.target sm_90
+.extern .shared .align 16 .b8 smem[];
+.func (.param .b64 func_retval0) base()
+{
+	mov.u64 %rd1, smem;
+	st.param.b64 [func_retval0+0], %rd1;
+	ret;
+}
+.visible .entry direct(.param .u32 direct_param_0)
+{
+	st.shared.f32 [smem+4], %f1;
+	ret;
+}
+.visible .entry through_call()
+{
+	call.uni (retval0), base, ();
+	ret;
+}
+.visible .entry static_only()
+{
+	.shared .align 4 .b8 _ZZ11static_onlyE4tile[1024];
+	mov.u64 %rd1, smem_table;
+	st.shared.f32 [_ZZ11static_onlyE4tile], %f1;
+	ret;
+}
+"#;
+
+    #[test]
+    fn dynamic_shared_memory_is_an_extern_shared_array_the_entry_reaches() {
+        let r = records_from_ptx(SHARED_PTX);
+        let uses: Vec<(&str, bool)> = r.iter().map(|k| (k.name.as_str(), k.dyn_smem)).collect();
+        assert_eq!(uses, [("direct", true), ("through_call", true), ("static_only", false)]);
+        assert!(records_from_ptx(PTX).iter().all(|k| !k.dyn_smem), "no .extern .shared in PTX");
+        let text = crate::record::format_kernel_record(None, &r);
+        assert!(text.contains("entry direct visible=1 pdl_wait=0 pdl_trigger=0 calls=0 dyn_smem=1\n"), "{text}");
+        assert_eq!(crate::record::parse_kernel_record(&text).unwrap(), r);
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //! Then one block per `.entry` of the PTX, in PTX order (visible or not):
 //!
 //! ```text
-//! entry <name> visible=<0|1> pdl_wait=<0|1> pdl_trigger=<0|1> calls=<0|1> [line=<n>]
+//! entry <name> visible=<0|1> pdl_wait=<0|1> pdl_trigger=<0|1> calls=<0|1> [dyn_smem=<0|1>] [line=<n>]
 //!       [maxntid=<n>] [reqntid=<n>] [minnctapersm=<n>] [maxnreg=<n>] [maxclusterrank=<n>]
 //!       [cluster=<x>,<y>,<z>]                                  (all on the one `entry` line)
 //! file <path>                  optional; the rest of the line, verbatim (may contain spaces)
@@ -33,6 +33,9 @@
 //!   `griddepcontrol.launch_dependents` occurs in the entry's body (instructions only, not
 //!   comments; inlined device functions are part of the body), or in the body of a `.func`
 //!   defined in the same PTX that the entry calls, directly or through other such functions.
+//! - `dyn_smem`: `1` when the body, or a `.func` defined in the PTX that it calls, names a
+//!   `.extern .shared` array (CUDA's `extern __shared__`): the kernel uses the launch's dynamic
+//!   shared memory. Absent (a record written before the field existed) reads as `0`.
 //! - `calls`: `1` when the body contains any `call` instruction; each callee then has a `call`
 //!   line. `defined=1`: a `.func` with a body in this PTX (already folded into the `pdl_*`
 //!   flags); `defined=0`: an external function (`vprintf`, a `-rdc` symbol) or `*` (an indirect
@@ -120,6 +123,9 @@ pub struct KernelRecord {
     pub pdl_wait: bool,
     /// `griddepcontrol.launch_dependents`, likewise.
     pub pdl_trigger: bool,
+    /// The body, or a function it calls that is defined in the PTX, names an `.extern .shared`
+    /// array: the kernel uses dynamic shared memory.
+    pub dyn_smem: bool,
     /// The body contains a `call` (see [`KernelRecord::callees`]).
     pub calls: bool,
     /// Every function the body calls, in first-call order, each once.
@@ -204,12 +210,13 @@ pub fn format_kernel_record(target: Option<&str>, records: &[KernelRecord]) -> S
     let flag = |b: bool| if b { 1 } else { 0 };
     for k in records {
         s.push_str(&format!(
-            "entry {} visible={} pdl_wait={} pdl_trigger={} calls={}",
+            "entry {} visible={} pdl_wait={} pdl_trigger={} calls={} dyn_smem={}",
             k.name,
             flag(k.visible),
             flag(k.pdl_wait),
             flag(k.pdl_trigger),
-            flag(k.calls)
+            flag(k.calls),
+            flag(k.dyn_smem)
         ));
         let numbers = [
             ("line", k.line),
@@ -321,6 +328,7 @@ fn parse_entry(n: usize, rest: &str) -> Result<KernelRecord, RecordError> {
         pdl_wait: f.flag("pdl_wait")?,
         pdl_trigger: f.flag("pdl_trigger")?,
         calls: f.flag("calls")?,
+        dyn_smem: f.get("dyn_smem").is_some() && f.flag("dyn_smem")?,
         line: f.number("line")?,
         max_threads: f.number("maxntid")?,
         req_threads: f.number("reqntid")?,

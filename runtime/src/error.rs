@@ -153,6 +153,19 @@ pub enum Error {
         /// The elements the argument holds.
         actual: usize,
     },
+    /// The launch gives a kernel less dynamic shared memory (`cfg.shared_mem_bytes`) than its
+    /// declaration's `shared = expr` requires for this launch's block and scalars; nothing was
+    /// launched.
+    SharedMemory {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// The declared requirement as written (`block.x * 4`).
+        expr: &'static str,
+        /// Its value for this launch, in bytes.
+        required: u64,
+        /// The bytes the launch configuration gives.
+        given: u32,
+    },
     /// A declared extent could not be evaluated for the scalar arguments of this launch: it
     /// overflows the type it is computed in, divides by zero, or is negative; nothing was
     /// launched.
@@ -377,6 +390,10 @@ impl std::fmt::Display for Error {
                 "`{kernel}`: mapped pinned argument `{param}` belongs to another CUDA context than the launch stream"
             ),
             Error::InGraph { graph, op, source } => write!(f, "{graph}: {op}: {source}"),
+            Error::SharedMemory { kernel, expr, required, given } => write!(
+                f,
+                "launching kernel `{kernel}`: it needs {required} bytes of dynamic shared memory (`shared = {expr}`), the launch gives {given} (`cfg.shared_mem_bytes`)"
+            ),
             Error::Extent { kernel, param, required, actual } => write!(
                 f,
                 "launching kernel `{kernel}`: argument `{param}` holds {actual} elements, its extent requires {required}"

@@ -241,6 +241,26 @@ fn too_short(kernel: &'static str, param: &'static str, required: u64, actual: u
     Error::Extent { kernel, param, required, actual }
 }
 
+/// Checks that the launch gives the kernel at least the `required` bytes of dynamic shared
+/// memory its declaration states (`shared = expr`), `given` being `cfg.shared_mem_bytes`.
+///
+/// # Errors
+///
+/// [`Error::SharedMemory`] when it gives fewer.
+#[inline(always)]
+pub fn check_shared(kernel: &'static str, expr: &'static str, required: u64, given: u32) -> Result<()> {
+    if u64::from(given) < required {
+        return Err(too_little_shared(kernel, expr, required, given));
+    }
+    Ok(())
+}
+
+#[cold]
+#[inline(never)]
+fn too_little_shared(kernel: &'static str, expr: &'static str, required: u64, given: u32) -> Error {
+    Error::SharedMemory { kernel, expr, required, given }
+}
+
 /// Checks that `cfg` launches at most [`MAX_THREADS_PER_LAUNCH`] threads in all.
 ///
 /// # Errors

@@ -29,6 +29,10 @@ mod checked {
     /// `out[i] = src[i]` for `i < n`, both in mapped pinned host memory.
     #[kernel("test_args.cu", name = "ka_copy_pinned_f32", unsafe(extents))]
     pub fn copy_pinned_to_pinned(src: Pinned<[f32; n]>, n: i32, out: PinnedMut<[f32; n]>);
+
+    /// `out[b]` = the sum of `x` over block `b`, through `block.x` floats of dynamic shared memory.
+    #[kernel("test_args.cu", name = "ka_block_sum_f32", unsafe(extents), shared = block.x * 4)]
+    pub fn block_sum(x: &[f32; n], n: i32, n_blocks: i32, out: &mut [f32; n_blocks]);
 }
 use checked::Kernels;
 
@@ -276,4 +280,42 @@ fn blocks_beyond_launch_bounds_are_refused_naming_the_cu_line() {
     assert_eq!((cfg.grid_dim, cfg.block_dim), ((4, 1, 1), (256, 1, 1)));
     zero.launch(dev.stream(), cfg, 1000, &mut x).unwrap();
     assert!(dev.download(&x).unwrap().iter().all(|&v| v == 0.0));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn too_little_dynamic_shared_memory_is_refused_and_enough_runs() {
+    let dev = device();
+    let k = Kernels::load(&dev).unwrap();
+    let (n, block) = (1000usize, 128u32);
+    let blocks = n.div_ceil(block as usize);
+    let x = dev.upload(&vec![1.0f32; n]).unwrap();
+    let mut out = dev.upload(&vec![POISON; blocks]).unwrap();
+    let launch = |bytes: u32| LaunchConfig {
+        grid_dim: (blocks as u32, 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: bytes,
+    };
+    for bytes in [0, block * 4 - 1] {
+        match k.block_sum.launch(dev.stream(), launch(bytes), &x, n as i32, blocks as i32, &mut out) {
+            Err(e @ Error::SharedMemory { kernel: "ka_block_sum_f32", required: 512, given, .. }) => {
+                assert_eq!(given, bytes);
+                assert!(e.to_string().contains("block.x * 4"), "{e}");
+            }
+            other => panic!("{bytes} bytes for a block of {block}: expected SharedMemory, got {other:?}"),
+        }
+    }
+    assert_poisoned(&dev, &out, "too little shared memory");
+    // The requirement follows the block: 256 threads need 1024 bytes, 512 are refused.
+    let wide = LaunchConfig { grid_dim: (4, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 512 };
+    assert!(matches!(
+        k.block_sum.launch(dev.stream(), wide, &x, n as i32, 4, &mut out),
+        Err(Error::SharedMemory { required: 1024, given: 512, .. })
+    ));
+    // Enough: every block sums its ones, the last one the remainder (conservation: the sums add up to n).
+    k.block_sum.launch(dev.stream(), launch(block * 4), &x, n as i32, blocks as i32, &mut out).unwrap();
+    let sums = dev.download(&out).unwrap();
+    let expected = |b: usize| (n - b * block as usize).min(block as usize) as f32;
+    assert!(sums.iter().enumerate().all(|(b, &s)| s == expected(b)), "{sums:?}");
+    assert_eq!(sums.iter().sum::<f32>(), n as f32);
 }

@@ -372,6 +372,53 @@ fn pdl_waits_come_from_the_record() {
 }
 
 #[test]
+fn dynamic_shared_memory_in_the_record_needs_a_shared_requirement() {
+    let c = config();
+    // The record shows the `extern __shared__` use, directly and through a device function.
+    fails(
+        &c,
+        quote!("shared.cu", unsafe(extents)),
+        quote!(
+            pub fn block_sum(x: &[f32; n], n: i32, out: &mut [f32; n]);
+        ),
+        &["`block_sum` uses dynamic shared memory", "shared = block.x * 4"],
+    );
+    fails(
+        &c,
+        quote!("shared.cu", unsafe(extents)),
+        quote!(
+            pub fn through_function(out: &mut [f32; n], n: i32);
+        ),
+        &["`through_function` uses dynamic shared memory"],
+    );
+    // Declared: the checked launch compares it with the launch's shared memory.
+    let code = clean(
+        &c,
+        quote!("shared.cu", unsafe(extents), shared = block.x * 4),
+        quote!(
+            pub fn block_sum(x: &[f32; n], n: i32, out: &mut [f32; n]);
+        ),
+    );
+    assert!(code.contains("check_shared"), "no shared-memory check in {code}");
+    assert!(code.contains("cfg . block_dim . 0"), "the requirement reads the launch's block: {code}");
+    // A static `__shared__` array is not dynamic shared memory; an unchecked launch is the caller's.
+    clean(
+        &c,
+        quote!("shared.cu", unsafe(extents)),
+        quote!(
+            pub fn static_tile(out: &mut [f32; n], n: i32);
+        ),
+    );
+    clean(
+        &c,
+        quote!("shared.cu"),
+        quote!(
+            pub fn block_sum(x: &[f32], n: i32, out: &mut [f32]);
+        ),
+    );
+}
+
+#[test]
 fn a_kernel_nvcc_did_not_compile_is_named_so() {
     // The text reader finds `live` with 3 parameters under `#if 0` first; without the `.i` the
     // record still wins: here the `.i` is removed from a copy of the build.

@@ -243,3 +243,17 @@ fn struct_by_pointer_with_layout_checks() {
     );
     insta::assert_snapshot!(pretty(out));
 }
+
+/// `shared = <bytes>`: the checked launch evaluates the requirement from the launch's block
+/// (and scalars) in C's type and refuses a `cfg.shared_mem_bytes` below it.
+#[test]
+fn dynamic_shared_memory_requirement() {
+    let out = expand_kernel(
+        quote!("pair.cu", name = "scale", unsafe(extents), shared = block.x * block.y * 4 + n),
+        quote! {
+            pub fn scale_shared(x: &mut [f32; n], a: f32, n: i32);
+        },
+        &config(),
+    );
+    insta::assert_snapshot!(pretty(out));
+}

@@ -44,6 +44,14 @@ pub(crate) fn launch_doc(decl: &KernelDecl, resolved: &Resolved) -> TokenStream 
             None => lines.push(format!("- `{}`: `{cu}`", p.name)),
         }
     }
+    if let Some(shared) = &decl.shared {
+        lines.push(String::new());
+        lines.push(format!(
+            "Dynamic shared memory: `cfg.shared_mem_bytes` must be at least `{}` bytes \
+             (`kgraph::Error::SharedMemory` otherwise).",
+            shared.text
+        ));
+    }
     if decl.has_checked_launch() {
         lines.extend(CHECKED_CONTRACT.map(String::from));
     } else {

@@ -1,5 +1,5 @@
-//! The rules for extents (`x: &[f32; n]`) and the `unsafe(extents)` promise, one function per
-//! rule. They need the declaration only (no `.cu`), so they run, and report, alongside the
+//! The rules for extents (`x: &[f32; n]`), the dynamic shared memory requirement (`shared =
+//! block.x * 4`) and the `unsafe(extents)` promise, one function per rule. They need the declaration only (no `.cu`), so they run, and report, alongside the
 //! signature check.
 
 use crate::syntax::extent::extent_type;
@@ -9,6 +9,7 @@ use crate::syntax::model::{Elem, Extent, KernelDecl, Param, ParamKind};
 pub(crate) fn check_extents(decl: &KernelDecl) -> Vec<syn::Error> {
     let mut errors = extent_name_errors(decl);
     errors.extend(missing_promise_error(decl));
+    errors.extend(shared_without_promise_error(decl));
     errors.extend(missing_extent_errors(decl));
     if errors.is_empty() {
         errors.extend(literal_range_errors(decl));
@@ -19,6 +20,12 @@ pub(crate) fn check_extents(decl: &KernelDecl) -> Vec<syn::Error> {
 /// The pointer parameters with their extents.
 fn extents(decl: &KernelDecl) -> impl Iterator<Item = (&Param, &Extent)> {
     decl.params.iter().filter_map(|p| p.extent.as_ref().map(|e| (p, e)))
+}
+
+/// Every extent and the `shared` requirement, each with how messages name it.
+fn requirements(decl: &KernelDecl) -> impl Iterator<Item = (String, &Extent)> {
+    let extents = extents(decl).map(|(p, e)| (format!("the extent of `{}`", p.name), e));
+    extents.chain(decl.shared.as_ref().map(|s| ("`shared`".to_string(), s)))
 }
 
 /// "`batch`, `n`" (the integer scalar parameters), or `None` when there are none.
@@ -36,10 +43,10 @@ fn integer_scalars_hint(decl: &KernelDecl) -> String {
     }
 }
 
-/// Rule: an extent names only integer scalar parameters of the kernel.
+/// Rule: an extent (and `shared`) names only integer scalar parameters of the kernel.
 fn extent_name_errors(decl: &KernelDecl) -> Vec<syn::Error> {
     let mut errors = Vec::new();
-    for (param, extent) in extents(decl) {
+    for (what, extent) in requirements(decl) {
         for name in extent.expr.names() {
             let why = match decl.param(&name.to_string()) {
                 None => format!("`{name}`, which is not a parameter of `{}`", decl.symbol),
@@ -50,9 +57,8 @@ fn extent_name_errors(decl: &KernelDecl) -> Vec<syn::Error> {
             errors.push(syn::Error::new(
                 name.span(),
                 format!(
-                    "the extent of `{}` names {why}: an extent is an integer expression over the kernel's integer \
+                    "{what} names {why}: an extent is an integer expression over the kernel's integer \
                      scalar parameters {}",
-                    param.name,
                     integer_scalars_hint(decl)
                 ),
             ));
@@ -74,6 +80,19 @@ fn missing_promise_error(decl: &KernelDecl) -> Option<syn::Error> {
              make the promise with `unsafe(extents)` in the attribute, `#[kernel(\"{}\", unsafe(extents))]`; \
              then `launch` checks every argument against its extent and is safe to call",
             param.name, decl.symbol, decl.file
+        ),
+    ))
+}
+
+/// Rule: `shared` is part of the promise, so it needs `unsafe(extents)`.
+fn shared_without_promise_error(decl: &KernelDecl) -> Option<syn::Error> {
+    let shared = decl.shared.as_ref().filter(|_| decl.extents_promise.is_none())?;
+    Some(syn::Error::new(
+        shared.span,
+        format!(
+            "`shared` is part of the promise about what kernel `{}` accesses: it needs `unsafe(extents)` (and an \
+             extent on every pointer parameter), `#[kernel(\"{}\", unsafe(extents), shared = ...)]`",
+            decl.symbol, decl.file
         ),
     ))
 }
@@ -108,10 +127,10 @@ fn missing_extent_errors(decl: &KernelDecl) -> Vec<syn::Error> {
         .collect()
 }
 
-/// Rule: every literal of an extent fits in the type the extent is computed in.
+/// Rule: every literal of an extent (or of `shared`) fits in the type it is computed in.
 fn literal_range_errors(decl: &KernelDecl) -> Vec<syn::Error> {
     let mut errors = Vec::new();
-    for (param, extent) in extents(decl) {
+    for (what, extent) in requirements(decl) {
         let ty = extent_type(decl, extent);
         let max = match ty {
             Elem::I32 => i32::MAX as u64,
@@ -124,9 +143,8 @@ fn literal_range_errors(decl: &KernelDecl) -> Vec<syn::Error> {
                 errors.push(syn::Error::new(
                     span,
                     format!(
-                        "{value} does not fit in `{ty}`, the type the extent of `{}` is computed in (C's `{}`, from \
-                         the scalar parameters it names)",
-                        param.name,
+                        "{value} does not fit in `{ty}`, the type {what} is computed in (C's `{}`, from the scalar \
+                         parameters it names)",
                         ty.c_name()
                     ),
                 ));

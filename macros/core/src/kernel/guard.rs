@@ -10,7 +10,7 @@ use quote::quote;
 use syn::{Ident, LitInt};
 
 use crate::syntax::extent::extent_type;
-use crate::syntax::model::{Elem, ExtentExpr, ExtentFn, ExtentOp, KernelDecl, Param, ParamKind};
+use crate::syntax::model::{Axis, Elem, Extent, ExtentExpr, ExtentFn, ExtentOp, KernelDecl, Param, ParamKind};
 use crate::syntax::naming::ident_text;
 
 /// The generated checks, in two parts around the lines that turn the pointer arguments into
@@ -29,8 +29,10 @@ pub(crate) fn guard(decl: &KernelDecl) -> Guard {
     let extents = pointers.iter().map(|p| extent_value(decl, p));
     let lengths = pointers.iter().map(|p| length_check(p));
     let overlaps = overlap_checks(&pointers);
+    let shared = decl.shared.as_ref().map(|s| shared_check(decl, s));
     let lengths = quote! {
         ::kgraph::extent::check_threads(Self::NAME, &cfg)?;
+        #shared
         #(#extents)*
         #(#lengths)*
     };
@@ -54,6 +56,17 @@ fn extent_value(decl: &KernelDecl, param: &Param) -> TokenStream {
     }
 }
 
+/// `::kgraph::extent::check_shared(NAME, "block.x * 4", <bytes, checked>, cfg.shared_mem_bytes)?;`
+fn shared_check(decl: &KernelDecl, shared: &Extent) -> TokenStream {
+    let value = expr_tokens(&shared.expr, extent_type(decl, shared));
+    let local = Ident::new("shared_bytes", Span::mixed_site());
+    let text = &shared.text;
+    quote! {
+        let #local: u64 = ::kgraph::extent::extent(Self::NAME, "shared", #text, #value)?;
+        ::kgraph::extent::check_shared(Self::NAME, #text, #local, cfg.shared_mem_bytes)?;
+    }
+}
+
 /// The expression over `kgraph::extent`'s checked operations, computed in `ty`.
 fn expr_tokens(expr: &ExtentExpr, ty: Elem) -> TokenStream {
     let t = ty.rust_ident();
@@ -65,6 +78,15 @@ fn expr_tokens(expr: &ExtentExpr, ty: Elem) -> TokenStream {
         ExtentExpr::Name(name) => {
             let text = ident_text(name);
             quote!(::kgraph::extent::scalar::<#t, _>(#text, #name))
+        }
+        ExtentExpr::Block { axis, .. } => {
+            let text = axis.block_text();
+            let dim = match axis {
+                Axis::X => quote!(cfg.block_dim.0),
+                Axis::Y => quote!(cfg.block_dim.1),
+                Axis::Z => quote!(cfg.block_dim.2),
+            };
+            quote!(::kgraph::extent::scalar::<#t, _>(#text, #dim))
         }
         ExtentExpr::Binary { op, lhs, rhs } => {
             let f = match op {

@@ -74,6 +74,7 @@ pub(crate) fn check_record(
             })
         })
         .collect();
+    errors.extend(undeclared_shared_memory_error(decl, record, shown, at));
     if errors.is_empty() {
         if let Some(k) = source.filter(|k| k.params.len() != n_rec) {
             errors.push(syn::Error::new(
@@ -88,4 +89,29 @@ pub(crate) fn check_record(
         }
     }
     errors
+}
+
+/// Rule: a checked launch of a kernel that uses dynamic shared memory (an `extern __shared__`
+/// array, as the record shows) needs `shared = <bytes>`: otherwise any `cfg.shared_mem_bytes`,
+/// 0 included, would pass the checks while the kernel indexes past what the launch gave it.
+fn undeclared_shared_memory_error(
+    decl: &KernelDecl,
+    record: &KernelRecord,
+    shown: &str,
+    at: &str,
+) -> Option<syn::Error> {
+    let promise = decl.extents_promise?;
+    if !record.dyn_smem || decl.shared.is_some() {
+        return None;
+    }
+    Some(syn::Error::new(
+        promise,
+        format!(
+            "kernel `{shown}` uses dynamic shared memory (an `extern __shared__` array, as nvcc compiled it: {at}), \
+             which a safe launch must give it: declare how many bytes it needs for a launch, over its integer scalars \
+             and `block.x`/`block.y`/`block.z`, e.g. `shared = block.x * 4`; the launch then refuses a \
+             `cfg.shared_mem_bytes` below it (`shared = 0` if the kernel reads `%dynamic_smem_size` and stays within \
+             any size)"
+        ),
+    ))
 }

@@ -8,7 +8,7 @@
 
 use syn::spanned::Spanned;
 
-use super::model::{Elem, Extent, ExtentExpr, ExtentFn, ExtentOp, KernelDecl};
+use super::model::{Axis, Elem, Extent, ExtentExpr, ExtentFn, ExtentOp, KernelDecl};
 
 /// The type C evaluates an extent in, from the types of the scalars it names (the usual
 /// arithmetic conversions: everything narrower than `int` becomes `int`; `unsigned int` wins
@@ -30,10 +30,12 @@ pub fn evaluation_type(scalars: impl IntoIterator<Item = Elem>) -> Elem {
     }
 }
 
-/// The type the extent is computed in, from the scalars of `decl` it names.
+/// The type the extent is computed in, from the scalars of `decl` it names (and `block.x`
+/// and the like, `unsigned int` as in C).
 pub fn extent_type(decl: &KernelDecl, extent: &Extent) -> Elem {
     let scalar = |name: &syn::Ident| decl.param(&name.to_string()).map(|p| p.kind.elem());
-    evaluation_type(extent.expr.names().into_iter().filter_map(scalar))
+    let block = extent.expr.uses_block().then_some(Elem::U32);
+    evaluation_type(extent.expr.names().into_iter().filter_map(scalar).chain(block))
 }
 
 const EXTENT_HELP: &str = "an extent is an integer expression over the kernel's scalar parameters and integer \
@@ -41,14 +43,39 @@ const EXTENT_HELP: &str = "an extent is an integer expression over the kernel's 
 
 /// Reads an extent from the length expression of an array type; `text` is how it is written.
 pub fn extent_from_expr(expr: &syn::Expr, text: String) -> syn::Result<Extent> {
-    Ok(Extent { expr: read_expr(expr)?, text, span: expr.span() })
+    Ok(Extent { expr: read_expr(expr, false)?, text, span: expr.span() })
 }
 
-fn read_expr(expr: &syn::Expr) -> syn::Result<ExtentExpr> {
+/// Reads the dynamic shared memory requirement of `shared = <expr>` (bytes), where `block.x`,
+/// `block.y` and `block.z` name the launch's block dims too.
+pub fn shared_from_expr(expr: &syn::Expr, text: String) -> syn::Result<Extent> {
+    Ok(Extent { expr: read_expr(expr, true)?, text, span: expr.span() })
+}
+
+/// `block.x`, `block.y` or `block.z`.
+fn block_axis(field: &syn::ExprField) -> Option<Axis> {
+    let syn::Expr::Path(base) = &*field.base else { return None };
+    let syn::Member::Named(axis) = &field.member else { return None };
+    if !base.path.is_ident("block") {
+        return None;
+    }
+    [("x", Axis::X), ("y", Axis::Y), ("z", Axis::Z)].into_iter().find(|(n, _)| axis == n).map(|(_, a)| a)
+}
+
+fn read_expr(expr: &syn::Expr, block_dims: bool) -> syn::Result<ExtentExpr> {
+    let read = |e: &syn::Expr| read_expr(e, block_dims);
     let unsupported = |what: &str| syn::Error::new_spanned(expr, format!("{what} in an extent: {EXTENT_HELP}"));
     match expr {
-        syn::Expr::Paren(p) => read_expr(&p.expr),
-        syn::Expr::Group(g) => read_expr(&g.expr),
+        syn::Expr::Paren(p) => read(&p.expr),
+        syn::Expr::Group(g) => read(&g.expr),
+        syn::Expr::Field(f) if block_dims => match block_axis(f) {
+            Some(axis) => Ok(ExtentExpr::Block { axis, span: f.span() }),
+            None => Err(syn::Error::new_spanned(f, "`shared` names the block as `block.x`, `block.y` or `block.z`")),
+        },
+        syn::Expr::Field(f) if block_axis(f).is_some() => Err(syn::Error::new_spanned(
+            f,
+            "an extent cannot name the block: `block.x` is for `shared = ...` (dynamic shared memory) only",
+        )),
         syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(lit), .. }) => {
             if !lit.suffix().is_empty() {
                 return Err(syn::Error::new(lit.span(), "an extent's literals take no suffix (`40`, not `40i32`)"));
@@ -69,15 +96,15 @@ fn read_expr(expr: &syn::Expr) -> syn::Result<ExtentExpr> {
                 syn::BinOp::Rem(_) => ExtentOp::Rem,
                 _ => return Err(syn::Error::new_spanned(b.op, format!("unsupported operator: {EXTENT_HELP}"))),
             };
-            Ok(ExtentExpr::Binary { op, lhs: Box::new(read_expr(&b.left)?), rhs: Box::new(read_expr(&b.right)?) })
+            Ok(ExtentExpr::Binary { op, lhs: Box::new(read(&b.left)?), rhs: Box::new(read(&b.right)?) })
         }
-        syn::Expr::Call(call) => read_call(call),
+        syn::Expr::Call(call) => read_call(call, block_dims),
         syn::Expr::Lit(_) => Err(unsupported("a non-integer literal")),
         _ => Err(unsupported("an unsupported expression")),
     }
 }
 
-fn read_call(call: &syn::ExprCall) -> syn::Result<ExtentExpr> {
+fn read_call(call: &syn::ExprCall, block_dims: bool) -> syn::Result<ExtentExpr> {
     let func = match &*call.func {
         syn::Expr::Path(p) if p.path.is_ident("min") => ExtentFn::Min,
         syn::Expr::Path(p) if p.path.is_ident("max") => ExtentFn::Max,
@@ -92,5 +119,5 @@ fn read_call(call: &syn::ExprCall) -> syn::Result<ExtentExpr> {
     let [a, b] = args[..] else {
         return Err(syn::Error::new_spanned(call, "`min` and `max` take two arguments"));
     };
-    Ok(ExtentExpr::Call { func, a: Box::new(read_expr(a)?), b: Box::new(read_expr(b)?) })
+    Ok(ExtentExpr::Call { func, a: Box::new(read_expr(a, block_dims)?), b: Box::new(read_expr(b, block_dims)?) })
 }

@@ -184,6 +184,28 @@ pub enum ExtentFn {
     Max,
 }
 
+/// An axis of a launch's block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Axis {
+    /// `x`.
+    X,
+    /// `y`.
+    Y,
+    /// `z`.
+    Z,
+}
+
+impl Axis {
+    /// `block.x` and the like, as written.
+    pub fn block_text(self) -> &'static str {
+        match self {
+            Axis::X => "block.x",
+            Axis::Y => "block.y",
+            Axis::Z => "block.z",
+        }
+    }
+}
+
 /// An extent expression.
 #[derive(Debug, Clone)]
 pub enum ExtentExpr {
@@ -196,6 +218,14 @@ pub enum ExtentExpr {
     },
     /// A parameter name (a scalar parameter, once checked).
     Name(syn::Ident),
+    /// `block.x`, `block.y` or `block.z`: the launch's block size along an axis (`unsigned
+    /// int`, as `blockDim` in C). Only in a `shared = ...` requirement.
+    Block {
+        /// Which axis.
+        axis: Axis,
+        /// Where it is written.
+        span: Span,
+    },
     /// `lhs op rhs`.
     Binary {
         /// The operator.
@@ -252,6 +282,13 @@ impl ExtentExpr {
         out
     }
 
+    /// Whether the expression names `block.x`, `block.y` or `block.z`.
+    pub fn uses_block(&self) -> bool {
+        let mut found = false;
+        self.visit(&mut |e| found |= matches!(e, ExtentExpr::Block { .. }));
+        found
+    }
+
     /// Every literal the expression uses, with its span.
     pub fn literals(&self) -> Vec<(u64, Span)> {
         let mut out = Vec::new();
@@ -266,7 +303,7 @@ impl ExtentExpr {
     fn visit<'a>(&'a self, f: &mut dyn FnMut(&'a ExtentExpr)) {
         f(self);
         match self {
-            ExtentExpr::Int { .. } | ExtentExpr::Name(_) => {}
+            ExtentExpr::Int { .. } | ExtentExpr::Name(_) | ExtentExpr::Block { .. } => {}
             ExtentExpr::Binary { lhs, rhs, .. } => {
                 lhs.visit(f);
                 rhs.visit(f);
@@ -322,6 +359,10 @@ pub struct KernelDecl {
     /// promise that the kernel accesses each pointer argument only within its extent (and
     /// then the generated `launch` is safe and checked).
     pub extents_promise: Option<Span>,
+    /// `shared = <bytes>` in the attribute: the dynamic shared memory the kernel uses, over its
+    /// integer scalars and `block.x/.y/.z` (part of the promise; a checked launch refuses a
+    /// configuration giving less).
+    pub shared: Option<Extent>,
 }
 
 impl KernelDecl {

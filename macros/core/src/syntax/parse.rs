@@ -32,6 +32,8 @@ pub struct KernelArgs {
     pub symbol: Option<(String, Span)>,
     /// The span of `unsafe(extents)`, when given.
     pub extents_promise: Option<Span>,
+    /// `shared = <bytes>`, when given.
+    pub shared: Option<Extent>,
 }
 
 /// One parameter as far as it parsed (`kind` is `None` when its type is not supported).
@@ -104,6 +106,7 @@ impl DeclParse {
             symbol_span,
             params_span: self.params_span,
             extents_promise: args.extents_promise,
+            shared: args.shared,
         })
     }
 }
@@ -124,8 +127,8 @@ fn kernel_attr_tokens(attr: &Attribute) -> syn::Result<TokenStream> {
     }
 }
 
-const ARGS_HELP: &str = "expected `#[kernel(\"file.cu\")]`, optionally followed by `name = \"symbol\"` and \
-     `unsafe(extents)`";
+const ARGS_HELP: &str = "expected `#[kernel(\"file.cu\")]`, optionally followed by `name = \"symbol\"`, \
+     `unsafe(extents)` and `shared = <bytes>`";
 
 /// Parses the attribute's arguments: the `.cu` file, then an optional `name = "symbol"`.
 /// `span` is where to report an empty argument list (the attribute itself).
@@ -140,6 +143,7 @@ pub(crate) fn parse_kernel_args(tokens: TokenStream, span: Span) -> syn::Result<
         check_file_name(&file)?;
         let mut symbol: Option<(String, Span)> = None;
         let mut extents_promise: Option<Span> = None;
+        let mut shared: Option<Extent> = None;
         while !input.is_empty() {
             input.parse::<Token![,]>()?;
             if input.is_empty() {
@@ -153,12 +157,22 @@ pub(crate) fn parse_kernel_args(tokens: TokenStream, span: Span) -> syn::Result<
                 continue;
             }
             let key: Ident = input.parse().map_err(|e| syn::Error::new(e.span(), ARGS_HELP))?;
+            if key == "shared" {
+                input.parse::<Token![=]>()?;
+                let expr: syn::Expr = input.parse()?;
+                let text = tidy_tokens(&expr.to_token_stream());
+                if shared.replace(super::extent::shared_from_expr(&expr, text)?).is_some() {
+                    return Err(syn::Error::new_spanned(&expr, "`shared` given twice"));
+                }
+                continue;
+            }
             if key != "name" {
                 return Err(syn::Error::new(
                     key.span(),
                     format!(
-                        "unknown option `{key}`: the options are `name = \"symbol\"` (the kernel's extern \"C\" name or C++ name) \
-                         and `unsafe(extents)` (the promise that the kernel stays within the declared extents)"
+                        "unknown option `{key}`: the options are `name = \"symbol\"` (the kernel's extern \"C\" name or C++ name), \
+                         `unsafe(extents)` (the promise that the kernel stays within the declared extents) and \
+                         `shared = <bytes>` (the dynamic shared memory it uses, over its scalars and `block.x`)"
                     ),
                 ));
             }
@@ -180,7 +194,7 @@ pub(crate) fn parse_kernel_args(tokens: TokenStream, span: Span) -> syn::Result<
             }
             symbol = Some((value, lit.span()));
         }
-        Ok(KernelArgs { file: file.value(), file_span: file.span(), symbol, extents_promise })
+        Ok(KernelArgs { file: file.value(), file_span: file.span(), symbol, extents_promise, shared })
     };
     parser.parse2(tokens)
 }

@@ -31,7 +31,9 @@ pub fn code_list<S: AsRef<str>>(items: impl IntoIterator<Item = S>, empty: &str)
 /// Token text with the spacing a person would write (`&mut [f32]`, `Vec<f32>`).
 pub(crate) fn tidy_tokens(tokens: &TokenStream) -> String {
     let mut s = tokens.to_string();
-    for (from, to) in [("& ", "&"), (" <", "<"), ("< ", "<"), (" >", ">"), (" ,", ","), (" ::", "::"), (":: ", "::")] {
+    for (from, to) in
+        [("& ", "&"), (" . ", "."), (" <", "<"), ("< ", "<"), (" >", ">"), (" ,", ","), (" ::", "::"), (":: ", "::")]
+    {
         s = s.replace(from, to);
     }
     s

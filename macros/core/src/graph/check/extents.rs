@@ -94,8 +94,12 @@ pub(crate) fn evaluate(expr: &ExtentExpr, ty: Elem, value: &dyn Fn(&str) -> Opti
                 Err(Fault::Literal { value: *value })
             }
         }
-        ExtentExpr::Name(name) => {
-            let name = ident_text(name);
+        ExtentExpr::Name(_) | ExtentExpr::Block { .. } => {
+            let name = match expr {
+                ExtentExpr::Block { axis, .. } => axis.block_text().to_string(),
+                ExtentExpr::Name(name) => ident_text(name),
+                _ => unreachable!("matched above"),
+            };
             match value(&name) {
                 Some(v) if fits(v) => Ok(v),
                 Some(v) => Err(Fault::Conversion { name, value: v }),

@@ -81,6 +81,7 @@ fn extent_tokens(ir: &GraphIr, node: &crate::graph::ir::Node, expr: &ExtentExpr,
             };
             quote!(::kgraph::extent::scalar::<#t, _>(#text, #v))
         }
+        ExtentExpr::Block { .. } => unreachable!("pointer extents do not name the block (the parser refuses it)"),
         ExtentExpr::Binary { op, lhs, rhs } => {
             let f = match op {
                 ExtentOp::Add => quote!(add),
