@@ -13,6 +13,7 @@ const DECLS: &str = r#"
 #[kernel("k.cu", unsafe(extents))] pub fn k_wide(x: &[f32; n * n], y: &mut [f32; n / d], n: i64, d: i64);
 #[kernel("k.cu", unsafe(extents))] pub fn k_signed(x: &[f32; n - m], y: &mut [f32; n % 7], n: i32, m: i32);
 #[kernel("k.cu", unsafe(extents))] pub fn k_pinned(src: Pinned<[f32; batch * 40]>, out: PinnedMut<[f32; batch * 5]>, batch: i32);
+#[kernel("k.cu", unsafe(extents), shared = block.x * 4 + n)] pub fn k_smem(x: &[f32; n], y: &mut [f32; n], a: f32, n: i32);
 "#;
 
 const HEAD: &str = "[kernels]\nsource = \"decls.rs\"\nmodule = \"crate::decls\"\n";
@@ -232,4 +233,19 @@ fn setters_of_scalars_that_feed_extents_re_check_them_before_changing_anything()
     assert!(n.contains("4096u64") && n.contains("64u64"), "{n}");
     // A scalar that feeds no extent is set without a check, as before.
     assert!(!setter_checks(&code, "a").contains("within"), "{code}");
+}
+
+#[test]
+fn a_node_gives_a_kernel_the_shared_memory_it_declares() {
+    let args = "x = \"x\", y = \"y\", a = 1.0, n = \"n\"";
+    // block = 32, n = 16: 32 * 4 + 16 = 144 bytes.
+    let without = spec("n = 16", "16", "", "k_smem", args);
+    let e = errors(&without);
+    assert_eq!(e.len(), 1, "{}", e.join("\n"));
+    assert!(e[0].contains("kernel `k_smem` declares `shared = block.x * 4 + n`"), "{}", e[0]);
+    assert!(e[0].contains("144 bytes with block = [32, 1, 1], but the node gives `shared = 0`"), "{}", e[0]);
+    let short = without.replace("block = 32\n", "block = 32\nshared = 143\n");
+    let e = errors(&short);
+    assert!(e.len() == 1 && e[0].starts_with("g.toml:18:10: "), "at the node's `shared`: {}", e.join("\n"));
+    ok(&without.replace("block = 32\n", "block = 32\nshared = 144\n"));
 }

@@ -141,7 +141,9 @@ fn bind_node(
     let kernel = out.kernel_index(decl);
     let pdl = node.pdl.as_ref().or(raw.pdl.as_ref()).is_some_and(|p| p.v);
     let op = NodeOp::Kernel(KernelLaunch { kernel, grid, block, shared, tune });
-    out.nodes.push(Node { name: name.v, op, args, doc: node.doc.clone(), pdl });
+    let bound = Node { name: name.v, op, args, doc: node.doc.clone(), pdl };
+    super::extents::shared_memory_fits(cx, node, decl, &bound, env.scalars);
+    out.nodes.push(bound);
     out.arg_spans.push(spans);
 }
 

@@ -7,7 +7,10 @@
 //!   extents it feeds), in the C type the runtime computes it in and with the same checked
 //!   arithmetic, is a number of elements (no overflow, no division by zero, not negative) and
 //!   at most the bound buffer's `len`;
-//! - the launch has at most 2^31 threads (the runtime's `TooManyThreads`).
+//! - the launch has at most 2^31 threads (the runtime's `TooManyThreads`);
+//! - a kernel declared with `shared = <bytes>` gets at least that much dynamic shared memory
+//!   from the node's `shared`, evaluated over the node's block and arguments (the runtime's
+//!   `SharedMemory`).
 //!
 //! No written argument can overlap another: every buffer is an allocation of its own, passed
 //! whole, and `bind` rejects a buffer passed twice to one launch where one parameter writes it.
@@ -278,4 +281,37 @@ pub(crate) fn threads_within_promise(cx: &mut Ctx<'_>, node: &RawNode, grid: &Di
             grid.value, block.value
         ),
     );
+}
+
+/// Rule: a kernel node whose kernel declares `shared = <bytes>` gives it at least that much
+/// dynamic shared memory (`shared` of the node), the requirement evaluated from the node's
+/// block (`block.x` ...) and arguments (scalars at their defaults) as the checked launch does.
+pub(crate) fn shared_memory_fits(cx: &mut Ctx<'_>, raw: &RawNode, decl: &KernelDecl, node: &Node, scalars: &[Scalar]) {
+    let (Some(need), Some(launch)) = (&decl.shared, node.launch()) else { return };
+    let [bx, by, bz] = launch.block.value;
+    let value = |name: &str| match name {
+        "block.x" => Some(i128::from(bx)),
+        "block.y" => Some(i128::from(by)),
+        "block.z" => Some(i128::from(bz)),
+        _ => node.arg(name).and_then(|a| arg_value(&a.binding, scalars)),
+    };
+    let ty = extent_type(decl, need);
+    let at = raw.shared.as_ref().map(|s| s.span.clone()).or_else(|| raw.kernel.as_ref().map(|k| k.span.clone()));
+    let what = format!(
+        "node `{}`: kernel `{}` declares `shared = {}` (dynamic shared memory, bytes)",
+        node.name,
+        ident_text(&decl.name),
+        need.text
+    );
+    let block = format!("block = [{bx}, {by}, {bz}]");
+    let problem = match evaluate(&need.expr, ty, &value) {
+        Err(fault) => format!("{what}, which cannot be evaluated with {block}: {}", fault.describe(ty)),
+        Ok(v) if v < 0 => format!("{what}, which is {v} with {block} (negative)"),
+        Ok(v) if v > i128::from(launch.shared) => format!(
+            "{what}: {v} bytes with {block}, but the node gives `shared = {}`; set `shared` to at least {v}",
+            launch.shared
+        ),
+        Ok(_) => return,
+    };
+    cx.diags.error(at.unwrap_or_else(|| raw.span.clone()), problem);
 }
