@@ -75,6 +75,40 @@ pub fn config_for(n: u32, max_threads: Option<u32>) -> LaunchConfig {
     LaunchConfig { grid_dim: (n.div_ceil(block).max(1), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }
 }
 
+/// The dynamic shared memory every kernel may have without opting in (CUDA's 48 KiB).
+pub const DEFAULT_DYNAMIC_SHARED: u32 = 48 * 1024;
+
+/// Lets `function` take `bytes` of dynamic shared memory: above [`DEFAULT_DYNAMIC_SHARED`] it
+/// raises the function's `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` to `bytes` where it
+/// is lower (never lowers it: a graph node added with more may still launch), as a CUDA C++
+/// program does with `cudaFuncSetAttribute` before such a launch. What the generated bindings
+/// call before every launch; below the default it does nothing.
+///
+/// # Errors
+///
+/// [`Error::Launch`] naming `kernel` when the driver refuses (more than the device grants).
+#[doc(hidden)]
+#[inline]
+pub fn __allow_dynamic_shared(function: &CudaFunction, kernel: &'static str, bytes: u32) -> Result<()> {
+    if bytes <= DEFAULT_DYNAMIC_SHARED {
+        return Ok(());
+    }
+    raise_dynamic_shared(function, kernel, bytes)
+}
+
+#[cold]
+#[inline(never)]
+fn raise_dynamic_shared(function: &CudaFunction, kernel: &'static str, bytes: u32) -> Result<()> {
+    use sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as MAX_DYNAMIC;
+    let refused = |source| Error::Launch { kernel, source };
+    let current = function.get_attribute(MAX_DYNAMIC).map_err(refused)?;
+    if u32::try_from(current).is_ok_and(|c| c >= bytes) {
+        return Ok(());
+    }
+    // A request above i32::MAX is far beyond any device: the driver refuses the clamped value.
+    function.set_attribute(MAX_DYNAMIC, i32::try_from(bytes).unwrap_or(i32::MAX)).map_err(refused)
+}
+
 /// [`Error::Graph`] when `stream` is capturing into a graph kgraph did not begin: what the
 /// generated bindings call before launching `kernel` through cudarc's `launch_builder` (the
 /// other launches go through [`launch_ex`], which checks the same).

@@ -82,7 +82,10 @@ pub use kernel::{
     check_param_sizes, check_same_context, check_same_stream, DeviceIn, DeviceOut, KernelSource, ModuleCache,
     PinnedMutPtr, PinnedPtr,
 };
-pub use launch::{__check_capture, check_block, check_pdl, config_for, launch_ex, LaunchOptions, DEFAULT_BLOCK};
+pub use launch::{
+    __allow_dynamic_shared, __check_capture, check_block, check_pdl, config_for, launch_ex, LaunchOptions,
+    DEFAULT_BLOCK,
+};
 pub use layout::DeviceStruct;
 pub use mapped::{MappedBuffer, PinnedSlot};
 #[cfg(feature = "nccl")]

@@ -284,7 +284,7 @@ fn blocks_beyond_launch_bounds_are_refused_naming_the_cu_line() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn too_little_dynamic_shared_memory_is_refused_and_enough_runs() {
+fn dynamic_shared_memory_too_little_is_refused_enough_runs_and_above_48_kib_opts_in() {
     let dev = device();
     let k = Kernels::load(&dev).unwrap();
     let (n, block) = (1000usize, 128u32);
@@ -318,4 +318,15 @@ fn too_little_dynamic_shared_memory_is_refused_and_enough_runs() {
     let expected = |b: usize| (n - b * block as usize).min(block as usize) as f32;
     assert!(sums.iter().enumerate().all(|(b, &s)| s == expected(b)), "{sums:?}");
     assert_eq!(sums.iter().sum::<f32>(), n as f32);
+
+    // More than the 48 KiB a kernel has without opting in: the launch raises the kernel's limit
+    // (as `cudaFuncSetAttribute` would) and runs; more than the device grants is a typed error.
+    let mut big = dev.upload(&vec![POISON; blocks]).unwrap();
+    k.block_sum.launch(dev.stream(), launch(100 * 1024), &x, n as i32, blocks as i32, &mut big).unwrap();
+    assert_eq!(dev.download(&big).unwrap(), sums, "the same sums with 100 KiB of dynamic shared memory");
+    match k.block_sum.launch(dev.stream(), launch(1 << 20), &x, n as i32, blocks as i32, &mut big) {
+        Err(Error::Launch { kernel: "ka_block_sum_f32", .. }) => {}
+        other => panic!("1 MiB of shared memory: expected a refused launch, got {other:?}"),
+    }
+    dev.synchronize().unwrap();
 }

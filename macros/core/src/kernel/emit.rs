@@ -9,7 +9,7 @@ use syn::{Attribute, Ident, Visibility};
 use super::config::Resolved;
 use super::docs::{launch_doc, struct_doc};
 use super::guard::guard;
-use super::launch_checks::{param_sizes, pdl_check, stream_checks};
+use super::launch_checks::{param_sizes, pdl_check, shared_opt_in, stream_checks};
 use super::layout::layout_checks;
 use crate::emit_util::doc_lines;
 use crate::syntax::model::{KernelDecl, ParamKind};
@@ -293,6 +293,7 @@ fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignat
     let guard = guard(decl);
     let (lengths, overlaps) = (&guard.lengths, &guard.overlaps);
     let block_check = block_check(resolved);
+    let opt_in = shared_opt_in();
     let streams = stream_checks(decl);
     let pdl = pdl_check();
     // Hygienic, so a parameter named `args` cannot clash with it.
@@ -369,6 +370,7 @@ fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignat
             #(#param_decls),*
         ) -> ::kgraph::Result<::kgraph::Issued> {
             #block_check
+            #opt_in
             #lengths
             #(#addresses)*
             #overlaps
@@ -414,6 +416,7 @@ fn unsafe_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignatu
     let (body, ex_args) = (launch_body(decl, &args), launch_ex_call(decl, &args));
     let launch_with_doc = launch_with_doc();
     let block_check = block_check(resolved);
+    let opt_in = shared_opt_in();
     let streams = stream_checks(decl);
     let pdl = pdl_check();
     quote! {
@@ -424,6 +427,7 @@ fn unsafe_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignatu
             use ::kgraph::cudarc::driver::PushKernelArg as _;
             #streams
             #block_check
+            #opt_in
             ::kgraph::__check_capture(stream, Self::NAME)?;
             #(#addresses)*
             #body
@@ -455,6 +459,7 @@ fn unsafe_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignatu
             }
             #streams
             #block_check
+            #opt_in
             #pdl
             #(#addresses)*
             #ex_args
