@@ -31,7 +31,7 @@ impl ControlKernels {
     /// JIT-loads the control module into `ctx`.
     pub fn load(ctx: &Arc<CudaContext>) -> Result<Self> {
         // Kept loaded for the context's life, like every kgraph module (`module_registry`).
-        let module = load_once(ctx, ModuleCode::embedded(CONTROL_PTX.as_bytes()), || {
+        let module = load_once(ctx, ModuleCode::Embedded(CONTROL_PTX.as_bytes()), || {
             ctx.load_module(Ptx::from_src(CONTROL_PTX))
                 .map_err(|e| Error::ModuleLoad { file: "kgraph control kernels (control.ptx)", detail: e.to_string() })
         })?;

@@ -34,25 +34,32 @@ impl KernelSource {
     /// Loads the module into `ctx`: the embedded image, or the source through NVRTC for the
     /// device's own compute capability.
     ///
-    /// The module stays loaded for the life of `ctx`, and loading the same source again returns
+    /// The module stays loaded for the life of `ctx`, and loading the same code again returns
     /// it (see `module_registry`: nothing a program drops may unload code the GPU still runs).
     pub fn load(&self, ctx: &Arc<CudaContext>) -> Result<Arc<CudaModule>> {
-        let code = if self.has_image() { self.image } else { self.source.as_bytes() };
-        load_once(ctx, ModuleCode::embedded(code), || {
-            let ptx =
-                if self.has_image() { Ptx::from_binary(self.image.to_vec()) } else { self.compile_with_nvrtc(ctx)? };
-            self.load_ptx(ctx, ptx)
-        })
+        if self.has_image() {
+            return load_once(ctx, ModuleCode::Embedded(self.image), || {
+                self.load_ptx(ctx, Ptx::from_binary(self.image.to_vec()))
+            });
+        }
+        self.load_compiled(ctx, self.compile_with_nvrtc(ctx)?)
     }
 
     /// Loads the module compiled with NVRTC from the `.cu` file on disk (hot reload). As with
-    /// [`Self::load`] the module stays loaded; text loaded before returns its module.
+    /// [`Self::load`] the module stays loaded; code compiled to the same PTX before returns its
+    /// module.
     pub fn load_from_disk(&self, ctx: &Arc<CudaContext>) -> Result<Arc<CudaModule>> {
         let path = self.disk_path();
         let text = std::fs::read_to_string(&path)
             .map_err(|e| Error::ModuleLoad { file: self.file, detail: format!("read {}: {e}", path.display()) })?;
-        let ptx = || self.compile_text_with_nvrtc(ctx, &text);
-        load_once(ctx, ModuleCode::Text(text.clone()), || self.load_ptx(ctx, ptx()?))
+        self.load_compiled(ctx, self.compile_text_with_nvrtc(ctx, &text)?)
+    }
+
+    /// The module of PTX NVRTC compiled, keyed by the PTX itself (which reflects the headers
+    /// and options it was compiled with, not only the `.cu` text).
+    fn load_compiled(&self, ctx: &Arc<CudaContext>, ptx: Ptx) -> Result<Arc<CudaModule>> {
+        let text = ptx.to_src();
+        load_once(ctx, ModuleCode::Compiled(text.clone()), || self.load_ptx(ctx, Ptx::from_src(text)))
     }
 
     fn load_ptx(&self, ctx: &Arc<CudaContext>, ptx: Ptx) -> Result<Arc<CudaModule>> {

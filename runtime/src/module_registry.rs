@@ -8,10 +8,11 @@
 //! is running, from safe code. So kgraph holds one reference to each module it loads, here, and
 //! never lets it go; nothing a program drops can unload a kernel's code.
 //!
-//! What this costs is bounded: the key is the context and the code (an embedded image or NVRTC
-//! source by its static address, text read from disk by its contents), so loading the same kernel
-//! again, from any handle or cache, returns the module already loaded instead of a new one. Only
-//! hot reloads of changed text add modules (one per distinct text).
+//! What this costs is bounded: the key is the context and the code the driver loads, by its
+//! contents (an embedded cubin, or the PTX NVRTC compiled: so two files of the same text in
+//! different folders, or a header changed between hot reloads, never share a key), so loading
+//! the same kernel again, from any handle or cache, returns the module already loaded instead of
+//! a new one. Only hot reloads of changed code add modules (one per distinct PTX).
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -19,21 +20,14 @@ use cudarc::driver::{CudaContext, CudaModule};
 
 use crate::error::Result;
 
-/// The code a module was loaded from.
+/// The code a module is loaded from, compared by contents (an embedded image may sit at several
+/// addresses: the generated `KernelSource` is a `const`).
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum ModuleCode {
-    /// Bytes with a static address (an embedded image or embedded source): their address and
-    /// length name them.
-    Static { addr: usize, len: usize },
-    /// Text read at run time (hot reload): its contents name it.
-    Text(String),
-}
-
-impl ModuleCode {
-    /// The code of a `'static` byte string (an `include_bytes!` image or `include_str!` source).
-    pub(crate) fn embedded(bytes: &'static [u8]) -> Self {
-        ModuleCode::Static { addr: bytes.as_ptr() as usize, len: bytes.len() }
-    }
+    /// An image embedded in the binary (a cubin, or PTX shipped as text).
+    Embedded(&'static [u8]),
+    /// PTX compiled at run time (NVRTC: the fallback without nvcc, hot reload).
+    Compiled(String),
 }
 
 struct Loaded {
@@ -49,7 +43,8 @@ static LOADED: Mutex<Vec<Loaded>> = Mutex::new(Vec::new());
 
 /// The module of `code` in `ctx`: the one loaded before, or `load()`'s, kept for good.
 ///
-/// The lock is held across `load`, so two threads loading the same code load it once.
+/// The lock is held across `load` (the driver's load, not a compile), so two threads loading
+/// the same code load it once.
 pub(crate) fn load_once(
     ctx: &Arc<CudaContext>,
     code: ModuleCode,
@@ -71,13 +66,14 @@ mod tests {
     use super::ModuleCode;
 
     #[test]
-    fn embedded_code_is_named_by_its_address_and_text_by_its_contents() {
+    fn code_is_named_by_its_contents() {
         static A: [u8; 4] = [1, 2, 3, 4];
         static B: [u8; 4] = [1, 2, 3, 4];
-        assert_eq!(ModuleCode::embedded(&A), ModuleCode::embedded(&A));
-        // Same bytes at another address: another embedded file, kept apart.
-        assert_ne!(ModuleCode::embedded(&A), ModuleCode::embedded(&B));
-        assert_eq!(ModuleCode::Text("k".into()), ModuleCode::Text("k".into()));
-        assert_ne!(ModuleCode::Text("k".into()), ModuleCode::Text("k2".into()));
+        static C: [u8; 4] = [1, 2, 3, 5];
+        // The same image at two addresses is one module's code; other bytes are other code.
+        assert_eq!(ModuleCode::Embedded(&A), ModuleCode::Embedded(&B));
+        assert_ne!(ModuleCode::Embedded(&A), ModuleCode::Embedded(&C));
+        assert_eq!(ModuleCode::Compiled("k".into()), ModuleCode::Compiled("k".into()));
+        assert_ne!(ModuleCode::Compiled("k".into()), ModuleCode::Compiled("k2".into()));
     }
 }
