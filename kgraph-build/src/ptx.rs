@@ -23,13 +23,13 @@ pub fn records_from_ptx(ptx: &str) -> Vec<KernelRecord> {
             let body = f.body.as_ref();
             let reached = reach(f, &bodies);
             let (pdl_wait, pdl_trigger) = (reached.iter().any(|b| b.pdl_wait), reached.iter().any(|b| b.pdl_trigger));
-            let dyn_smem = reached.iter().any(|b| dynamic_shared.iter().any(|name| b.names(name)));
             let callees: Vec<CallRecord> = body
                 .map(|b| &b.calls)
                 .into_iter()
                 .flatten()
                 .map(|c| CallRecord { name: c.clone(), defined: c.as_deref().is_some_and(|n| bodies.contains_key(n)) })
                 .collect();
+            let dyn_smem = uses_dynamic_shared(&reached, &bodies, dynamic_shared.as_deref());
             let loc = body.and_then(|b| b.first_loc);
             KernelRecord {
                 name: f.name.clone(),
@@ -85,22 +85,49 @@ fn reach<'a>(f: &'a Function, bodies: &BTreeMap<&str, &'a Body>) -> Vec<&'a Body
     out
 }
 
+/// External functions of the CUDA runtime that cannot name a module's `extern __shared__`
+/// arrays (the rest of an external call's code is unknown).
+const SYSTEM_CALLEES: [&str; 4] = ["vprintf", "malloc", "free", "__assertfail"];
+
+/// Whether an entry may use dynamic shared memory: a body it reaches names one of the module's
+/// `.extern .shared` arrays, or it calls code the PTX lacks (an indirect call, an external
+/// function other than [`SYSTEM_CALLEES`]: under `-rdc` another file's function may declare its
+/// own `extern __shared__`), or the module declares such an array kgraph could not read
+/// (`names` is `None`). Unknown counts as used: the declaration must then say how much.
+fn uses_dynamic_shared(reached: &[&Body], bodies: &BTreeMap<&str, &Body>, names: Option<&[String]>) -> bool {
+    let Some(names) = names else { return true };
+    let unknown = |c: &Option<String>| match c.as_deref() {
+        None => true,
+        Some(n) => !bodies.contains_key(n) && !SYSTEM_CALLEES.contains(&n),
+    };
+    let unknown_call = reached.iter().any(|b| b.calls.iter().any(unknown));
+    unknown_call || reached.iter().any(|b| names.iter().any(|name| b.names(name)))
+}
+
 /// The names of the module's `.extern .shared` arrays (`extern __shared__ float smem[];` in
-/// CUDA: `.extern .shared .align 16 .b8 smem[];`), which address dynamic shared memory.
-fn extern_shared_names(text: &str) -> Vec<String> {
+/// CUDA: `.extern .shared .align 16 .b8 smem[];`), which address dynamic shared memory; `None`
+/// when one is declared in a form whose name this cannot read.
+fn extern_shared_names(text: &str) -> Option<Vec<String>> {
     let mut names = Vec::new();
     for statement in text.split(['\n', ';', '{', '}']) {
         let words: Vec<&str> = statement.split_whitespace().collect();
         if words.first() != Some(&".extern") || !words.contains(&".shared") {
             continue;
         }
-        let Some(last) = words.last() else { continue };
+        // The name is the last word, before its `[]` (`smem[]`, or `smem []` split in two).
+        let last = words.iter().rev().find(|w| !w.starts_with('[')).copied().unwrap_or("");
         let name = last.split('[').next().unwrap_or("");
-        if !name.is_empty() && !name.starts_with('.') && !names.iter().any(|n| n == name) {
+        let is_name = !name.is_empty()
+            && !name.starts_with('.')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || "_$".contains(c));
+        if !is_name {
+            return None;
+        }
+        if !names.iter().any(|n| n == name) {
             names.push(name.to_string());
         }
     }
-    names
+    Some(names)
 }
 
 /// `ptx` without `//` and `/* */` comments (string literals kept whole); line breaks survive.
@@ -572,6 +599,12 @@ $L__BB0_1:
 	.shared .align 4 .b8 _ZZ11static_onlyE4tile[1024];
 	mov.u64 %rd1, smem_table;
 	st.shared.f32 [_ZZ11static_onlyE4tile], %f1;
+	call.uni (retval0), vprintf, (param0, param1);
+	ret;
+}
+.visible .entry other_file()
+{
+	call.uni (retval0), _Z9elsewherev, ();
 	ret;
 }
 "#;
@@ -580,8 +613,18 @@ $L__BB0_1:
     fn dynamic_shared_memory_is_an_extern_shared_array_the_entry_reaches() {
         let r = records_from_ptx(SHARED_PTX);
         let uses: Vec<(&str, bool)> = r.iter().map(|k| (k.name.as_str(), k.dyn_smem)).collect();
-        assert_eq!(uses, [("direct", true), ("through_call", true), ("static_only", false)]);
-        assert!(records_from_ptx(PTX).iter().all(|k| !k.dyn_smem), "no .extern .shared in PTX");
+        // `static_only` calls only printf; `other_file` calls a function of another file (`-rdc`),
+        // whose code the PTX lacks: counted as a use.
+        assert_eq!(uses, [("direct", true), ("through_call", true), ("static_only", false), ("other_file", true)]);
+        // A declaration spelled `smem []` reads; one whose name cannot be read marks every entry.
+        assert!(records_from_ptx(&SHARED_PTX.replace("smem[];", "smem [];"))[0].dyn_smem);
+        let unreadable = SHARED_PTX.replace(".b8 smem[];", ".b8 smem[]; .extern .shared .align 4 .b8 [];");
+        assert!(records_from_ptx(&unreadable).iter().all(|k| k.dyn_smem));
+        // No `.extern .shared` in PTX, but `annotated` makes an indirect call: unknown code, which
+        // may use dynamic shared memory; `bare` calls nothing.
+        let plain = records_from_ptx(PTX);
+        let other: Vec<(&str, bool)> = plain.iter().map(|k| (&*k.name, k.dyn_smem)).collect();
+        assert_eq!(other, [("annotated", true), ("bare", false)]);
         let text = crate::record::format_kernel_record(None, &r);
         assert!(text.contains("entry direct visible=1 pdl_wait=0 pdl_trigger=0 calls=0 dyn_smem=1\n"), "{text}");
         assert_eq!(crate::record::parse_kernel_record(&text).unwrap(), r);

@@ -33,9 +33,12 @@
 //!   `griddepcontrol.launch_dependents` occurs in the entry's body (instructions only, not
 //!   comments; inlined device functions are part of the body), or in the body of a `.func`
 //!   defined in the same PTX that the entry calls, directly or through other such functions.
-//! - `dyn_smem`: `1` when the body, or a `.func` defined in the PTX that it calls, names a
-//!   `.extern .shared` array (CUDA's `extern __shared__`): the kernel uses the launch's dynamic
-//!   shared memory. Absent (a record written before the field existed) reads as `0`.
+//! - `dyn_smem`: `1` when the kernel may use the launch's dynamic shared memory: the body, or a
+//!   `.func` defined in the PTX that it calls, names a `.extern .shared` array (CUDA's
+//!   `extern __shared__`), or it calls code the PTX lacks (an indirect call, an external function
+//!   other than the runtime's `vprintf`, `malloc`, `free`, `__assertfail`), or the module
+//!   declares such an array in a form the reader cannot name. Absent (a record written before
+//!   the field existed) reads as `0`.
 //! - `calls`: `1` when the body contains any `call` instruction; each callee then has a `call`
 //!   line. `defined=1`: a `.func` with a body in this PTX (already folded into the `pdl_*`
 //!   flags); `defined=0`: an external function (`vprintf`, a `-rdc` symbol) or `*` (an indirect
@@ -123,8 +126,8 @@ pub struct KernelRecord {
     pub pdl_wait: bool,
     /// `griddepcontrol.launch_dependents`, likewise.
     pub pdl_trigger: bool,
-    /// The body, or a function it calls that is defined in the PTX, names an `.extern .shared`
-    /// array: the kernel uses dynamic shared memory.
+    /// The kernel may use dynamic shared memory: the body, or a function it calls that is
+    /// defined in the PTX, names an `.extern .shared` array, or it calls code the PTX lacks.
     pub dyn_smem: bool,
     /// The body contains a `call` (see [`KernelRecord::callees`]).
     pub calls: bool,

@@ -107,8 +107,9 @@ fn undeclared_shared_memory_error(
     Some(syn::Error::new(
         promise,
         format!(
-            "kernel `{shown}` uses dynamic shared memory (an `extern __shared__` array, as nvcc compiled it: {at}), \
-             which a safe launch must give it: declare how many bytes it needs for a launch, over its integer scalars \
+            "kernel `{shown}` uses dynamic shared memory as nvcc compiled it ({at}): it names an `extern __shared__` \
+             array, or calls code the PTX lacks (another file's function, an indirect call), which may; a safe launch \
+             must give it what it uses: declare how many bytes it needs for a launch, over its integer scalars \
              and `block.x`/`block.y`/`block.z`, e.g. `shared = block.x * 4`; the launch then refuses a \
              `cfg.shared_mem_bytes` below it (`shared = 0` if the kernel reads `%dynamic_smem_size` and stays within \
              any size)"
