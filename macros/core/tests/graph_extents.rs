@@ -196,7 +196,9 @@ fn code(spec: &str) -> String {
 /// The body of `set_<name>`, up to the field assignment.
 fn setter_checks<'c>(code: &'c str, name: &str) -> &'c str {
     let start = code.find(&format!("pub fn set_{name}(")).expect("setter");
-    let end = start + code[start..].find(&format!("self.scalar_{name} = value;")).expect("assignment");
+    let assignment =
+        [format!("self.scalar_{name} = value;"), format!("::core::mem::replace(&mut self.scalar_{name}, value)")];
+    let end = start + assignment.iter().filter_map(|a| code[start..].find(a.as_str())).min().expect("assignment");
     &code[start..end]
 }
 
@@ -248,4 +250,10 @@ fn a_node_gives_a_kernel_the_shared_memory_it_declares() {
     let e = errors(&short);
     assert!(e.len() == 1 && e[0].starts_with("g.toml:18:10: "), "at the node's `shared`: {}", e.join("\n"));
     ok(&without.replace("block = 32\n", "block = 32\nshared = 144\n"));
+    // Every `tune` candidate keeps the node's `shared`: 64 threads need 272 bytes.
+    let tuned = without.replace("block = 32\n", "block = 32\nshared = 144\ntune = [16, 64]\n");
+    let e = errors(&tuned);
+    assert_eq!(e.len(), 1, "{}", e.join("\n"));
+    assert!(e[0].starts_with("g.toml:19:8: `tune` candidate 64: "), "{}", e[0]);
+    assert!(e[0].contains("272 bytes with block = [64, 1, 1]"), "{}", e[0]);
 }

@@ -285,10 +285,27 @@ pub(crate) fn threads_within_promise(cx: &mut Ctx<'_>, node: &RawNode, grid: &Di
 
 /// Rule: a kernel node whose kernel declares `shared = <bytes>` gives it at least that much
 /// dynamic shared memory (`shared` of the node), the requirement evaluated from the node's
-/// block (`block.x` ...) and arguments (scalars at their defaults) as the checked launch does.
+/// block (`block.x` ...) and arguments (scalars at their defaults) as the checked launch does;
+/// and so does every `tune` candidate block (the autotuner keeps the node's `shared`).
 pub(crate) fn shared_memory_fits(cx: &mut Ctx<'_>, raw: &RawNode, decl: &KernelDecl, node: &Node, scalars: &[Scalar]) {
-    let (Some(need), Some(launch)) = (&decl.shared, node.launch()) else { return };
-    let [bx, by, bz] = launch.block.value;
+    let (Some(_), Some(launch)) = (&decl.shared, node.launch()) else { return };
+    let at = raw.shared.as_ref().map(|s| s.span.clone()).or_else(|| raw.kernel.as_ref().map(|k| k.span.clone()));
+    if let Some(problem) = shared_problem(decl, node, launch.block.value, launch.shared, scalars) {
+        cx.diags.error(at.unwrap_or_else(|| raw.span.clone()), problem);
+        return;
+    }
+    let tune_at = raw.tune.as_ref().map_or_else(|| raw.span.clone(), |t| t.span.clone());
+    for &candidate in &launch.tune {
+        if let Some(problem) = shared_problem(decl, node, [candidate, 1, 1], launch.shared, scalars) {
+            cx.diags.error(tune_at.clone(), format!("`tune` candidate {candidate}: {problem}"));
+        }
+    }
+}
+
+/// What is wrong with the node's `shared` bytes for its kernel's requirement at `block`, if anything.
+fn shared_problem(decl: &KernelDecl, node: &Node, block: [u32; 3], shared: u32, scalars: &[Scalar]) -> Option<String> {
+    let need = decl.shared.as_ref()?;
+    let [bx, by, bz] = block;
     let value = |name: &str| match name {
         "block.x" => Some(i128::from(bx)),
         "block.y" => Some(i128::from(by)),
@@ -296,7 +313,6 @@ pub(crate) fn shared_memory_fits(cx: &mut Ctx<'_>, raw: &RawNode, decl: &KernelD
         _ => node.arg(name).and_then(|a| arg_value(&a.binding, scalars)),
     };
     let ty = extent_type(decl, need);
-    let at = raw.shared.as_ref().map(|s| s.span.clone()).or_else(|| raw.kernel.as_ref().map(|k| k.span.clone()));
     let what = format!(
         "node `{}`: kernel `{}` declares `shared = {}` (dynamic shared memory, bytes)",
         node.name,
@@ -304,14 +320,12 @@ pub(crate) fn shared_memory_fits(cx: &mut Ctx<'_>, raw: &RawNode, decl: &KernelD
         need.text
     );
     let block = format!("block = [{bx}, {by}, {bz}]");
-    let problem = match evaluate(&need.expr, ty, &value) {
-        Err(fault) => format!("{what}, which cannot be evaluated with {block}: {}", fault.describe(ty)),
-        Ok(v) if v < 0 => format!("{what}, which is {v} with {block} (negative)"),
-        Ok(v) if v > i128::from(launch.shared) => format!(
-            "{what}: {v} bytes with {block}, but the node gives `shared = {}`; set `shared` to at least {v}",
-            launch.shared
-        ),
-        Ok(_) => return,
-    };
-    cx.diags.error(at.unwrap_or_else(|| raw.span.clone()), problem);
+    match evaluate(&need.expr, ty, &value) {
+        Err(fault) => Some(format!("{what}, which cannot be evaluated with {block}: {}", fault.describe(ty))),
+        Ok(v) if v < 0 => Some(format!("{what}, which is {v} with {block} (negative)")),
+        Ok(v) if v > i128::from(shared) => Some(format!(
+            "{what}: {v} bytes with {block}, but the node gives `shared = {shared}`; set `shared` to at least {v}"
+        )),
+        Ok(_) => None,
+    }
 }

@@ -272,7 +272,7 @@ fn scalar_accessors(cg: &CodegenInput<'_>, s: usize) -> TokenStream {
     let users: Vec<usize> = (0..ir.nodes.len())
         .filter(|&n| ir.nodes[n].args.iter().any(|a| a.binding == Binding::Scalar { scalar: s }))
         .collect();
-    let update = users.iter().map(|&n| format_ident!("__update_node_{}", n));
+    let update: Vec<proc_macro2::Ident> = users.iter().map(|&n| format_ident!("__update_node_{}", n)).collect();
     let used_by: Vec<String> = users.iter().map(|&n| format!("`{}`", ir.nodes[n].name)).collect();
     let checks = extent_checks(cg, s);
     let refuses = if checks.is_empty() {
@@ -286,14 +286,38 @@ fn scalar_accessors(cg: &CodegenInput<'_>, s: usize) -> TokenStream {
         sc.elem,
         used_by.join(", ")
     );
+    let doc = format!(
+        "{doc} A value a node's launch checks refuse (a kernel's `shared` requirement, say) is returned as that error, with the scalar and every node as they were."
+    );
     let doc = doc_attr(&doc);
+    if update.is_empty() {
+        return quote! {
+            #getter
+            #doc
+            pub fn #set(&mut self, value: #t) -> ::kgraph::Result<()> {
+                #( #checks )*
+                self.#f = value;
+                ::core::result::Result::Ok(())
+            }
+        };
+    }
     quote! {
         #getter
         #doc
         pub fn #set(&mut self, value: #t) -> ::kgraph::Result<()> {
             #( #checks )*
-            self.#f = value;
-            #( self.#update()?; )*
+            let old = ::core::mem::replace(&mut self.#f, value);
+            let updated = (|| -> ::kgraph::Result<()> {
+                #( self.#update()?; )*
+                ::core::result::Result::Ok(())
+            })();
+            if let ::core::result::Result::Err(e) = updated {
+                // A node's launch checks refused the value: every node takes the old one again
+                // (each accepted it before), so no replay mixes the two.
+                self.#f = old;
+                #( let _ = self.#update(); )*
+                return ::core::result::Result::Err(e);
+            }
             ::core::result::Result::Ok(())
         }
     }

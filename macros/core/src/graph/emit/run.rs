@@ -202,7 +202,8 @@ fn reload_kernels(cg: &CodegenInput<'_>) -> TokenStream {
         /// The reloaded code is checked against the declarations only by each parameter's size
         /// (the full check of a declaration runs at compile time). So each kernel in the files
         /// on disk either still matches its `#[kernel]` declaration (the parameters' count,
-        /// order, types and constness, and the extents its `unsafe(extents)` promises), or
+        /// order, types and constness, the extents its `unsafe(extents)` promises, and no more
+        /// dynamic shared memory than its `shared` states, none without one), or
         /// differs from it in the size of a declared parameter or by missing one (then the
         /// reload is refused with `kgraph::Error::ParamMismatch`).
         pub unsafe fn reload_kernels(&mut self) -> ::kgraph::Result<bool> {
