@@ -166,6 +166,16 @@ pub enum Error {
         /// The bytes the launch configuration gives.
         given: u32,
     },
+    /// The launch asks for more dynamic shared memory than the device grants one block of this
+    /// kernel (its opt-in maximum less the kernel's static shared memory); nothing was launched.
+    SharedMemoryLimit {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// `cfg.shared_mem_bytes`.
+        requested: u32,
+        /// The most this kernel may have on this device.
+        limit: u32,
+    },
     /// A declared extent could not be evaluated for the scalar arguments of this launch: it
     /// overflows the type it is computed in, divides by zero, or is negative; nothing was
     /// launched.
@@ -393,6 +403,10 @@ impl std::fmt::Display for Error {
             Error::SharedMemory { kernel, expr, required, given } => write!(
                 f,
                 "launching kernel `{kernel}`: it needs {required} bytes of dynamic shared memory (`shared = {expr}`), the launch gives {given} (`cfg.shared_mem_bytes`)"
+            ),
+            Error::SharedMemoryLimit { kernel, requested, limit } => write!(
+                f,
+                "launching kernel `{kernel}`: {requested} bytes of dynamic shared memory asked, the device grants this kernel at most {limit}"
             ),
             Error::Extent { kernel, param, required, actual } => write!(
                 f,

@@ -235,9 +235,11 @@ impl<'p> GraphBuilder<'p> {
     /// # Safety
     /// `params` matches the kernel's parameters in count, order and types, and every device
     /// address among them stays valid (allocated, not freed) for every launch of the graph,
-    /// with what the kernel accesses through it inside the allocation. Every programmatic edge
-    /// in `deps` comes from a kernel node, and this kernel executes `griddepcontrol.wait` before
-    /// touching memory that node accesses.
+    /// with what the kernel accesses through it inside the allocation, and its dynamic shared
+    /// memory within `cfg.shared_mem_bytes`. Every programmatic edge in `deps` comes from a
+    /// kernel node, and this kernel executes `griddepcontrol.wait` before touching memory that
+    /// node accesses. Dynamic shared memory above the kernel's limit is the caller's to allow
+    /// first ([`crate::DynamicSharedLimit::allow`]).
     pub unsafe fn add_kernel(
         &mut self,
         deps: &[Dep],

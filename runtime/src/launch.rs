@@ -2,6 +2,8 @@
 //! cannot express: Hopper's programmatic dependent launch (PDL).
 
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
 use cudarc::driver::{sys, CudaFunction, CudaStream, LaunchConfig};
 
@@ -75,38 +77,67 @@ pub fn config_for(n: u32, max_threads: Option<u32>) -> LaunchConfig {
     LaunchConfig { grid_dim: (n.div_ceil(block).max(1), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }
 }
 
-/// The dynamic shared memory every kernel may have without opting in (CUDA's 48 KiB).
-pub const DEFAULT_DYNAMIC_SHARED: u32 = 48 * 1024;
+/// What dynamic shared memory a kernel's launches may ask for without another driver call: a
+/// cache of its `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`, shared by the clones of one
+/// handle. A generated handle holds one and calls [`DynamicSharedLimit::allow`] before every
+/// launch, so a launch asking for more than the kernel's current limit (48 KiB less its static
+/// shared memory, until raised) raises it first, as a CUDA C++ program does with
+/// `cudaFuncSetAttribute`.
+#[derive(Debug, Clone, Default)]
+pub struct DynamicSharedLimit(Arc<AtomicU32>);
 
-/// Lets `function` take `bytes` of dynamic shared memory: above [`DEFAULT_DYNAMIC_SHARED`] it
-/// raises the function's `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` to `bytes` where it
-/// is lower (never lowers it: a graph node added with more may still launch), as a CUDA C++
-/// program does with `cudaFuncSetAttribute` before such a launch. What the generated bindings
-/// call before every launch; below the default it does nothing.
-///
-/// # Errors
-///
-/// [`Error::Launch`] naming `kernel` when the driver refuses (more than the device grants).
-#[doc(hidden)]
-#[inline]
-pub fn __allow_dynamic_shared(function: &CudaFunction, kernel: &'static str, bytes: u32) -> Result<()> {
-    if bytes <= DEFAULT_DYNAMIC_SHARED {
-        return Ok(());
+impl DynamicSharedLimit {
+    /// Lets `function` take `bytes` of dynamic shared memory: nothing for a size known to be
+    /// allowed; else the kernel's limit is read and, when lower, raised to the most the device
+    /// grants this kernel (its opt-in maximum less the kernel's static shared memory). Raising
+    /// to that one value never lowers a limit another launch relies on.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::SharedMemoryLimit`] when `bytes` is more than the device grants (asked before
+    /// any attribute is set, so the driver sees no failing call); [`Error::Launch`] naming
+    /// `kernel` when a query or the setting fails.
+    #[inline]
+    pub fn allow(&self, function: &CudaFunction, kernel: &'static str, bytes: u32) -> Result<()> {
+        if bytes <= self.0.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let allowed = raise_dynamic_shared(function, kernel, bytes)?;
+        self.0.fetch_max(allowed, Ordering::Relaxed);
+        Ok(())
     }
-    raise_dynamic_shared(function, kernel, bytes)
 }
 
+/// The limit `function` allows once it covers `bytes` (raised to the device's maximum for it
+/// when lower), or why it cannot.
 #[cold]
 #[inline(never)]
-fn raise_dynamic_shared(function: &CudaFunction, kernel: &'static str, bytes: u32) -> Result<()> {
-    use sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as MAX_DYNAMIC;
+fn raise_dynamic_shared(function: &CudaFunction, kernel: &'static str, bytes: u32) -> Result<u32> {
+    use sys::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN as OPT_IN;
+    use sys::CUfunction_attribute_enum::{
+        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as MAX_DYNAMIC, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES as STATIC,
+    };
     let refused = |source| Error::Launch { kernel, source };
-    let current = function.get_attribute(MAX_DYNAMIC).map_err(refused)?;
-    if u32::try_from(current).is_ok_and(|c| c >= bytes) {
-        return Ok(());
+    // `get_attribute` binds the function's context, which the device query below reads.
+    let current = u32::try_from(function.get_attribute(MAX_DYNAMIC).map_err(refused)?).unwrap_or(0);
+    if current >= bytes {
+        return Ok(current);
     }
-    // A request above i32::MAX is far beyond any device: the driver refuses the clamped value.
-    function.set_attribute(MAX_DYNAMIC, i32::try_from(bytes).unwrap_or(i32::MAX)).map_err(refused)
+    let fixed = function.get_attribute(STATIC).map_err(refused)?;
+    let mut device: sys::CUdevice = 0;
+    let mut opt_in = 0i32;
+    // SAFETY: out-parameters of plain integers; the context is current (bound just above).
+    unsafe { sys::cuCtxGetDevice(&mut device) }.result().map_err(refused)?;
+    // SAFETY: as above, for a device handle the driver just returned.
+    unsafe { sys::cuDeviceGetAttribute(&mut opt_in, OPT_IN, device) }.result().map_err(refused)?;
+    let limit = opt_in.saturating_sub(fixed).max(0);
+    // `limit` is a non-negative `i32`.
+    let limit_bytes = limit as u32;
+    if bytes > limit_bytes {
+        return Err(Error::SharedMemoryLimit { kernel, requested: bytes, limit: limit_bytes });
+    }
+    function.set_attribute(MAX_DYNAMIC, limit).map_err(refused)?;
+    Ok(limit_bytes)
 }
 
 /// [`Error::Graph`] when `stream` is capturing into a graph kgraph did not begin: what the
@@ -127,8 +158,11 @@ pub fn __check_capture(stream: &CudaStream, kernel: &'static str) -> Result<()> 
 /// # Safety
 /// `args` must match the kernel's parameter list in number, order and type, every pointer must
 /// stay valid for the duration of the call, and the memory the kernel touches must be valid until
-/// it finishes. With `opts.pdl`, the kernel must wait on its grid dependency before reading data
-/// written by the previous kernel on the stream.
+/// it finishes (its dynamic shared memory within `cfg.shared_mem_bytes`). With `opts.pdl`, the
+/// kernel must wait on its grid dependency before reading data written by the previous kernel on
+/// the stream. Dynamic shared memory above the kernel's limit (48 KiB less its static shared
+/// memory, until raised) is the caller's to allow first ([`DynamicSharedLimit::allow`]); the
+/// driver refuses the launch otherwise.
 pub unsafe fn launch_ex(
     stream: &CudaStream,
     function: &CudaFunction,

@@ -83,8 +83,7 @@ pub use kernel::{
     PinnedMutPtr, PinnedPtr,
 };
 pub use launch::{
-    __allow_dynamic_shared, __check_capture, check_block, check_pdl, config_for, launch_ex, LaunchOptions,
-    DEFAULT_BLOCK,
+    __check_capture, check_block, check_pdl, config_for, launch_ex, DynamicSharedLimit, LaunchOptions, DEFAULT_BLOCK,
 };
 pub use layout::DeviceStruct;
 pub use mapped::{MappedBuffer, PinnedSlot};

@@ -33,6 +33,10 @@ mod checked {
     /// `out[b]` = the sum of `x` over block `b`, through `block.x` floats of dynamic shared memory.
     #[kernel("test_args.cu", name = "ka_block_sum_f32", unsafe(extents), shared = block.x * 4)]
     pub fn block_sum(x: &[f32; n], n: i32, n_blocks: i32, out: &mut [f32; n_blocks]);
+
+    /// The same with 16 KiB of static shared memory beside the dynamic array.
+    #[kernel("test_args.cu", name = "ka_block_sum_static_f32", unsafe(extents), shared = block.x * 4)]
+    pub fn block_sum_static(x: &[f32; n], n: i32, n_blocks: i32, out: &mut [f32; n_blocks]);
 }
 use checked::Kernels;
 
@@ -319,14 +323,22 @@ fn dynamic_shared_memory_too_little_is_refused_enough_runs_and_above_48_kib_opts
     assert!(sums.iter().enumerate().all(|(b, &s)| s == expected(b)), "{sums:?}");
     assert_eq!(sums.iter().sum::<f32>(), n as f32);
 
-    // More than the 48 KiB a kernel has without opting in: the launch raises the kernel's limit
-    // (as `cudaFuncSetAttribute` would) and runs; more than the device grants is a typed error.
+    // More than the 48 KiB a kernel has without opting in (less its static shared memory): the launch raises the kernel's limit
+    // (as `cudaFuncSetAttribute` would) and runs; more than the device grants is refused before the driver sees it.
     let mut big = dev.upload(&vec![POISON; blocks]).unwrap();
     k.block_sum.launch(dev.stream(), launch(100 * 1024), &x, n as i32, blocks as i32, &mut big).unwrap();
     assert_eq!(dev.download(&big).unwrap(), sums, "the same sums with 100 KiB of dynamic shared memory");
     match k.block_sum.launch(dev.stream(), launch(1 << 20), &x, n as i32, blocks as i32, &mut big) {
-        Err(Error::Launch { kernel: "ka_block_sum_f32", .. }) => {}
-        other => panic!("1 MiB of shared memory: expected a refused launch, got {other:?}"),
+        // The H200 grants 227 KiB a block, less the kernel's static shared memory (none here).
+        Err(Error::SharedMemoryLimit { kernel: "ka_block_sum_f32", requested, limit }) => {
+            assert_eq!(requested, 1 << 20);
+            assert!((48 * 1024..1 << 20).contains(&limit), "limit {limit}");
+        }
+        other => panic!("1 MiB of shared memory: expected SharedMemoryLimit, got {other:?}"),
     }
+    // With 16 KiB of static shared memory the kernel's own limit is 32 KiB: 40 KiB opts in too.
+    let mut with_static = dev.upload(&vec![POISON; blocks]).unwrap();
+    k.block_sum_static.launch(dev.stream(), launch(40 * 1024), &x, n as i32, blocks as i32, &mut with_static).unwrap();
+    assert_eq!(dev.download(&with_static).unwrap(), sums, "the same sums beside static shared memory");
     dev.synchronize().unwrap();
 }

@@ -76,3 +76,19 @@ extern "C" __global__ void ka_block_sum_f32(const float* x, int n, int n_blocks,
     out[blockIdx.x] = t;
   }
 }
+
+// ka_block_sum_f32 with 16 KiB of static shared memory beside the dynamic array: the kernel's
+// default dynamic limit is 48 KiB less those 16 (so 40 KiB of dynamic memory needs the opt-in).
+extern "C" __global__ void ka_block_sum_static_f32(const float* x, int n, int n_blocks, float* out) {
+  __shared__ float ka_static_tile[4096];
+  if (blockDim.y != 1 || blockDim.z != 1) return;
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  ka_static_tile[threadIdx.x % 4096] = 0.0f;
+  ka_block_partials[threadIdx.x] = i < n ? x[i] : 0.0f;
+  __syncthreads();
+  if (threadIdx.x == 0 && (int)blockIdx.x < n_blocks) {
+    float t = ka_static_tile[0];
+    for (unsigned j = 0; j < blockDim.x; ++j) t += ka_block_partials[j];
+    out[blockIdx.x] = t;
+  }
+}

@@ -97,7 +97,7 @@ const CHECKED_CONTRACT: [&str; 11] = [
     "pointer argument within their extents; nothing is launched when a check fails.",
 ];
 
-const UNSAFE_CONTRACT: [&str; 16] = [
+const UNSAFE_CONTRACT: [&str; 18] = [
     "",
     "# Safety",
     "",
@@ -109,7 +109,9 @@ const UNSAFE_CONTRACT: [&str; 16] = [
     "  argument stays inside that argument's allocation (its `elem_len()` elements, or the",
     "  mapped buffer's length);",
     "- no argument the kernel writes (`&mut`, `PinnedMutPtr`) overlaps any other pointer",
-    "  argument in the memory the kernel accesses.",
+    "  argument in the memory the kernel accesses;",
+    "- `cfg.shared_mem_bytes` covers the dynamic shared memory the kernel uses for this",
+    "  `cfg` (an `extern __shared__` array).",
     "",
     "Declare extents (`x: &[f32; n]`) with `unsafe(extents)` in the `#[kernel]` attribute",
     "to make the promise once, at the declaration, and get a safe `launch` that checks",

@@ -220,7 +220,7 @@ fn loaders() -> TokenStream {
         pub fn #load {
             let module = cache.module(&Self::SOURCE)?;
             let function = cache.kernel_function(&Self::SOURCE, Self::SYMBOL, Self::NAME, Self::PARAM_SIZES)?;
-            ::core::result::Result::Ok(Self { module, function })
+            ::core::result::Result::Ok(Self { module, function, shared_limit: ::core::default::Default::default() })
         }
 
         /// Loads the kernel on `device` with a cache of its own (use [`Self::load`] to share modules).
@@ -370,11 +370,11 @@ fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignat
             #(#param_decls),*
         ) -> ::kgraph::Result<::kgraph::Issued> {
             #block_check
-            #opt_in
             #lengths
             #(#addresses)*
             #overlaps
             #pdl
+            #opt_in
             if let (::kgraph::Issue::Stream(stream), true) = (&target, opts == ::kgraph::LaunchOptions::default()) {
                 use ::kgraph::cudarc::driver::PushKernelArg as _;
                 ::kgraph::__check_capture(stream, Self::NAME)?;
@@ -427,9 +427,9 @@ fn unsafe_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignatu
             use ::kgraph::cudarc::driver::PushKernelArg as _;
             #streams
             #block_check
-            #opt_in
             ::kgraph::__check_capture(stream, Self::NAME)?;
             #(#addresses)*
+            #opt_in
             #body
             // SAFETY: the argument list matches the kernel's parameters in the `.cu` in count,
             // order, element type and constness (verified by `check.rs` at expansion); each
@@ -459,9 +459,9 @@ fn unsafe_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignatu
             }
             #streams
             #block_check
-            #opt_in
             #pdl
             #(#addresses)*
+            #opt_in
             #ex_args
             // SAFETY: as in `launch`: one pointer per kernel parameter, in the verified order,
             // each to a local (device address or scalar) that outlives the call; the caller
@@ -495,6 +495,7 @@ pub(crate) fn handle(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
         #vis struct #ty {
             module: ::std::sync::Arc<::kgraph::CudaModule>,
             function: ::kgraph::CudaFunction,
+            shared_limit: ::kgraph::DynamicSharedLimit,
         }
 
         #(#cfgs)*

@@ -39,10 +39,10 @@ pub(crate) fn pdl_check() -> TokenStream {
     quote!(::kgraph::check_pdl(Self::NAME, opts, Self::PDL_WAITS)?;)
 }
 
-/// Raises the kernel's dynamic shared memory limit when the launch asks for more than the
-/// 48 KiB every kernel may have without opting in (a no-op below it).
+/// Raises the kernel's dynamic shared memory limit when the launch asks for more than it
+/// allows (an atomic load when it does not).
 pub(crate) fn shared_opt_in() -> TokenStream {
-    quote!(::kgraph::__allow_dynamic_shared(&self.function, Self::NAME, cfg.shared_mem_bytes)?;)
+    quote!(self.shared_limit.allow(&self.function, Self::NAME, cfg.shared_mem_bytes)?;)
 }
 
 /// `PARAM_SIZES`: the bytes each declared parameter passes, in order (a struct by value: its
