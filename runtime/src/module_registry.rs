@@ -9,8 +9,8 @@
 //! never lets it go; nothing a program drops can unload a kernel's code.
 //!
 //! What this costs is bounded: the key is the context and the code the driver loads, by its
-//! contents (an embedded cubin, or the PTX NVRTC compiled: so two files of the same text in
-//! different folders, or a header changed between hot reloads, never share a key), so loading
+//! contents (an embedded cubin, or the PTX NVRTC compiled: so files whose headers differ, or a
+//! header changed between hot reloads, never share a key; the same code shares one), so loading
 //! the same kernel again, from any handle or cache, returns the module already loaded instead of
 //! a new one. Only hot reloads of changed code add modules (one per distinct PTX).
 

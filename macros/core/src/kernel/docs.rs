@@ -118,11 +118,14 @@ const UNSAFE_CONTRACT: [&str; 18] = [
     "them.",
 ];
 
-const CHECKED_ERRORS: [&str; 6] = [
+const CHECKED_ERRORS: [&str; 9] = [
     "`kgraph::Error::TooManyThreads` when `cfg` has more than 2^31 threads;",
     "`kgraph::Error::ExtentArithmetic` when an extent overflows, divides by zero or is",
     "negative for these scalar arguments; `kgraph::Error::Extent` when an argument holds",
     "fewer elements than its extent; `kgraph::Error::Aliasing` when an argument the kernel",
-    "writes overlaps another (all before anything is launched).",
+    "writes overlaps another; `kgraph::Error::SharedMemory` when `cfg.shared_mem_bytes` is",
+    "below the declaration's `shared`; `kgraph::Error::SharedMemoryLimit` when it is more than",
+    "the device grants the kernel; `kgraph::Error::Graph` when `stream` is capturing into a",
+    "graph kgraph did not begin (all before anything is launched).",
     "",
 ];

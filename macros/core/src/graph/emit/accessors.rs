@@ -287,7 +287,7 @@ fn scalar_accessors(cg: &CodegenInput<'_>, s: usize) -> TokenStream {
         used_by.join(", ")
     );
     let doc = format!(
-        "{doc} A value a node's launch checks refuse (a kernel's `shared` requirement, say) is returned as that error, with the scalar and every node as they were."
+        "{doc} With a graph instantiated, a value a node's launch checks refuse (a kernel's `shared` requirement, say) is returned as that error, with the scalar and every node as they were; without one, the next launch or capture refuses it."
     );
     let doc = doc_attr(&doc);
     if update.is_empty() {
