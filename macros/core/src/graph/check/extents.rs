@@ -88,6 +88,11 @@ fn range(ty: Elem) -> (i128, i128) {
 pub(crate) fn evaluate(expr: &ExtentExpr, ty: Elem, value: &dyn Fn(&str) -> Option<i128>) -> Result<i128, Fault> {
     let (lo, hi) = range(ty);
     let fits = |v: i128| (lo..=hi).contains(&v);
+    let named = |name: String| match value(&name) {
+        Some(v) if fits(v) => Ok(v),
+        Some(v) => Err(Fault::Conversion { name, value: v }),
+        None => Err(Fault::Unknown { name }),
+    };
     match expr {
         ExtentExpr::Int { value, .. } => {
             let v = i128::from(*value);
@@ -97,18 +102,8 @@ pub(crate) fn evaluate(expr: &ExtentExpr, ty: Elem, value: &dyn Fn(&str) -> Opti
                 Err(Fault::Literal { value: *value })
             }
         }
-        ExtentExpr::Name(_) | ExtentExpr::Block { .. } => {
-            let name = match expr {
-                ExtentExpr::Block { axis, .. } => axis.block_text().to_string(),
-                ExtentExpr::Name(name) => ident_text(name),
-                _ => unreachable!("matched above"),
-            };
-            match value(&name) {
-                Some(v) if fits(v) => Ok(v),
-                Some(v) => Err(Fault::Conversion { name, value: v }),
-                None => Err(Fault::Unknown { name }),
-            }
-        }
+        ExtentExpr::Name(name) => named(ident_text(name)),
+        ExtentExpr::Block { axis, .. } => named(axis.block_text().to_string()),
         ExtentExpr::Binary { op, lhs, rhs } => {
             // Left before right, and the first fault wins, as in the runtime's evaluation.
             let (a, b) = (evaluate(lhs, ty, value)?, evaluate(rhs, ty, value)?);
