@@ -19,7 +19,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use kgraph::nccl::{Bootstrap, Collective, Communicator, DataType, ReduceOp};
-use kgraph::{CudaSlice, Device, DeviceIn, Error, Graph};
+use kgraph::{Device, DeviceBuffer, DeviceIn, Error, Graph};
 
 fn main() -> ExitCode {
     match run() {
@@ -183,7 +183,7 @@ fn check_small_collectives(dev: &Device, comm: &Communicator) -> Result<bool, Er
     bad +=
         mismatches("all_gather", rank, &dev.download(&gathered)?, |i| ((i / block + 1) * (i % block % 7 + 1)) as f32);
     let root = world - 1;
-    let mut got: CudaSlice<f32> = dev.alloc_zeros(block)?;
+    let mut got: DeviceBuffer<f32> = dev.alloc_zeros(block)?;
     comm.broadcast(&mine, &mut got, root)?;
     bad += mismatches("broadcast", rank, &dev.download(&got)?, |i| ((root + 1) * (i % 7 + 1)) as f32);
     let mut avg = dev.upload(&rank_data(rank, block))?;
@@ -199,7 +199,7 @@ fn check_small_collectives(dev: &Device, comm: &Communicator) -> Result<bool, Er
 fn time_all_reduce(dev: &Device, comm: &Communicator, n: usize, iters: usize) -> Result<(f64, f64), Error> {
     let mut buf = dev.alloc_zeros::<f32>(n)?;
     let mut sync = dev.alloc_zeros::<f32>(1)?;
-    let barrier = |buf: &mut CudaSlice<f32>| -> Result<(), Error> {
+    let barrier = |buf: &mut DeviceBuffer<f32>| -> Result<(), Error> {
         comm.all_reduce_in_place(buf, ReduceOp::Sum)?;
         dev.synchronize()
     };

@@ -35,7 +35,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use kgraph::rng::SplitMix64;
-use kgraph::{CudaSlice, Device};
+use kgraph::{Device, DeviceBuffer};
 use kgraph_model::graphs::{PpoUpdate, PpoUpdateLoop};
 use kgraph_model::ppo::{launch, Kernels, MlpLayout, ACT_IDENTITY, ACT_TANH};
 
@@ -99,18 +99,18 @@ impl Bandit {
 /// Device buffers of the rollout forward over `(T + 1) * N_ENVS` observations.
 struct Rollout {
     rows: usize,
-    obs: CudaSlice<f32>,
-    h0: CudaSlice<f32>,
-    h1: CudaSlice<f32>,
-    logits: CudaSlice<f32>,
-    log_probs: CudaSlice<f32>,
-    probs: CudaSlice<f32>,
-    entropy: CudaSlice<f32>,
-    values: CudaSlice<f32>,
-    rewards: CudaSlice<f32>,
-    dones: CudaSlice<f32>,
-    advantages: CudaSlice<f32>,
-    returns: CudaSlice<f32>,
+    obs: DeviceBuffer<f32>,
+    h0: DeviceBuffer<f32>,
+    h1: DeviceBuffer<f32>,
+    logits: DeviceBuffer<f32>,
+    log_probs: DeviceBuffer<f32>,
+    probs: DeviceBuffer<f32>,
+    entropy: DeviceBuffer<f32>,
+    values: DeviceBuffer<f32>,
+    rewards: DeviceBuffer<f32>,
+    dones: DeviceBuffer<f32>,
+    advantages: DeviceBuffer<f32>,
+    returns: DeviceBuffer<f32>,
 }
 
 impl Rollout {
@@ -140,7 +140,7 @@ impl Rollout {
         &mut self,
         dev: &Device,
         k: &Kernels,
-        params: &CudaSlice<f32>,
+        params: &DeviceBuffer<f32>,
         net: &MlpLayout,
         out_is_values: bool,
     ) -> kgraph::Result<()> {
@@ -366,7 +366,7 @@ fn run(opts: &Options) -> anyhow::Result<bool> {
 fn collect(
     dev: &Device,
     k: &Kernels,
-    (actor, critic): (&kgraph::CudaSlice<f32>, &kgraph::CudaSlice<f32>),
+    (actor, critic): (&kgraph::DeviceBuffer<f32>, &kgraph::DeviceBuffer<f32>),
     ro: &mut Rollout,
     bandit: &Bandit,
     contexts: &mut [usize],

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use kgraph::cudarc::driver::{result, sys, CudaContext, CudaFunction, CudaSlice, CudaStream, PushKernelArg};
-use kgraph::{Device, Graph, LaunchConfig, LaunchOptions};
+use kgraph::{Device, DeviceBuffer, Graph, LaunchConfig, LaunchOptions, Stream};
 
 use crate::k::Kernels;
 use crate::report::{median_us, Report};
@@ -19,9 +19,9 @@ const B: f32 = 0.5;
 /// `nodes` launches through the generated binding; `pdl` selects the PDL kernel and attribute.
 fn chain_kgraph(
     k: &Kernels,
-    s: &CudaStream,
-    x: &mut CudaSlice<f32>,
-    y: &mut CudaSlice<f32>,
+    s: &Stream,
+    x: &mut DeviceBuffer<f32>,
+    y: &mut DeviceBuffer<f32>,
     nodes: usize,
     pdl: Option<LaunchOptions>,
 ) -> kgraph::Result<()> {
@@ -55,6 +55,22 @@ fn sync(s: &CudaStream) -> anyhow::Result<()> {
     Ok(s.synchronize()?)
 }
 
+/// cudarc's stream of kgraph's device, for the hand-written launches and captures.
+fn raw_stream(dev: &Device) -> Arc<CudaStream> {
+    // SAFETY: the hand-written cudarc work issues on kgraph's own stream only, on buffers that
+    // stream owns, and captures nothing kgraph launches into: the order kgraph's launches keep.
+    unsafe { dev.stream().cuda() }.clone()
+}
+
+/// cudarc's slices of two kgraph buffers, for the hand-written launches.
+fn raw_pair<'a>(
+    x: &'a mut DeviceBuffer<f32>,
+    y: &'a mut DeviceBuffer<f32>,
+) -> (&'a mut CudaSlice<f32>, &'a mut CudaSlice<f32>) {
+    // SAFETY: they are used only on the stream that owns them (`raw_stream`).
+    unsafe { (x.as_cuda_mut(), y.as_cuda_mut()) }
+}
+
 /// The chain64 graph floor: run first, while the process holds only the device stream (a
 /// second stream slows every later replay, see the anchors' stream probe) and a branched graph
 /// struct (`BenchFanout`, built from its DAG, which creates no stream). kgraph's chain64 graph
@@ -63,16 +79,19 @@ fn sync(s: &CudaStream) -> anyhow::Result<()> {
 pub fn floor(dev: &Device, k: &Kernels, iters: usize, report: &mut Report) -> anyhow::Result<()> {
     let init: Vec<f32> = (0..N).map(|i| i as f32 * 0.01).collect();
     let (mut x, mut y) = (dev.upload(&init)?, dev.upload(&init)?);
-    let s: Arc<CudaStream> = dev.stream().clone();
+    let s = raw_stream(dev);
     let f = k.bench_axpb.function().clone();
     let mut fanout = crate::fanout::BenchFanout::new(dev)?;
     fanout.capture()?;
     fanout.replay()?;
     // SAFETY: `x` and `y` are declared before `g` (outlive it) and never reallocated.
-    let g = unsafe { Graph::capture(&s, |cs| chain_kgraph(k, cs, &mut x, &mut y, 64, None)) }?;
+    let g = unsafe { Graph::capture(dev.stream(), |cs| chain_kgraph(k, cs, &mut x, &mut y, 64, None)) }?;
     g.upload()?;
     s.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
-    chain_raw(&s, &f, &mut x, &mut y, 64);
+    {
+        let (rx, ry) = raw_pair(&mut x, &mut y);
+        chain_raw(&s, &f, rx, ry, 64);
+    }
     let raw = s.end_capture(sys::CUgraphInstantiate_flags(0))?.expect("captured graph");
     raw.upload()?;
     let (mut kg, mut rc) = (Vec::new(), Vec::new());
@@ -102,7 +121,7 @@ pub fn floor(dev: &Device, k: &Kernels, iters: usize, report: &mut Report) -> an
 pub fn run(dev: &Device, k: &Kernels, iters: usize, report: &mut Report) -> anyhow::Result<()> {
     let init: Vec<f32> = (0..N).map(|i| i as f32 * 0.01).collect();
     let (mut x, mut y) = (dev.upload(&init)?, dev.upload(&init)?);
-    let s: Arc<CudaStream> = dev.stream().clone();
+    let s = raw_stream(dev);
     let f = k.bench_axpb.function().clone();
 
     // A default cudarc context object: event tracking on, and a second stream so it is active.
@@ -112,12 +131,15 @@ pub fn run(dev: &Device, k: &Kernels, iters: usize, report: &mut Report) -> anyh
 
     for nodes in [8usize, 64] {
         let t = median_us(iters, || {
-            chain_kgraph(k, &s, &mut x, &mut y, nodes, None)?;
+            chain_kgraph(k, dev.stream(), &mut x, &mut y, nodes, None)?;
             sync(&s)
         })?;
         report.add(format!("kgraph_chain{nodes}_eager"), t, "us");
         let t = median_us(iters, || {
-            chain_raw(&s, &f, &mut x, &mut y, nodes);
+            {
+                let (rx, ry) = raw_pair(&mut x, &mut y);
+                chain_raw(&s, &f, rx, ry, nodes);
+            }
             sync(&s)
         })?;
         report.add(format!("cudarc_chain{nodes}_eager_events_off"), t, "us");
@@ -134,7 +156,7 @@ pub fn run(dev: &Device, k: &Kernels, iters: usize, report: &mut Report) -> anyh
 
         // SAFETY: `x` and `y` are declared before `g` (outlive it) and never reallocated; the
         // host touches them only through stream-ordered transfers between replays.
-        let g = unsafe { Graph::capture(&s, |cs| chain_kgraph(k, cs, &mut x, &mut y, nodes, None)) }?;
+        let g = unsafe { Graph::capture(dev.stream(), |cs| chain_kgraph(k, cs, &mut x, &mut y, nodes, None)) }?;
         g.upload()?;
         let t = median_us(iters, || {
             g.replay()?;
@@ -158,7 +180,10 @@ pub fn run(dev: &Device, k: &Kernels, iters: usize, report: &mut Report) -> anyh
         );
 
         s.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
-        chain_raw(&s, &f, &mut x, &mut y, nodes);
+        {
+            let (rx, ry) = raw_pair(&mut x, &mut y);
+            chain_raw(&s, &f, rx, ry, nodes);
+        }
         let raw = s.end_capture(sys::CUgraphInstantiate_flags(0))?.expect("captured graph");
         raw.upload()?;
         let t = median_us(iters, || {
@@ -173,8 +198,9 @@ pub fn run(dev: &Device, k: &Kernels, iters: usize, report: &mut Report) -> anyh
         );
 
         // SAFETY: as for `g`.
-        let pdl =
-            unsafe { Graph::capture(&s, |cs| chain_kgraph(k, cs, &mut x, &mut y, nodes, Some(LaunchOptions::PDL))) }?;
+        let pdl = unsafe {
+            Graph::capture(dev.stream(), |cs| chain_kgraph(k, cs, &mut x, &mut y, nodes, Some(LaunchOptions::PDL)))
+        }?;
         pdl.upload()?;
         let t = median_us(iters, || {
             pdl.replay()?;

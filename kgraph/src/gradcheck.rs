@@ -7,8 +7,8 @@
 //! `(L(θ+) − L(θ−)) / (θ+ − θ−)` with the analytic gradient your backward produced.
 //!
 //! ```no_run
-//! # fn demo(dev: &kgraph::Device, mut w: kgraph::CudaSlice<f32>, g_w: Vec<f32>,
-//! #         mut run_forward: impl FnMut(&kgraph::CudaSlice<f32>) -> kgraph::Result<kgraph::CudaSlice<f32>>,
+//! # fn demo(dev: &kgraph::Device, mut w: kgraph::DeviceBuffer<f32>, g_w: Vec<f32>,
+//! #         mut run_forward: impl FnMut(&kgraph::DeviceBuffer<f32>) -> kgraph::Result<kgraph::DeviceBuffer<f32>>,
 //! #         cotangent: Vec<f32>) -> kgraph::Result<()> {
 //! use kgraph::gradcheck::{sample_coords, weighted_sum, GradCheck};
 //! // Loss = Σ_i c_i y_i with fixed random cotangents c; the backward was run with g_y = c.
@@ -46,7 +46,7 @@
 //! The forward must be deterministic (no atomics in a reduction whose order varies) or the
 //! rounding noise no longer cancels, and smooth around the checked point (no kinks within ε).
 
-use crate::{CudaSlice, Device, DeviceIn, Error, Result};
+use crate::{Device, DeviceBuffer, DeviceIn, Error, Result};
 
 /// Settings of a finite-difference check (see the [module docs](self) for the defaults' reasoning).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -197,10 +197,10 @@ impl GradCheck {
         &self,
         dev: &Device,
         name: &str,
-        param: &mut CudaSlice<f32>,
+        param: &mut DeviceBuffer<f32>,
         analytic: &[f32],
         coords: &[usize],
-        mut loss: impl FnMut(&CudaSlice<f32>) -> Result<f64>,
+        mut loss: impl FnMut(&DeviceBuffer<f32>) -> Result<f64>,
     ) -> Result<GradCheckReport> {
         let len = param.len();
         if analytic.len() != len {
@@ -221,7 +221,7 @@ impl GradCheck {
         }
         let mut checks = Vec::with_capacity(coords.len());
         for &i in coords {
-            let original = dev.download(&param.slice(i..i + 1))?[0];
+            let original = dev.download(&param.slice(i..i + 1)?)?[0];
             let plus = original + self.eps;
             let minus = original - self.eps;
             set_elem(dev, param, i, plus)?;
@@ -246,9 +246,9 @@ impl GradCheck {
         &self,
         dev: &Device,
         names: &[&str],
-        params: &mut [CudaSlice<f32>],
+        params: &mut [DeviceBuffer<f32>],
         analytic: &[Vec<f32>],
-        mut loss: impl FnMut(&[&CudaSlice<f32>]) -> Result<f64>,
+        mut loss: impl FnMut(&[&DeviceBuffer<f32>]) -> Result<f64>,
     ) -> Result<Vec<GradCheckReport>> {
         if names.len() != params.len() || analytic.len() != params.len() {
             return Err(Error::LengthMismatch {
@@ -263,7 +263,7 @@ impl GradCheck {
             let (param, after) = rest.split_first_mut().expect("p < params.len()");
             let coords = sample_coords(param.len(), self.samples, self.seed.wrapping_add(p as u64));
             let report = self.check(dev, names[p], param, &analytic[p], &coords, |perturbed| {
-                let all: Vec<&CudaSlice<f32>> =
+                let all: Vec<&DeviceBuffer<f32>> =
                     before.iter().chain(std::iter::once(perturbed)).chain(after.iter()).collect();
                 loss(&all)
             })?;
@@ -315,8 +315,8 @@ pub fn weighted_sum(dev: &Device, out: &impl DeviceIn<f32>, weights: &[f32]) -> 
     Ok(values.iter().zip(weights).map(|(&y, &w)| f64::from(y) * f64::from(w)).sum())
 }
 
-fn set_elem(dev: &Device, param: &mut CudaSlice<f32>, i: usize, value: f32) -> Result<()> {
-    let mut one = param.slice_mut(i..i + 1);
+fn set_elem(dev: &Device, param: &mut DeviceBuffer<f32>, i: usize, value: f32) -> Result<()> {
+    let mut one = param.slice_mut(i..i + 1)?;
     dev.upload_into(&[value], &mut one)
 }
 

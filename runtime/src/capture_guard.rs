@@ -2,8 +2,9 @@
 //!
 //! Work issued on a capturing stream is recorded into that capture's graph instead of running.
 //! Whoever ends the capture can replay the recording at any time, also after the buffers it
-//! names are freed: cudarc's safe `begin_capture`, `end_capture` and `CudaGraph::launch` on
-//! [`crate::Device::stream`] would do exactly that with kgraph's checked launches. So kgraph's
+//! names are freed: cudarc's `begin_capture`, `end_capture` and `CudaGraph::launch` on
+//! kgraph's stream (reached through the `unsafe` [`crate::Stream::cuda`]) would do exactly that
+//! with kgraph's checked launches. So kgraph's
 //! stream work (checked launches, memsets and memcpys, graph replays, collectives) may be
 //! recorded only by the captures kgraph itself begins ([`crate::Graph::capture`] and what
 //! builds on it), whose callers promise the lifetimes with `unsafe`. On any other capture it is

@@ -2,13 +2,13 @@
 //! replays, never for untimed ones.
 
 use std::path::Path;
-use std::sync::Arc;
 
-use cudarc::driver::{sys, CudaStream};
+use cudarc::driver::sys;
 
+use crate::context::wait_stream_raw;
+use crate::context::Stream;
 use crate::error::Result;
 use crate::graph::Graph;
-use crate::transfer::wait_stream_raw;
 
 /// The graph a `graph!` struct captured, as its `graph()` lends it: node and edge lists, raw
 /// handles for the driver API, the DOT dump and timed replays.
@@ -38,7 +38,7 @@ impl<'g> CapturedGraph<'g> {
             // The error is the one reported; a failing wait here means the context is broken
             // and no later launch runs. Straight to the driver: cudarc's `synchronize` would
             // return an error stored by an earlier drop without waiting.
-            let _ = wait_stream_raw(self.graph.stream());
+            let _ = wait_stream_raw(self.graph.stream().inner());
         }
         timed
     }
@@ -70,7 +70,7 @@ impl<'g> CapturedGraph<'g> {
     }
 
     /// As [`Graph::stream`].
-    pub fn stream(&self) -> &'g Arc<CudaStream> {
+    pub fn stream(&self) -> &'g Stream {
         self.graph.stream()
     }
 

@@ -3,11 +3,11 @@
 //! WHILE or IF node's condition from device memory with `cudaGraphSetConditional`.
 
 use std::ffi::c_void;
-use std::sync::Arc;
 
-use cudarc::driver::{sys, CudaContext, CudaFunction, LaunchConfig};
+use cudarc::driver::{sys, CudaFunction, LaunchConfig};
 use cudarc::nvrtc::Ptx;
 
+use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::graph_build::{ConditionHandle, Dep, GraphBuilder, NodeRef};
 use crate::module_registry::{load_once, ModuleCode};
@@ -29,7 +29,8 @@ pub struct ControlKernels {
 
 impl ControlKernels {
     /// JIT-loads the control module into `ctx`.
-    pub fn load(ctx: &Arc<CudaContext>) -> Result<Self> {
+    pub fn load(ctx: &Context) -> Result<Self> {
+        let ctx = ctx.inner();
         // Kept loaded for the context's life, like every kgraph module (`module_registry`).
         let module = load_once(ctx, ModuleCode::Embedded(CONTROL_PTX.as_bytes()), || {
             ctx.load_module(Ptx::from_src(CONTROL_PTX))

@@ -5,10 +5,13 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, DriverError};
 
+use crate::buffer::DeviceBuffer;
+use crate::context::wait_stream_raw;
+use crate::context::{Context, Stream};
 use crate::error::{driver_library_loads, Error, Result};
 use crate::kernel::{check_same_stream, DeviceIn, DeviceOut};
 use crate::pod::Pod;
-use crate::transfer::{wait_stream_raw, Staging};
+use crate::transfer::Staging;
 
 /// The oldest driver kgraph runs on (`1000 * major + 10 * minor`): cudarc is built for the
 /// CUDA 13.0 driver API, and its loader panics on a symbol an older driver lacks, so older
@@ -28,7 +31,9 @@ const REQUIRED_DRIVER_VERSION: i32 = 13000;
 /// branches) orders itself with explicit events. A second stream therefore comes only through
 /// the `unsafe` [`Device::new_stream`], whose caller orders its cross-stream uses with events,
 /// as in CUDA C++; kgraph's transfers and [`crate::check_same_stream`] refuse a slice owned by
-/// another stream than the one the work is issued on.
+/// another stream than the one the work is issued on. The context and stream are handed out as
+/// kgraph's [`Context`] and [`Stream`], and allocations as [`DeviceBuffer`]s, none of which
+/// leads safe code to cudarc's API (which assumes tracking on).
 #[derive(Debug, Clone)]
 pub struct Device {
     pub(crate) ctx: Arc<CudaContext>,
@@ -84,13 +89,13 @@ impl Device {
     }
 
     /// The CUDA context.
-    pub fn context(&self) -> &Arc<CudaContext> {
-        &self.ctx
+    pub fn context(&self) -> &Context {
+        Context::wrap(&self.ctx)
     }
 
     /// kgraph's main stream on this device.
-    pub fn stream(&self) -> &Arc<CudaStream> {
-        &self.stream
+    pub fn stream(&self) -> &Stream {
+        Stream::wrap(&self.stream)
     }
 
     /// A further stream of this device's context (for your own overlap).
@@ -105,13 +110,13 @@ impl Device {
     /// kgraph's checked paths ([`check_same_stream`](crate::check_same_stream), the transfers)
     /// refuse slices of another stream; the contract covers everything issued on this stream
     /// through unchecked paths (cudarc's own API, hand-written launches, graph branches).
-    pub unsafe fn new_stream(&self) -> Result<Arc<CudaStream>> {
-        self.ctx.new_stream().map_err(|e| Error::driver("create stream", e))
+    pub unsafe fn new_stream(&self) -> Result<Stream> {
+        self.ctx.new_stream().map(Stream::own).map_err(|e| Error::driver("create stream", e))
     }
 
-    /// Waits for all work on the main stream.
+    /// Waits for all work on the main stream ([`Stream::synchronize`]: it always waits).
     pub fn synchronize(&self) -> Result<()> {
-        self.stream.synchronize().map_err(|e| Error::driver("synchronize stream", e))
+        self.stream().synchronize()
     }
 
     /// Waits for the main stream through the driver directly (`cuCtxSetCurrent`, then
@@ -135,26 +140,27 @@ impl Device {
 
     /// `len` zeroed elements of device memory, allocated (and zeroed) in order on the main
     /// stream. `len == 0` gives an empty slice. [`Error::Graph`] while the stream is capturing.
-    pub fn alloc_zeros<T: Pod>(&self, len: usize) -> Result<CudaSlice<T>> {
+    pub fn alloc_zeros<T: Pod>(&self, len: usize) -> Result<DeviceBuffer<T>> {
         let bytes = Error::byte_len::<T>("alloc_zeros", len)?;
         // Under capture the allocation and the zeroing would become graph nodes, and the
         // slice's memory would exist only while the graph runs.
         self.ensure_not_capturing("alloc_zeros")?;
         if bytes == 0 {
-            return self.empty_slice(len);
+            return self.empty_slice(len).map(DeviceBuffer::own);
         }
         self.stream
             .alloc_zeros(len)
+            .map(DeviceBuffer::own)
             .map_err(|e| Error::driver(format!("alloc_zeros: allocate {bytes} bytes ({len} elements)"), e))
     }
 
     /// Copies `src` into new device memory: host -> mapped pinned staging -> async DtoD copy on
     /// the main stream. Returns once `src` has been copied into staging (so `src` may be reused
     /// at once); the device copy completes in stream order.
-    pub fn upload<T: Pod>(&self, src: &[T]) -> Result<CudaSlice<T>> {
+    pub fn upload<T: Pod>(&self, src: &[T]) -> Result<DeviceBuffer<T>> {
         // Checked before allocating too: an allocation on a capturing stream becomes a graph node.
         self.ensure_not_capturing("upload")?;
-        let mut dst = self.alloc_unset::<T>("upload", src.len())?;
+        let mut dst = DeviceBuffer::own(self.alloc_unset::<T>("upload", src.len())?);
         self.upload_into(src, &mut dst)?;
         Ok(dst)
     }
@@ -163,7 +169,7 @@ impl Device {
     /// stream, so `dst` must be owned by it: [`Error::ForeignStream`] for a slice of another
     /// stream, [`Error::TrackedContext`] for one of a plain cudarc context.
     pub fn upload_into<T: Pod>(&self, src: &[T], dst: &mut impl DeviceOut<T>) -> Result<()> {
-        check_same_stream("Device::upload_into", "dst", &self.stream, dst.stream())?;
+        check_same_stream("Device::upload_into", "dst", self.stream(), dst.stream())?;
         Error::check_len("upload_into", dst.elem_len(), src.len())?;
         let bytes = Error::byte_len::<T>("upload_into", src.len())?;
         if bytes == 0 {
@@ -219,7 +225,7 @@ impl Device {
         dst: *mut T,
         len: usize,
     ) -> Result<()> {
-        check_same_stream(op, "src", &self.stream, src.stream())?;
+        check_same_stream(op, "src", self.stream(), src.stream())?;
         Error::check_len(op, src.elem_len(), len)?;
         let bytes = Error::byte_len::<T>(op, len)?;
         if bytes == 0 {

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use cudarc::driver::{result, sys, CudaEvent, CudaStream, DriverError};
 
 use crate::capture_guard::{check_stream, OwnCapture};
+use crate::context::Stream;
 use crate::error::{Error, Result};
 
 /// A captured and instantiated CUDA graph, replayed on the stream it was captured from (or, from
@@ -87,7 +88,12 @@ impl Graph {
     ///   and, at replay, cross-stream uses are ordered by the captured events;
     /// - the modules of captured kernels that were loaded other than through kgraph (cudarc's
     ///   `load_module`) stay loaded while the graph exists and until its last replay has ended
-    ///   (kgraph keeps every module it loads for the context's life).
+    ///   (kgraph keeps every module it loads for the context's life);
+    /// - nothing but `f` issues work on `stream` while `f` runs: no other thread launches on it
+    ///   (kgraph refuses the launches whose check sees this capture, but one checked just before
+    ///   it began is recorded), and no buffer `stream` owns is dropped, inside `f` or by another
+    ///   thread (its stream-ordered free would be recorded and run at every replay). Capturing
+    ///   on a stream of your own ([`Graph::capture_on`]) keeps both away.
     ///
     /// kgraph cannot check any of these: a graph is a list of addresses.
     ///
@@ -95,9 +101,9 @@ impl Graph {
     /// that another thread issues on `stream` while `f` runs are refused with [`Error::Graph`]
     /// (its raw cudarc work would be recorded). To keep other threads' launches on a stream
     /// out of the way, capture on a private one ([`Graph::capture_on`]).
-    pub unsafe fn capture<F>(stream: &Arc<CudaStream>, f: F) -> Result<Graph>
+    pub unsafe fn capture<F>(stream: &Stream, f: F) -> Result<Graph>
     where
-        F: FnOnce(&Arc<CudaStream>) -> Result<()>,
+        F: FnOnce(&Stream) -> Result<()>,
     {
         // SAFETY: the caller's contract, as documented.
         unsafe { Graph::capture_on(stream, stream, f) }
@@ -109,18 +115,19 @@ impl Graph {
     /// no ordering with `replay`; a capture on a private stream records no other thread's
     /// launches.
     ///
-    /// [`Error::Graph`] `"begin capture"` when the two streams belong to different contexts.
+    /// [`Error::Graph`] `"begin capture"` when the two streams belong to different CUDA
+    /// contexts (`CUcontext`s: two `Device`s of one ordinal share one).
     ///
     /// # Safety
     /// As for [`Graph::capture`], with every replay on `replay`.
-    pub unsafe fn capture_on<F>(capture: &Arc<CudaStream>, replay: &Arc<CudaStream>, f: F) -> Result<Graph>
+    pub unsafe fn capture_on<F>(capture: &Stream, replay: &Stream, f: F) -> Result<Graph>
     where
-        F: FnOnce(&Arc<CudaStream>) -> Result<()>,
+        F: FnOnce(&Stream) -> Result<()>,
     {
-        if !Arc::ptr_eq(capture.context(), replay.context()) {
+        if capture.context().cu_ctx() != replay.context().cu_ctx() {
             return Err(Error::graph("begin capture", "the capture and replay streams belong to different contexts"));
         }
-        let stream = capture;
+        let (wrapped, stream) = (capture, capture.inner());
         let status = stream.capture_status().map_err(|e| Error::driver("graph capture: query capture status", e))?;
         if status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE {
             return Err(Error::graph(
@@ -140,7 +147,7 @@ impl Graph {
                 return Err(e);
             }
         };
-        let ran = catch_unwind(AssertUnwindSafe(|| f(stream)));
+        let ran = catch_unwind(AssertUnwindSafe(|| f(wrapped)));
         drop(own);
         match ran {
             Ok(Ok(())) => {}
@@ -173,7 +180,7 @@ impl Graph {
                 }
             }
         };
-        Ok(Graph::from_parts(graph, exec, replay.clone(), node_count))
+        Ok(Graph::from_parts(graph, exec, replay.inner().clone(), node_count))
     }
 
     /// A graph from its parts: `graph` (owned from now on), its executable (null when `graph`
@@ -300,8 +307,8 @@ impl Graph {
     }
 
     /// The stream the graph replays on.
-    pub fn stream(&self) -> &Arc<CudaStream> {
-        &self.stream
+    pub fn stream(&self) -> &Stream {
+        Stream::wrap(&self.stream)
     }
 
     /// True when the capture recorded no work; such a graph cannot be replayed.

@@ -13,8 +13,9 @@ use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use cudarc::driver::{result, sys, CudaContext, CudaEvent, CudaFunction, CudaStream, LaunchConfig};
+use cudarc::driver::{result, sys, CudaContext, CudaEvent, CudaFunction, LaunchConfig};
 
+use crate::context::{Context, Stream};
 use crate::error::{Error, Result};
 use crate::graph::Graph;
 
@@ -169,7 +170,8 @@ pub struct GraphBuilder<'p> {
 
 impl GraphBuilder<'static> {
     /// An empty graph in `ctx`.
-    pub fn new(ctx: &Arc<CudaContext>) -> Result<Self> {
+    pub fn new(ctx: &Context) -> Result<Self> {
+        let ctx = ctx.inner();
         ctx.bind_to_thread().map_err(|e| Error::driver("graph build: bind context", e))?;
         let mut graph = std::ptr::null_mut();
         // SAFETY: `graph` is a valid out-pointer; flags must be 0.
@@ -461,7 +463,7 @@ impl<'p> GraphBuilder<'p> {
     }
 
     /// Instantiates the graph for launches on `stream` (and uploads it), consuming the builder.
-    pub fn instantiate(mut self, stream: &Arc<CudaStream>) -> Result<Graph> {
+    pub fn instantiate(mut self, stream: &Stream) -> Result<Graph> {
         if !self.owned {
             return Err(Error::graph("build: instantiate", "a conditional node's body is instantiated with its graph"));
         }
@@ -476,7 +478,7 @@ impl<'p> GraphBuilder<'p> {
         };
         // The graph now belongs to the `Graph`, which destroys it.
         self.owned = false;
-        let graph = Graph::from_parts(self.graph, exec, stream.clone(), self.node_count);
+        let graph = Graph::from_parts(self.graph, exec, stream.inner().clone(), self.node_count);
         if exec.is_null() {
             return Ok(graph);
         }

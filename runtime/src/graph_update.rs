@@ -18,7 +18,11 @@ impl Graph {
         if self.cu_graph_exec().is_null() {
             return Err(Error::graph(op, "the graph is empty: there is no executable graph to update"));
         }
-        self.stream().context().bind_to_thread().map_err(|e| Error::driver(format!("{op}: bind context"), e))?;
+        self.stream()
+            .inner()
+            .context()
+            .bind_to_thread()
+            .map_err(|e| Error::driver(format!("{op}: bind context"), e))?;
         Ok(self.cu_graph_exec())
     }
 

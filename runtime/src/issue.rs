@@ -6,9 +6,10 @@
 
 use std::ffi::c_void;
 
-use cudarc::driver::{sys, CudaFunction, CudaStream, LaunchConfig};
+use cudarc::driver::{sys, CudaFunction, LaunchConfig};
 
 use crate::capture_guard::check_stream;
+use crate::context::Stream;
 use crate::error::{Error, Result};
 use crate::graph::Graph;
 use crate::graph_build::{Dep, EdgeKind, GraphBuilder, NodeRef};
@@ -18,7 +19,7 @@ use crate::launch::{launch_ex, LaunchOptions};
 #[derive(Debug)]
 pub enum Issue<'a, 'p> {
     /// Launched on this stream now.
-    Stream(&'a CudaStream),
+    Stream(&'a Stream),
     /// Added to `builder` as a kernel node with incoming edges `deps`.
     AddNode {
         /// The graph under construction.
@@ -103,13 +104,14 @@ pub unsafe fn issue_kernel(
 /// `dst` is the device address of at least `count * elem_size` bytes, aligned to `elem_size`,
 /// owned by (or ordered with) `stream`.
 pub unsafe fn memset_async(
-    stream: &CudaStream,
+    stream: &Stream,
     dst: sys::CUdeviceptr,
     pattern: u32,
     elem_size: u32,
     count: usize,
     what: &str,
 ) -> Result<()> {
+    let stream = stream.inner();
     stream.context().bind_to_thread().map_err(|e| Error::driver(what.to_string(), e))?;
     check_stream(stream, || what.to_string())?;
     let s = stream.cu_stream();
@@ -130,12 +132,13 @@ pub unsafe fn memset_async(
 /// # Safety
 /// Both are addresses of at least `bytes` bytes, not overlapping, ordered with `stream`.
 pub unsafe fn memcpy_async(
-    stream: &CudaStream,
+    stream: &Stream,
     dst: sys::CUdeviceptr,
     src: sys::CUdeviceptr,
     bytes: usize,
     what: &str,
 ) -> Result<()> {
+    let stream = stream.inner();
     stream.context().bind_to_thread().map_err(|e| Error::driver(what.to_string(), e))?;
     check_stream(stream, || what.to_string())?;
     // SAFETY: the caller's promise on both addresses; unified addressing resolves their kinds.

@@ -5,8 +5,10 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use cudarc::driver::{
-    sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DeviceSlice,
+    sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaView, CudaViewMut, DevicePtr, DeviceSlice,
 };
+
+use crate::context::{Context, Stream};
 use cudarc::nvrtc::{CompileOptions, Ptx};
 
 use crate::error::{Error, Result};
@@ -36,7 +38,8 @@ impl KernelSource {
     ///
     /// The module stays loaded for the life of `ctx`, and loading the same code again returns
     /// it (see `module_registry`: nothing a program drops may unload code the GPU still runs).
-    pub fn load(&self, ctx: &Arc<CudaContext>) -> Result<Arc<CudaModule>> {
+    pub fn load(&self, ctx: &Context) -> Result<Arc<CudaModule>> {
+        let ctx = ctx.inner();
         if self.has_image() {
             return load_once(ctx, ModuleCode::Embedded(self.image), || {
                 self.load_ptx(ctx, Ptx::from_binary(self.image.to_vec()))
@@ -48,7 +51,8 @@ impl KernelSource {
     /// Loads the module compiled with NVRTC from the `.cu` file on disk (hot reload). As with
     /// [`Self::load`] the module stays loaded; code compiled to the same PTX before returns its
     /// module.
-    pub fn load_from_disk(&self, ctx: &Arc<CudaContext>) -> Result<Arc<CudaModule>> {
+    pub fn load_from_disk(&self, ctx: &Context) -> Result<Arc<CudaModule>> {
+        let ctx = ctx.inner();
         let path = self.disk_path();
         let text = std::fs::read_to_string(&path)
             .map_err(|e| Error::ModuleLoad { file: self.file, detail: format!("read {}: {e}", path.display()) })?;
@@ -94,7 +98,7 @@ impl KernelSource {
 /// share one `CudaModule`.
 #[derive(Debug)]
 pub struct ModuleCache {
-    ctx: Arc<CudaContext>,
+    ctx: Context,
     modules: Vec<(&'static str, Arc<CudaModule>)>,
     /// Compile every module from its `.cu` file on disk (hot reload) instead of the embedded image.
     from_disk: bool,
@@ -102,7 +106,7 @@ pub struct ModuleCache {
 
 impl ModuleCache {
     /// An empty cache for `ctx`.
-    pub fn new(ctx: &Arc<CudaContext>) -> Self {
+    pub fn new(ctx: &Context) -> Self {
         ModuleCache { ctx: ctx.clone(), modules: Vec::new(), from_disk: false }
     }
 
@@ -116,12 +120,12 @@ impl ModuleCache {
     /// graph edge into them) unless the code on disk executes `griddepcontrol.wait` before it
     /// touches memory an earlier kernel on the stream accesses. The generated `reload_kernels`
     /// turns the struct's PDL off before the reloaded kernels run.
-    pub unsafe fn from_disk(ctx: &Arc<CudaContext>) -> Self {
+    pub unsafe fn from_disk(ctx: &Context) -> Self {
         ModuleCache { ctx: ctx.clone(), modules: Vec::new(), from_disk: true }
     }
 
     /// The context modules are loaded into.
-    pub fn context(&self) -> &Arc<CudaContext> {
+    pub fn context(&self) -> &Context {
         &self.ctx
     }
 
@@ -176,19 +180,14 @@ const PARAM_INFO_DRIVER: i32 = 12040;
 /// would reveal extra ones, but it answers with an error that sanitizers report on every load
 /// (the driver of kgraph's CUDA 13.0 bindings has no `cuFuncGetParamCount`). A kernel with more
 /// parameters than declared is caught at compile time by the record, and by the source check.
-pub fn check_param_sizes(
-    ctx: &Arc<CudaContext>,
-    function: &CudaFunction,
-    kernel: &'static str,
-    expected: &[u32],
-) -> Result<()> {
+pub fn check_param_sizes(ctx: &Context, function: &CudaFunction, kernel: &'static str, expected: &[u32]) -> Result<()> {
     let mut version = 0i32;
     // SAFETY: writes one int; the driver library is loaded (a context exists).
     let queried = unsafe { sys::cuDriverGetVersion(&mut version) };
     if queried != sys::CUresult::CUDA_SUCCESS || version < PARAM_INFO_DRIVER {
         return Ok(());
     }
-    ctx.bind_to_thread().map_err(|e| Error::driver("bind the context to query kernel parameters", e))?;
+    ctx.inner().bind_to_thread().map_err(|e| Error::driver("bind the context to query kernel parameters", e))?;
     let func = function.cu_function();
     for (index, &want) in expected.iter().enumerate() {
         let (mut offset, mut size) = (0usize, 0usize);
@@ -210,7 +209,9 @@ pub fn check_param_sizes(
     Ok(())
 }
 
-/// Device memory a kernel may read: `CudaSlice<T>`, `CudaView<T>` or `CudaViewMut<T>`.
+/// Device memory a kernel may read: a [`crate::DeviceBuffer`] or a view of one (and cudarc's
+/// `CudaSlice`, `CudaView`, `CudaViewMut`, which safe code gets only from a cudarc context of
+/// its own, with event tracking on: kgraph's launches refuse them).
 ///
 /// kgraph contexts run without cudarc's per-slice event tracking (see [`crate::Device`]), so
 /// taking the raw pointer records nothing and costs nothing. In exchange, an allocation is
@@ -231,10 +232,11 @@ pub unsafe trait DeviceIn<T> {
     fn elem_len(&self) -> usize;
     /// The stream that owns the allocation: it was allocated, and will be freed, in this
     /// stream's order. Work on another stream is not ordered against the free.
-    fn stream(&self) -> &Arc<CudaStream>;
+    fn stream(&self) -> &Stream;
 }
 
-/// Device memory a kernel may write: `CudaSlice<T>` or `CudaViewMut<T>`.
+/// Device memory a kernel may write: a [`crate::DeviceBuffer`] or a [`crate::DeviceViewMut`]
+/// (and cudarc's `CudaSlice` and `CudaViewMut`).
 ///
 /// # Safety
 /// As for [`DeviceIn`], and the memory may be written while `self` is mutably borrowed.
@@ -256,8 +258,8 @@ macro_rules! device_in {
                 DeviceSlice::len(self)
             }
             #[inline]
-            fn stream(&self) -> &Arc<CudaStream> {
-                DeviceSlice::stream(self)
+            fn stream(&self) -> &Stream {
+                Stream::wrap(DeviceSlice::stream(self))
             }
         }
     )*};
@@ -276,7 +278,7 @@ unsafe impl<T> DeviceOut<T> for CudaViewMut<'_, T> {}
 /// enough for every launch.
 ///
 /// ```no_run
-/// # fn f(dev: &kgraph_runtime::Device, x: &kgraph_runtime::CudaSlice<f32>) -> kgraph_runtime::Result<()> {
+/// # fn f(dev: &kgraph_runtime::Device, x: &kgraph_runtime::DeviceBuffer<f32>) -> kgraph_runtime::Result<()> {
 /// use kgraph_runtime::{check_same_stream, DeviceIn};
 /// check_same_stream("my_kernel", "x", dev.stream(), DeviceIn::<f32>::stream(x))?;
 /// # Ok(()) }
@@ -284,8 +286,8 @@ unsafe impl<T> DeviceOut<T> for CudaViewMut<'_, T> {}
 pub fn check_same_stream(
     kernel: &'static str,
     param: &'static str,
-    launch: &CudaStream,
-    arg_stream: &CudaStream,
+    launch: &Stream,
+    arg_stream: &Stream,
 ) -> Result<()> {
     let (launch_ctx, arg_ctx) = (launch.context(), arg_stream.context());
     if arg_ctx.is_event_tracking() || launch_ctx.is_event_tracking() {
@@ -305,7 +307,7 @@ pub fn check_same_stream(
 pub fn check_same_context(
     kernel: &'static str,
     param: &'static str,
-    launch: &CudaStream,
+    launch: &Stream,
     arg_ctx: sys::CUcontext,
 ) -> Result<()> {
     if arg_ctx.is_null() || arg_ctx == launch.context().cu_ctx() {

@@ -5,9 +5,10 @@ use std::ffi::c_void;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use cudarc::driver::{sys, CudaFunction, CudaStream, LaunchConfig};
+use cudarc::driver::{sys, CudaFunction, LaunchConfig};
 
 use crate::capture_guard::check_stream;
+use crate::context::Stream;
 use crate::error::{Error, Result};
 
 /// Per-launch options beyond grid/block/shared memory.
@@ -145,7 +146,8 @@ fn raise_dynamic_shared(function: &CudaFunction, kernel: &'static str, bytes: u3
 /// other launches go through [`launch_ex`], which checks the same).
 #[doc(hidden)]
 #[inline]
-pub fn __check_capture(stream: &CudaStream, kernel: &'static str) -> Result<()> {
+pub fn __check_capture(stream: &Stream, kernel: &'static str) -> Result<()> {
+    let stream = stream.inner();
     // Bound first: a null (legacy default) stream is the current context's.
     stream.context().bind_to_thread().map_err(|source| Error::Launch { kernel, source })?;
     check_stream(stream, || format!("launch kernel `{kernel}`"))
@@ -164,13 +166,14 @@ pub fn __check_capture(stream: &CudaStream, kernel: &'static str) -> Result<()> 
 /// memory, until raised) is the caller's to allow first ([`DynamicSharedLimit::allow`]); the
 /// driver refuses the launch otherwise.
 pub unsafe fn launch_ex(
-    stream: &CudaStream,
+    stream: &Stream,
     function: &CudaFunction,
     kernel: &'static str,
     cfg: LaunchConfig,
     opts: LaunchOptions,
     args: &mut [*mut c_void],
 ) -> Result<()> {
+    let stream = stream.inner();
     stream.context().bind_to_thread().map_err(|source| Error::Launch { kernel, source })?;
     check_stream(stream, || format!("launch kernel `{kernel}`"))?;
     // SAFETY: CUlaunchAttribute is a plain C struct (id + union of plain values); all-zero is valid.

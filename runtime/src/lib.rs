@@ -29,18 +29,21 @@
 
 // Layered like cudarc's sys -> result -> safe; a module uses only those above it in this list
 // (tests/module_layers.rs checks there is no cycle):
-// error, pod; layout (pod); capture_guard (error); extent, kernel (error); launch, graph
-// (capture_guard, error); graph_build, graph_update (error, graph); pinned (error); transfer
-// (error, pinned); device (error, kernel, pod, transfer); mapped (device, error, kernel, pinned,
-// pod); slot_bus (device, error, kernel, mapped); with the `nccl` feature: bootstrap,
-// collective, nccl_sys (error, pod); nccl (bootstrap, capture_guard, collective, device, error,
-// kernel, nccl_sys).
+// error, pod; context, capture_guard, extent (error); layout (pod); kernel (context, error);
+// buffer (context, error, kernel); launch, graph (capture_guard, context, error); graph_build
+// (context, error, graph); graph_update (error, graph, graph_build); pinned (error); transfer
+// (context, error, pinned); device (buffer, context, error, kernel, pod, transfer); mapped
+// (device, error, kernel, pinned, pod); slot_bus (buffer, context, device, error, kernel,
+// mapped); with the `nccl` feature: bootstrap, collective, nccl_sys (error, pod); nccl
+// (bootstrap, capture_guard, collective, context, device, error, kernel, nccl_sys).
 #[cfg(feature = "nccl")]
 mod bootstrap;
+mod buffer;
 mod capture_guard;
 mod captured;
 #[cfg(feature = "nccl")]
 mod collective;
+mod context;
 pub mod control;
 mod device;
 mod error;
@@ -72,7 +75,9 @@ mod transfer;
 pub mod tune;
 mod vector;
 
+pub use buffer::{DeviceBuffer, DeviceView, DeviceViewMut};
 pub use captured::CapturedGraph;
+pub use context::{Context, Stream};
 pub use device::Device;
 pub use error::{Error, Result};
 pub use graph::Graph;

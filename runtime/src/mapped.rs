@@ -72,7 +72,7 @@ impl<T: Pod> MappedBuffer<T> {
         if bytes == 0 {
             return Ok(MappedBuffer { host: NonNull::dangling(), device: 0, len, alloc: None, lent: AtomicU8::new(0) });
         }
-        let alloc = PinnedAlloc::new(device.context(), "MappedBuffer::new", bytes)?;
+        let alloc = PinnedAlloc::new(&device.ctx, "MappedBuffer::new", bytes)?;
         // Page-aligned (so aligned for `T`, checked against `PAGE_ALIGN` above) and zeroed, and
         // all-zero bytes are a valid `T` (`T: Pod` implies `ValidAsZeroBits`).
         let host = alloc.host_ptr().cast::<T>();

@@ -24,12 +24,12 @@
 use std::cell::{Cell, OnceCell};
 use std::ffi::{c_int, c_void};
 use std::marker::PhantomData;
-use std::sync::Arc;
 
-use cudarc::driver::{sys, CudaStream};
+use cudarc::driver::sys;
 
 pub use crate::bootstrap::{env, Bootstrap, IdExchange, UniqueId, DEFAULT_TIMEOUT, UNIQUE_ID_BYTES};
 pub use crate::collective::{Collective, DataType, NcclType, ReduceOp};
+use crate::context::Stream;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::kernel::{check_same_stream, DeviceIn, DeviceOut};
@@ -120,7 +120,7 @@ pub struct Communicator {
     world_size: usize,
     /// The stream [`Communicator::capture_graph`] records on, made on first use and kept, so
     /// rebinding a collective node does not create a stream each time.
-    pub(crate) capture_stream: OnceCell<Arc<CudaStream>>,
+    pub(crate) capture_stream: OnceCell<Stream>,
     _not_sync: PhantomData<Cell<()>>,
 }
 
@@ -325,7 +325,7 @@ impl Communicator {
         send_len: usize,
         recv: sys::CUdeviceptr,
         recv_len: usize,
-        stream: &CudaStream,
+        stream: &Stream,
     ) -> Result<()> {
         self.refuse_in_group("Communicator::issue_raw")?;
         // SAFETY: the caller's contract, as documented; not inside a group (checked above).
@@ -347,7 +347,7 @@ impl Communicator {
         send_len: usize,
         recv: sys::CUdeviceptr,
         recv_len: usize,
-        stream: &CudaStream,
+        stream: &Stream,
     ) -> Result<()> {
         if stream.context().cu_ctx() != self.device.context().cu_ctx() {
             return Err(Error::ForeignContext { kernel: "Communicator::issue_raw", param: "stream" });
@@ -359,7 +359,7 @@ impl Communicator {
             other => other,
         })?;
         bind(&self.device, self.rank, collective.name())?;
-        crate::capture_guard::check_stream(stream, || format!("{collective} on rank {}", self.rank))?;
+        crate::capture_guard::check_stream(stream.inner(), || format!("{collective} on rank {}", self.rank))?;
         let (src, dst, ty, st) =
             (send as *const c_void, recv as *mut c_void, dtype.to_nccl(), stream.cu_stream().cast());
         // SAFETY: the buffers, their lifetimes and the matching calls on other ranks are the
@@ -518,7 +518,7 @@ impl Drop for CollectiveGraph {
 /// Makes `device`'s context current on this thread: NCCL picks its device from the CUDA
 /// runtime's current device, which follows the current driver context.
 pub(crate) fn bind(device: &Device, rank: usize, op: &str) -> Result<()> {
-    device.context().bind_to_thread().map_err(|e| Error::Nccl {
+    device.ctx.bind_to_thread().map_err(|e| Error::Nccl {
         rank,
         op: op.to_string(),
         detail: format!("make the device's context current: {e:?}"),

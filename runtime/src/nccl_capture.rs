@@ -2,9 +2,9 @@
 //! ([`CollectiveGraph`], defined with the communicator) on a stream the communicator keeps for
 //! captures, for graph builders that add it as a child-graph node.
 
-use std::sync::Arc;
-
 use cudarc::driver::{result, sys, CudaStream};
+
+use crate::context::Stream;
 
 use crate::capture_guard::OwnCapture;
 use crate::collective::{Collective, DataType};
@@ -37,12 +37,13 @@ impl Communicator {
         bind(&self.device, self.rank, "capture a collective")?;
         let stream = self.capture_stream()?;
         stream
+            .inner()
             .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
             .map_err(|e| Error::driver("Communicator::capture_graph: begin capture", e))?;
         // Ends the capture if `issue_raw` unwinds, so the stream is not left capturing.
-        let open = OpenCapture { stream };
+        let open = OpenCapture { stream: stream.inner() };
         // The collective is recorded only into this capture, registered as kgraph's own.
-        let issued = OwnCapture::register(stream).and_then(|own| {
+        let issued = OwnCapture::register(stream.inner()).and_then(|own| {
             // SAFETY: the caller's contract, as documented; `stream` belongs to the
             // communicator's device and records the collective without running it.
             let issued = unsafe { self.issue_raw(collective, dtype, send, send_len, recv, recv_len, stream) };
@@ -71,7 +72,7 @@ impl Communicator {
     /// on the device stream meanwhile is not recorded into a collective's graph. NCCL has made
     /// streams of its own already, so this one costs replays nothing. `!Sync` keeps two
     /// captures off it at once.
-    fn capture_stream(&self) -> Result<&Arc<CudaStream>> {
+    fn capture_stream(&self) -> Result<&Stream> {
         if let Some(stream) = self.capture_stream.get() {
             return Ok(stream);
         }

@@ -4,10 +4,11 @@
 use std::cell::Cell;
 use std::marker::PhantomData;
 
-use cudarc::driver::{sys, CudaStream};
+use cudarc::driver::sys;
 
 use crate::capture_guard::check_stream;
 use crate::collective::{Collective, DataType, NcclType, ReduceOp};
+use crate::context::Stream;
 use crate::error::{Error, Result};
 use crate::kernel::{DeviceIn, DeviceOut};
 use crate::nccl::{bind, count_group, in_group, Communicator};
@@ -66,7 +67,7 @@ impl Communicator {
     /// invalidated first (a query of a capturing stream does that), so the driver refuses what
     /// NCCL enqueues and the capture's end yields no graph, and the refusal is returned.
     fn refuse_foreign_capture_at_group_end(&self) -> Result<()> {
-        let stream = self.device.stream();
+        let stream = &self.device.stream;
         bind(&self.device, self.rank(), "Communicator::group")?;
         let checked = check_stream(stream, || format!("Communicator::group: ncclGroupEnd on rank {}", self.rank()));
         if checked.is_err() {
@@ -200,7 +201,7 @@ impl<'c, 'b> Group<'c, 'b> {
         send_len: usize,
         recv: sys::CUdeviceptr,
         recv_len: usize,
-        stream: &CudaStream,
+        stream: &Stream,
     ) -> Result<()> {
         // SAFETY: the caller's contract, as documented.
         unsafe { self.comm.issue_raw_grouped(collective, dtype, send, send_len, recv, recv_len, stream) }

@@ -63,7 +63,7 @@ impl Profile {
         let mut total = Vec::new();
         for _ in 0..iters {
             profiled.replay()?;
-            profiled.stream().synchronize().map_err(|e| Error::driver(op("synchronize"), e))?;
+            profiled.stream().inner().synchronize().map_err(|e| Error::driver(op("synchronize"), e))?;
             for (k, s) in samples.iter_mut().enumerate() {
                 let ms = events[k].elapsed_ms(&events[k + 1]).map_err(|e| Error::driver(op("elapsed time"), e))?;
                 s.push(f64::from(ms) * 1e3);

@@ -1,7 +1,9 @@
 //! [`SlotBus`]: a small array of `f32` values in device memory that the host sets one at a time,
 //! in stream order, and reads back all at once.
 
-use cudarc::driver::{result, CudaEvent, CudaSlice};
+use cudarc::driver::{result, CudaEvent};
+
+use crate::buffer::DeviceBuffer;
 
 use crate::device::Device;
 use crate::error::{Error, Result};
@@ -18,7 +20,7 @@ use crate::mapped::MappedBuffer;
 pub struct SlotBus {
     name: String,
     device: Device,
-    slots: CudaSlice<f32>,
+    slots: DeviceBuffer<f32>,
     staging: MappedBuffer<f32>,
     /// Per slot: the event recorded after its last copy, and whether that copy may be queued.
     copies: Vec<(Option<CudaEvent>, bool)>,
@@ -63,8 +65,8 @@ impl SlotBus {
         }
         let op = format!("slot bus `{}`: write slot {slot}", self.name);
         self.device.ensure_not_capturing(&op)?;
-        let ctx = self.device.context().clone();
-        let stream = self.device.stream().clone();
+        let ctx = self.device.ctx.clone();
+        let stream = self.device.stream.clone();
         let (event, in_flight) = &mut self.copies[slot];
         if *in_flight {
             if let Some(event) = event.as_ref() {
@@ -93,7 +95,7 @@ impl SlotBus {
             // through the driver (cudarc's `synchronize` can return a stored error without
             // waiting). Should that fail too, the copy may still be queued: the staging's drop
             // then waits for the context rather than free the cell under it.
-            if let Err(waited) = crate::transfer::wait_stream_raw(&stream) {
+            if let Err(waited) = crate::context::wait_stream_raw(&stream) {
                 self.staging.mark_device_use();
                 return Err(Error::driver(format!("{op}: synchronize after a failed event record ({e:?})"), waited));
             }
@@ -109,7 +111,7 @@ impl SlotBus {
     }
 
     /// The device slots, for kernel arguments.
-    pub fn slots(&self) -> &CudaSlice<f32> {
+    pub fn slots(&self) -> &DeviceBuffer<f32> {
         &self.slots
     }
 }
@@ -120,7 +122,7 @@ impl Drop for SlotBus {
         for (event, in_flight) in &self.copies {
             if let (true, Some(event)) = (*in_flight, event) {
                 if let Err(e) = event.synchronize() {
-                    self.device.context().record_err(Err::<(), _>(e));
+                    self.device.ctx.record_err(Err::<(), _>(e));
                     // Could not wait for this copy: the staging's own drop then waits for the
                     // whole context (and leaks the cells if even that fails).
                     self.staging.mark_device_use();

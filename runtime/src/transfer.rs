@@ -12,6 +12,7 @@
 
 use cudarc::driver::{result, sys, CudaEvent, CudaStream, DriverError};
 
+use crate::context::wait_stream_raw;
 use crate::error::{Error, Result};
 use crate::pinned::PinnedAlloc;
 
@@ -180,14 +181,4 @@ unsafe fn copy_dtod(
     // the stream belongs to this context.
     unsafe { result::memcpy_dtod_async(dst, src, bytes, stream.cu_stream()) }
         .map_err(|e| Error::driver(format!("{op}: cuMemcpyDtoDAsync of {bytes} bytes"), e))
-}
-
-/// `cuStreamSynchronize` of `stream` with its context made current directly: cudarc's
-/// `bind_to_thread` (inside `CudaStream::synchronize`) would first return, and clear, an error
-/// an unrelated earlier `Drop` stored, and not wait.
-pub(crate) fn wait_stream_raw(stream: &CudaStream) -> std::result::Result<(), DriverError> {
-    // SAFETY: the context is live (the stream holds it); making it current has no other effect.
-    unsafe { cudarc::driver::result::ctx::set_current(stream.context().cu_ctx()) }?;
-    // SAFETY: the stream is live and belongs to the current context.
-    unsafe { cudarc::driver::result::stream::synchronize(stream.cu_stream()) }
 }

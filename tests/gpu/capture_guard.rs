@@ -1,8 +1,9 @@
 //! kgraph's stream work is recorded only into captures kgraph began (docs/safety.md, "Stream
-//! captures"). cudarc's safe capture API on the device stream would otherwise record checked
-//! launches and graph replays into a graph kgraph knows nothing of, replayable after the
-//! buffers are freed: they are refused with a typed error and record nothing (not even a timed
-//! replay's events). Inside kgraph's own capture, a launch another thread issues onto the
+//! captures"). Safe code cannot reach cudarc's capture API on kgraph's stream (`Stream::cuda` is
+//! `unsafe`); code that begins a capture there anyway (through it, or the driver API) would
+//! otherwise record checked launches and graph replays into a graph kgraph knows nothing of,
+//! replayable after the buffers are freed: they are refused with a typed error and record
+//! nothing (not even a timed replay's events). Inside kgraph's own capture, a launch another thread issues onto the
 //! capture stream is refused too. Kernel: `tests/kernels/test_args.cu`'s `ka_reverse`.
 
 use kgraph::cudarc::driver::{result, sys};
@@ -44,8 +45,10 @@ fn work_for_a_capture_kgraph_did_not_begin_is_refused_and_records_nothing() {
     // SAFETY: `x` and `y` are declared before `g` (outlive it) and never reallocated.
     let g = unsafe { Graph::capture(dev.stream(), |s| k.ka_reverse.launch(s, CFG, &x, &mut y, N as i32)) }.unwrap();
     let s = dev.stream();
-    // cudarc's safe capture API on kgraph's stream: a capture kgraph did not begin.
-    s.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).unwrap();
+    // cudarc's capture API on kgraph's stream: a capture kgraph did not begin.
+    // SAFETY: breaks `Stream::cuda`'s contract on purpose, to show kgraph's guard refusing
+    // what would be recorded; the capture is ended below before any other use of the stream.
+    unsafe { s.cuda() }.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).unwrap();
     let launched = k.ka_reverse.launch(s, CFG, &x, &mut y, N as i32);
     let replayed = g.replay();
     let timed = g.replay_timed().map(drop);

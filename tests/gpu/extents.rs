@@ -10,7 +10,8 @@ use std::marker::PhantomData;
 
 use kgraph::cudarc::driver::sys::CUdeviceptr;
 use kgraph::{
-    CudaSlice, Device, DeviceIn, DeviceOut, Error, LaunchConfig, LaunchOptions, MappedBuffer, PinnedMutPtr, PinnedPtr,
+    Device, DeviceBuffer, DeviceIn, DeviceOut, Error, LaunchConfig, LaunchOptions, MappedBuffer, PinnedMutPtr,
+    PinnedPtr,
 };
 
 use super::common::device;
@@ -51,7 +52,7 @@ fn cfg(n: usize) -> LaunchConfig {
     LaunchConfig::for_num_elems(u32::try_from(n).expect("test sizes fit in u32"))
 }
 
-fn assert_poisoned(dev: &Device, y: &CudaSlice<f32>, what: &str) {
+fn assert_poisoned(dev: &Device, y: &DeviceBuffer<f32>, what: &str) {
     assert!(dev.download(y).unwrap().iter().all(|&v| v == POISON), "{what}: a refused launch wrote");
 }
 
@@ -94,8 +95,8 @@ fn disjoint_halves_launch_and_overlapping_views_are_refused() {
     let mut buf =
         dev.upload(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0, POISON, POISON, POISON, POISON, POISON, POISON]).unwrap();
     {
-        // cudarc's `split_at_mut`: disjoint halves, a sound launch.
-        let (lo, mut hi) = buf.split_at_mut(n);
+        // `DeviceBuffer::split_at_mut`: disjoint halves, a sound launch.
+        let (lo, mut hi) = buf.split_at_mut(n).unwrap();
         k.ka_reverse.launch(dev.stream(), cfg(n), &lo, &mut hi, n as i32).unwrap();
     }
     assert_eq!(dev.download(&buf).unwrap(), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 6.0, 5.0, 4.0, 3.0, 2.0, 1.0]);
@@ -220,17 +221,17 @@ fn the_unchecked_launch_runs_when_the_caller_keeps_its_contract() {
 /// hand out (cudarc's own `split_at_mut` gives disjoint halves, so safe cudarc code cannot build
 /// this): exactly what a checked launch must catch, since the borrow checker cannot.
 fn overlapping_views(
-    buf: &mut CudaSlice<f32>,
+    buf: &mut DeviceBuffer<f32>,
     x: std::ops::Range<usize>,
     y: std::ops::Range<usize>,
 ) -> (View<'_>, View<'_>) {
     assert!(x.end <= buf.len() && y.end <= buf.len() && x.start <= x.end && y.start <= y.end);
     let base = DeviceIn::<f32>::device_addr(&*buf);
-    let stream = std::sync::Arc::clone(buf.stream());
+    let stream = buf.stream().clone();
     let view = |r: std::ops::Range<usize>| View {
         addr: base + (r.start * std::mem::size_of::<f32>()) as u64,
         len: r.len(),
-        stream: std::sync::Arc::clone(&stream),
+        stream: stream.clone(),
         _buf: PhantomData,
     };
     (view(x), view(y))
@@ -240,8 +241,8 @@ fn overlapping_views(
 struct View<'a> {
     addr: CUdeviceptr,
     len: usize,
-    stream: std::sync::Arc<kgraph::CudaStream>,
-    _buf: PhantomData<&'a mut CudaSlice<f32>>,
+    stream: kgraph::Stream,
+    _buf: PhantomData<&'a mut DeviceBuffer<f32>>,
 }
 
 // SAFETY: `overlapping_views` builds each view inside its buffer (asserted), a live device
@@ -253,7 +254,7 @@ unsafe impl DeviceIn<f32> for View<'_> {
     fn elem_len(&self) -> usize {
         self.len
     }
-    fn stream(&self) -> &std::sync::Arc<kgraph::CudaStream> {
+    fn stream(&self) -> &kgraph::Stream {
         &self.stream
     }
 }

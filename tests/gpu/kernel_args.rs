@@ -6,7 +6,7 @@
 use std::fmt::Debug;
 use std::sync::Arc;
 
-use kgraph::{CudaSlice, Device, LaunchConfig, LaunchOptions, MappedBuffer, PinnedSlot, Pod};
+use kgraph::{Device, DeviceBuffer, LaunchConfig, LaunchOptions, MappedBuffer, PinnedSlot, Pod};
 
 use super::common::device;
 
@@ -91,8 +91,8 @@ fn views_pass_their_own_offsets() {
     let sentinel = 7.75f32;
     let mut y = dev.upload(&vec![sentinel; 300]).unwrap();
     {
-        let src = x.slice(100..200);
-        let mut dst = y.slice_mut(50..150);
+        let src = x.slice(100..200).unwrap();
+        let mut dst = y.slice_mut(50..150).unwrap();
         k.ka_reverse.launch(dev.stream(), cfg(100), &src, &mut dst, 100).unwrap();
     }
     let ys = dev.download(&y).unwrap();
@@ -126,7 +126,7 @@ fn check_fill<T: Pod + PartialEq + Debug>(
     dev: &Device,
     s: T,
     sentinel: T,
-    launch: impl Fn(LaunchConfig, i32, T, &mut CudaSlice<T>) -> kgraph::Result<()>,
+    launch: impl Fn(LaunchConfig, i32, T, &mut DeviceBuffer<T>) -> kgraph::Result<()>,
 ) {
     assert_ne!(s, sentinel);
     let n = 3000;

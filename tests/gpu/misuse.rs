@@ -3,10 +3,8 @@
 //! One place for all five: wrong transfer lengths, an out-of-range slot, replay before capture,
 //! a capture begun while the stream is already capturing, and a launch the driver rejects.
 
-use std::sync::Arc;
-
 use kgraph::cudarc::driver::sys::CUstreamCaptureStatus;
-use kgraph::{CudaStream, Device, Error, Graph, LaunchConfig, LaunchOptions, SlotBus};
+use kgraph::{Device, Error, Graph, LaunchConfig, LaunchOptions, SlotBus, Stream};
 
 use super::common::device;
 use super::graph::TestAffine;
@@ -21,7 +19,7 @@ fn cfg(n: usize) -> LaunchConfig {
     LaunchConfig::for_num_elems(u32::try_from(n).expect("test sizes fit in u32"))
 }
 
-fn capture_status(s: &CudaStream) -> CUstreamCaptureStatus {
+fn capture_status(s: &Stream) -> CUstreamCaptureStatus {
     s.capture_status().expect("query capture status")
 }
 
@@ -134,7 +132,7 @@ fn replay_before_capture_names_the_graph_and_capture_then_works() {
 fn capture_while_capturing_is_refused_and_the_outer_capture_still_works() {
     let dev = device();
     let iota = RtIotaU32::new(&dev).unwrap();
-    let s: &Arc<CudaStream> = dev.stream();
+    let s: &Stream = dev.stream();
     let mut out = dev.alloc_zeros::<u32>(N).unwrap();
 
     // 1. The inner capture is refused; the outer one ignores that and completes.

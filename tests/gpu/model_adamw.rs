@@ -2,7 +2,7 @@
 //! scale invariance, the float4 and scalar paths (large n with a tail, misaligned views), and
 //! huge gradients never giving NaN.
 
-use kgraph::{CudaSlice, Device};
+use kgraph::{Device, DeviceBuffer};
 use kgraph_model::model::{launch, Kernels};
 
 use super::common::device;
@@ -143,9 +143,9 @@ fn adamw_vector_scalar_and_scheduled_paths_agree_bitwise_on_large_n_with_tail() 
         assert_ne!(a, b, "p[{i}] was not updated (tail: {})", i >= n - 3);
     }
     // Views at an odd offset: not 16-byte aligned, so every element takes the scalar loop.
-    let at_offset = |v: &[f32]| -> CudaSlice<f32> {
+    let at_offset = |v: &[f32]| -> DeviceBuffer<f32> {
         let mut b = zeros(&dev, n + 1);
-        dev.upload_into(v, &mut b.slice_mut(1..)).unwrap();
+        dev.upload_into(v, &mut b.slice_mut(1..).unwrap()).unwrap();
         b
     };
     let (gb, mut pb, mut mb, mut vb) = (at_offset(&g), at_offset(&s.p), at_offset(&s.m), at_offset(&s.v));
@@ -153,7 +153,7 @@ fn adamw_vector_scalar_and_scheduled_paths_agree_bitwise_on_large_n_with_tail() 
         .launch(
             dev.stream(),
             launch::adamw(n),
-            &gb.slice(1..),
+            &gb.slice(1..).unwrap(),
             h.lr,
             h.beta1,
             h.beta2,
@@ -162,9 +162,9 @@ fn adamw_vector_scalar_and_scheduled_paths_agree_bitwise_on_large_n_with_tail() 
             h.bc1,
             h.bc2,
             n as i32,
-            &mut pb.slice_mut(1..),
-            &mut mb.slice_mut(1..),
-            &mut vb.slice_mut(1..),
+            &mut pb.slice_mut(1..).unwrap(),
+            &mut mb.slice_mut(1..).unwrap(),
+            &mut vb.slice_mut(1..).unwrap(),
         )
         .unwrap();
     assert_bitwise_eq("p misaligned", &aligned.p, &down(&dev, &pb)[1..]);

@@ -3,7 +3,7 @@
 //! finite differences of the kernel's own loss.
 
 use kgraph::gradcheck::GradCheck;
-use kgraph::{CudaSlice, Device, Result};
+use kgraph::{Device, DeviceBuffer, Result};
 use kgraph_model::model::{launch, Kernels, N_HORIZONS};
 
 use super::common::device;
@@ -12,10 +12,10 @@ use super::model_util::{assert_all_finite, down, kernels, up, weights, zeros, Lc
 fn bce_dev(
     dev: &Device,
     k: &Kernels,
-    z: &CudaSlice<f32>,
-    y: &CudaSlice<f32>,
-    loss: &mut CudaSlice<f32>,
-    g: &mut CudaSlice<f32>,
+    z: &DeviceBuffer<f32>,
+    y: &DeviceBuffer<f32>,
+    loss: &mut DeviceBuffer<f32>,
+    g: &mut DeviceBuffer<f32>,
 ) -> Result<()> {
     let count = z.len() as i32;
     k.bce_with_logits.launch(dev.stream(), launch::bce_with_logits(), z, y, count, loss, g)

@@ -2,7 +2,7 @@
 //! target, batch independence) and its two backward kernels against finite differences.
 
 use kgraph::gradcheck::{assert_all_passed, weighted_sum, GradCheck};
-use kgraph::{CudaSlice, Device, Result};
+use kgraph::{Device, DeviceBuffer, Result};
 use kgraph_model::model::{launch, Kernels, N_FEAT};
 
 use super::common::device;
@@ -34,7 +34,7 @@ impl Cfc {
         Cfc { batch, n_in, n_hid, params, dt }
     }
 
-    fn upload(&self, dev: &Device) -> Vec<CudaSlice<f32>> {
+    fn upload(&self, dev: &Device) -> Vec<DeviceBuffer<f32>> {
         self.params.iter().map(|p| up(dev, p)).collect()
     }
 }
@@ -44,9 +44,9 @@ fn forward_dev(
     dev: &Device,
     k: &Kernels,
     c: &Cfc,
-    p: &[&CudaSlice<f32>],
-    dt: &CudaSlice<f32>,
-    h_new: &mut CudaSlice<f32>,
+    p: &[&DeviceBuffer<f32>],
+    dt: &DeviceBuffer<f32>,
+    h_new: &mut DeviceBuffer<f32>,
 ) -> Result<()> {
     let cfg = launch::cfc_step(c.batch, c.n_hid);
     let (b, ni, nh) = (c.batch as i32, c.n_in as i32, c.n_hid as i32);
@@ -55,7 +55,7 @@ fn forward_dev(
 
 fn forward(dev: &Device, k: &Kernels, c: &Cfc) -> Vec<f32> {
     let bufs = c.upload(dev);
-    let refs: Vec<&CudaSlice<f32>> = bufs.iter().collect();
+    let refs: Vec<&DeviceBuffer<f32>> = bufs.iter().collect();
     let mut h_new = zeros(dev, c.batch * c.n_hid);
     forward_dev(dev, k, c, &refs, &up(dev, &c.dt), &mut h_new).unwrap();
     down(dev, &h_new)
@@ -66,10 +66,10 @@ fn backward_into(
     dev: &Device,
     k: &Kernels,
     c: &Cfc,
-    p: &[&CudaSlice<f32>],
-    dt: &CudaSlice<f32>,
-    g_h_new: &CudaSlice<f32>,
-    grads: &mut [CudaSlice<f32>],
+    p: &[&DeviceBuffer<f32>],
+    dt: &DeviceBuffer<f32>,
+    g_h_new: &DeviceBuffer<f32>,
+    grads: &mut [DeviceBuffer<f32>],
 ) {
     let (b, ni, nh) = (c.batch as i32, c.n_in as i32, c.n_hid as i32);
     let mut d_pre_g = zeros(dev, c.batch * c.n_hid);
@@ -120,7 +120,7 @@ fn backward_into(
         .unwrap();
 }
 
-fn zero_grads(dev: &Device, c: &Cfc) -> Vec<CudaSlice<f32>> {
+fn zero_grads(dev: &Device, c: &Cfc) -> Vec<DeviceBuffer<f32>> {
     c.params.iter().map(|p| zeros(dev, p.len())).collect()
 }
 
@@ -232,7 +232,7 @@ fn gradcheck_cfc(batch: usize, n_hid: usize, seed: u64) {
     let g_h_new = up(&dev, &cot);
     let mut params = c.upload(&dev);
     let mut grads = zero_grads(&dev, &c);
-    let refs: Vec<&CudaSlice<f32>> = params.iter().collect();
+    let refs: Vec<&DeviceBuffer<f32>> = params.iter().collect();
     backward_into(&dev, &k, &c, &refs, &dt, &g_h_new, &mut grads);
     let analytic: Vec<Vec<f32>> = grads.iter().map(|g| down(&dev, g)).collect();
     for (name, g) in NAMES.iter().zip(&analytic) {
@@ -272,7 +272,7 @@ fn cfc_backward_at_dt_zero_passes_the_gradient_straight_through() {
     c.dt = vec![0.0; c.batch];
     let cot = rng.vec(c.batch * c.n_hid, -1.0, 1.0);
     let params = c.upload(&dev);
-    let refs: Vec<&CudaSlice<f32>> = params.iter().collect();
+    let refs: Vec<&DeviceBuffer<f32>> = params.iter().collect();
     let mut grads = zero_grads(&dev, &c);
     backward_into(&dev, &k, &c, &refs, &up(&dev, &c.dt), &up(&dev, &cot), &mut grads);
     let g: Vec<Vec<f32>> = grads.iter().map(|b| down(&dev, b)).collect();
@@ -291,7 +291,7 @@ fn cfc_backward_accumulates_into_gradient_buffers() {
     let c = Cfc::random(&mut rng, 256, N_FEAT, 32, 2.0);
     let (dt, g_h_new) = (up(&dev, &c.dt), up(&dev, &rng.vec(c.batch * c.n_hid, -1.0, 1.0)));
     let params = c.upload(&dev);
-    let refs: Vec<&CudaSlice<f32>> = params.iter().collect();
+    let refs: Vec<&DeviceBuffer<f32>> = params.iter().collect();
     let mut grads = zero_grads(&dev, &c);
     backward_into(&dev, &k, &c, &refs, &dt, &g_h_new, &mut grads);
     let once: Vec<Vec<f32>> = grads.iter().map(|b| down(&dev, b)).collect();

@@ -3,7 +3,7 @@
 //! GPU forward, for every input and weight.
 
 use kgraph::gradcheck::{assert_all_passed, weighted_sum, GradCheck};
-use kgraph::{CudaSlice, Device, Result};
+use kgraph::{Device, DeviceBuffer, Result};
 use kgraph_model::model::{launch, Kernels, N_FEAT, N_HORIZONS, N_PROJ};
 
 use super::common::device;
@@ -16,18 +16,18 @@ struct Dims {
     batch: usize,
     n_in: usize,
     n_hid: usize,
-    dt: CudaSlice<f32>,
-    targets: CudaSlice<f32>,
+    dt: DeviceBuffer<f32>,
+    targets: DeviceBuffer<f32>,
 }
 
 /// Forward buffers reused across evaluations.
 struct Acts {
-    h_new: CudaSlice<f32>,
-    logits: CudaSlice<f32>,
-    probs: CudaSlice<f32>,
-    loss: CudaSlice<f32>,
-    g_scratch: CudaSlice<f32>,
-    y: CudaSlice<f32>,
+    h_new: DeviceBuffer<f32>,
+    logits: DeviceBuffer<f32>,
+    probs: DeviceBuffer<f32>,
+    loss: DeviceBuffer<f32>,
+    g_scratch: DeviceBuffer<f32>,
+    y: DeviceBuffer<f32>,
 }
 
 impl Acts {
@@ -49,9 +49,9 @@ fn forward(
     dev: &Device,
     k: &Kernels,
     d: &Dims,
-    p: &[&CudaSlice<f32>],
+    p: &[&DeviceBuffer<f32>],
     a: &mut Acts,
-    g_logits: Option<&mut CudaSlice<f32>>,
+    g_logits: Option<&mut DeviceBuffer<f32>>,
 ) -> Result<()> {
     let (b, ni, nh) = (d.batch as i32, d.n_in as i32, d.n_hid as i32);
     let s = dev.stream();
@@ -105,7 +105,7 @@ fn gradcheck_chain(batch: usize, seed: u64) {
         weights(&mut rng, N_PROJ, n_hid, 1.0),
         rng.vec(N_PROJ, -1.0, 1.0),
     ];
-    let mut params: Vec<CudaSlice<f32>> = host.iter().map(|v| up(&dev, v)).collect();
+    let mut params: Vec<DeviceBuffer<f32>> = host.iter().map(|v| up(&dev, v)).collect();
     let count = batch * N_HORIZONS;
     let dt = up(&dev, &rng.vec(batch, 0.1, 1.5));
     let targets = up(&dev, &rng.vec(count, 0.0, 1.0));
@@ -115,10 +115,10 @@ fn gradcheck_chain(batch: usize, seed: u64) {
     let g_y = up(&dev, &cq);
 
     // Analytic: forward, then every backward accumulating into zeroed gradients.
-    let mut grads: Vec<CudaSlice<f32>> = host.iter().map(|v| zeros(&dev, v.len())).collect();
+    let mut grads: Vec<DeviceBuffer<f32>> = host.iter().map(|v| zeros(&dev, v.len())).collect();
     let mut acts = Acts::new(&dev, &d);
     let mut g_logits = zeros(&dev, count);
-    let refs: Vec<&CudaSlice<f32>> = params.iter().collect();
+    let refs: Vec<&DeviceBuffer<f32>> = params.iter().collect();
     forward(&dev, &k, &d, &refs, &mut acts, Some(&mut g_logits)).unwrap();
     let (b, ni, nh) = (batch as i32, d.n_in as i32, d.n_hid as i32);
     let s = dev.stream();

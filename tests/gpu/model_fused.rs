@@ -5,7 +5,7 @@
 //! lanes and output warps idle in the preloaded path; `model_graphs.rs` checks the preloaded path
 //! against the multi-node graph.
 
-use kgraph::{CudaSlice, Device, LaunchConfig, MappedBuffer};
+use kgraph::{Device, DeviceBuffer, LaunchConfig, MappedBuffer};
 use kgraph_model::graphs::synthetic::BookStream;
 use kgraph_model::model::{Kernels, N_FEAT, N_HORIZONS, N_PROJ, SNAP_LEN};
 
@@ -16,7 +16,7 @@ use super::model_util::{assert_all_finite, assert_bitwise_eq, down, kernels, up,
 struct Problem {
     batch: usize,
     n_hid: usize,
-    params: Vec<CudaSlice<f32>>,
+    params: Vec<DeviceBuffer<f32>>,
     h0: Vec<f32>,
     snap: MappedBuffer<f32>,
     dt: MappedBuffer<f32>,

@@ -2,7 +2,7 @@
 //! linearity, fixed points) and their backward kernels against finite differences.
 
 use kgraph::gradcheck::{assert_all_passed, weighted_sum, GradCheck};
-use kgraph::{CudaSlice, Device, Result};
+use kgraph::{Device, DeviceBuffer, Result};
 use kgraph_model::model::{launch, Kernels, N_HORIZONS, N_PROJ};
 
 use super::common::device;
@@ -13,9 +13,9 @@ fn heads_dev(
     k: &Kernels,
     batch: usize,
     n_hid: usize,
-    p: &[&CudaSlice<f32>],
-    logits: &mut CudaSlice<f32>,
-    probs: &mut CudaSlice<f32>,
+    p: &[&DeviceBuffer<f32>],
+    logits: &mut DeviceBuffer<f32>,
+    probs: &mut DeviceBuffer<f32>,
 ) -> Result<()> {
     let cfg = launch::multi_horizon_heads(batch);
     k.multi_horizon_heads.launch(dev.stream(), cfg, p[0], p[1], p[2], batch as i32, n_hid as i32, logits, probs)
@@ -35,8 +35,8 @@ fn projection_dev(
     k: &Kernels,
     batch: usize,
     n_hid: usize,
-    p: &[&CudaSlice<f32>],
-    y: &mut CudaSlice<f32>,
+    p: &[&DeviceBuffer<f32>],
+    y: &mut DeviceBuffer<f32>,
 ) -> Result<()> {
     k.projection.launch(dev.stream(), launch::projection(batch), p[0], p[1], p[2], batch as i32, n_hid as i32, y)
 }
@@ -180,11 +180,11 @@ fn gradcheck_heads(batch: usize, seed: u64) {
     let mut rng = Lcg::new(seed);
     let host =
         [rng.vec(batch * n_hid, -1.0, 1.0), weights(&mut rng, N_HORIZONS, n_hid, 3.0), rng.vec(N_HORIZONS, -1.0, 1.0)];
-    let mut params: Vec<CudaSlice<f32>> = host.iter().map(|v| up(&dev, v)).collect();
+    let mut params: Vec<DeviceBuffer<f32>> = host.iter().map(|v| up(&dev, v)).collect();
     let n_out = batch * N_HORIZONS;
     let (cot_logits, cot_probs) = (rng.vec(n_out, -1.0, 1.0), rng.vec(n_out, -1.0, 1.0));
     let (mut logits, mut probs) = (zeros(&dev, n_out), zeros(&dev, n_out));
-    let refs: Vec<&CudaSlice<f32>> = params.iter().collect();
+    let refs: Vec<&DeviceBuffer<f32>> = params.iter().collect();
     heads_dev(&dev, &k, batch, n_hid, &refs, &mut logits, &mut probs).unwrap();
     let mut grads = [zeros(&dev, host[0].len()), zeros(&dev, host[1].len()), zeros(&dev, N_HORIZONS)];
     let [g_h, g_w, g_b] = &mut grads;
@@ -222,7 +222,7 @@ fn gradcheck_projection(batch: usize, seed: u64) {
     let n_hid = 64;
     let mut rng = Lcg::new(seed);
     let host = [rng.vec(batch * n_hid, -1.0, 1.0), weights(&mut rng, N_PROJ, n_hid, 1.0), rng.vec(N_PROJ, -1.0, 1.0)];
-    let mut params: Vec<CudaSlice<f32>> = host.iter().map(|v| up(&dev, v)).collect();
+    let mut params: Vec<DeviceBuffer<f32>> = host.iter().map(|v| up(&dev, v)).collect();
     let cot = rng.vec(batch * N_PROJ, -1.0, 1.0);
     let mut grads = [zeros(&dev, host[0].len()), zeros(&dev, host[1].len()), zeros(&dev, N_PROJ)];
     let [g_h, g_p, g_c] = &mut grads;

@@ -4,7 +4,7 @@
 //! order, no graph) or from invariants (lr = 0 leaves the weights as they are, gradients are
 //! zeroed at every step, learnable labels lower the loss); nothing is recomputed on the CPU.
 
-use kgraph::CudaSlice;
+use kgraph::DeviceBuffer;
 use kgraph_model::graphs::synthetic::BookStream;
 use kgraph_model::graphs::{ModelWeights, TrainBatch, TrainStep, TrainStepBatch512, TrainSteps100};
 
@@ -128,7 +128,7 @@ fn train_step_zeroes_its_gradients_at_every_step() {
     let [_, bc1, bc2] = g.schedule_for(1, LR);
     g.upload_schedule(&[0.0, bc1, bc2]).unwrap();
     let grads = |g: &TrainStep| -> Vec<(&'static str, Vec<f32>)> {
-        let d = |b: &CudaSlice<f32>| down(&dev, b);
+        let d = |b: &DeviceBuffer<f32>| down(&dev, b);
         vec![
             ("g_logits", d(g.g_logits())),
             ("g_h1", d(g.g_h1())),

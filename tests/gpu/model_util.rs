@@ -1,7 +1,7 @@
 //! Shared helpers of the model-kernel GPU tests: a deterministic generator and transfers.
 #![allow(dead_code)]
 
-use kgraph::{CudaSlice, Device};
+use kgraph::{Device, DeviceBuffer};
 use kgraph_model::model::Kernels;
 
 /// A 64-bit LCG (Knuth's MMIX constants), high bits out: small, deterministic, no crates.
@@ -36,15 +36,15 @@ pub fn kernels(dev: &Device) -> Kernels {
     Kernels::load(dev).unwrap_or_else(|e| panic!("loading the model kernels failed: {e}"))
 }
 
-pub fn up(dev: &Device, v: &[f32]) -> CudaSlice<f32> {
+pub fn up(dev: &Device, v: &[f32]) -> DeviceBuffer<f32> {
     dev.upload(v).unwrap()
 }
 
-pub fn zeros(dev: &Device, n: usize) -> CudaSlice<f32> {
+pub fn zeros(dev: &Device, n: usize) -> DeviceBuffer<f32> {
     dev.alloc_zeros::<f32>(n).unwrap()
 }
 
-pub fn down(dev: &Device, b: &CudaSlice<f32>) -> Vec<f32> {
+pub fn down(dev: &Device, b: &DeviceBuffer<f32>) -> Vec<f32> {
     dev.download(b).unwrap()
 }
 

@@ -141,7 +141,8 @@ fn bad_lengths_and_foreign_streams_are_refused_before_nccl() {
     assert!(matches!(comm.broadcast(&send, &mut dev.alloc_zeros::<f32>(8).unwrap(), 1), Err(Error::OutOfRange { .. })));
     // SAFETY: the slice below is only handed to a checked call, which refuses it.
     let other = unsafe { dev.new_stream() }.unwrap();
-    let foreign = other.alloc_zeros::<f32>(8).unwrap();
+    // SAFETY: as above.
+    let foreign = unsafe { other.cuda() }.alloc_zeros::<f32>(8).unwrap();
     let mut recv = dev.alloc_zeros::<f32>(8).unwrap();
     assert!(matches!(
         comm.all_reduce(&foreign, &mut recv, ReduceOp::Sum),
@@ -244,10 +245,12 @@ fn a_group_ending_inside_a_foreign_capture_is_refused_and_invalidates_it() {
     let mut recv = dev.alloc_zeros::<f32>(1024).unwrap();
     let stream = dev.stream().clone();
     // NCCL enqueues a group's collectives at ncclGroupEnd, after the closure has begun cudarc's
-    // (safe) capture on the device stream: the end is refused and the capture invalidated.
+    // capture on the device stream: the end is refused and the capture invalidated.
     let out = comm.group(|g| {
         g.all_reduce(&send, &mut recv, ReduceOp::Sum)?;
-        stream
+        // SAFETY: breaks `Stream::cuda`'s contract on purpose, to show the refusal; the
+        // capture is ended below before any other use of the stream.
+        unsafe { stream.cuda() }
             .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
             .map_err(|e| Error::driver("begin a foreign capture", e))
     });

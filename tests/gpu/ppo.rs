@@ -7,7 +7,7 @@
 //! re-implemented on the host: the host side only states the invariants.
 
 use kgraph::gradcheck::{sample_coords, weighted_sum, GradCheck};
-use kgraph::{CudaSlice, Device, Result};
+use kgraph::{Device, DeviceBuffer, Result};
 use kgraph_model::ppo::{launch, Kernels, STAT_NAMES};
 
 use super::common::device;
@@ -17,7 +17,7 @@ pub(super) fn kernels(dev: &Device) -> Kernels {
     Kernels::load(dev).unwrap_or_else(|e| panic!("loading the PPO kernels failed: {e}"))
 }
 
-fn up_i32(dev: &Device, v: &[i32]) -> CudaSlice<i32> {
+fn up_i32(dev: &Device, v: &[i32]) -> DeviceBuffer<i32> {
     dev.upload(v).unwrap()
 }
 
@@ -25,16 +25,16 @@ fn up_i32(dev: &Device, v: &[i32]) -> CudaSlice<i32> {
 fn head_dev(
     dev: &Device,
     k: &Kernels,
-    logits: &CudaSlice<f32>,
+    logits: &DeviceBuffer<f32>,
     batch: usize,
     n_act: usize,
-    out: &mut [CudaSlice<f32>; 3],
+    out: &mut [DeviceBuffer<f32>; 3],
 ) -> Result<()> {
     let [lp, p, h] = out;
     k.ppo_policy_head.launch(dev.stream(), launch::per_row(batch), logits, batch as i32, n_act as i32, lp, p, h)
 }
 
-fn head_bufs(dev: &Device, batch: usize, n_act: usize) -> [CudaSlice<f32>; 3] {
+fn head_bufs(dev: &Device, batch: usize, n_act: usize) -> [DeviceBuffer<f32>; 3] {
     [zeros(dev, batch * n_act), zeros(dev, batch * n_act), zeros(dev, batch)]
 }
 
@@ -127,11 +127,11 @@ fn ppo_entropy_of_a_uniform_policy_is_log_of_the_action_count() {
 
 /// Everything the loss kernels read besides the policy head's outputs, on the device.
 struct LossInputs {
-    values: CudaSlice<f32>,
-    actions: CudaSlice<i32>,
-    old_log_probs: CudaSlice<f32>,
-    advantages: CudaSlice<f32>,
-    returns: CudaSlice<f32>,
+    values: DeviceBuffer<f32>,
+    actions: DeviceBuffer<i32>,
+    old_log_probs: DeviceBuffer<f32>,
+    advantages: DeviceBuffer<f32>,
+    returns: DeviceBuffer<f32>,
 }
 
 #[derive(Clone, Copy)]
@@ -151,13 +151,13 @@ fn old_for_ratios(lp: &[f32], actions: &[i32], n_act: usize, ratios: &[f64]) -> 
 fn loss_forward_dev(
     dev: &Device,
     k: &Kernels,
-    head: &[CudaSlice<f32>; 3],
+    head: &[DeviceBuffer<f32>; 3],
     inp: &LossInputs,
-    values: &CudaSlice<f32>,
+    values: &DeviceBuffer<f32>,
     c: Coefs,
     n_act: usize,
-    sample_loss: &mut CudaSlice<f32>,
-    stats: &mut CudaSlice<f32>,
+    sample_loss: &mut DeviceBuffer<f32>,
+    stats: &mut DeviceBuffer<f32>,
 ) -> Result<()> {
     let batch = values.len();
     k.ppo_loss_forward.launch(
@@ -184,7 +184,7 @@ fn loss_forward_dev(
 fn loss_forward(
     dev: &Device,
     k: &Kernels,
-    head: &[CudaSlice<f32>; 3],
+    head: &[DeviceBuffer<f32>; 3],
     inp: &LossInputs,
     c: Coefs,
     n_act: usize,
@@ -198,7 +198,7 @@ fn loss_forward(
 fn loss_backward(
     dev: &Device,
     k: &Kernels,
-    head: &[CudaSlice<f32>; 3],
+    head: &[DeviceBuffer<f32>; 3],
     inp: &LossInputs,
     c: Coefs,
     n_act: usize,

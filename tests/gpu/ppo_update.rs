@@ -4,7 +4,7 @@
 //! (`graphs/ppo_update.toml`) against its eager run and its one-launch WHILE form.
 
 use kgraph::gradcheck::{sample_coords, weighted_sum, GradCheck};
-use kgraph::{CudaSlice, Device, Result};
+use kgraph::{Device, DeviceBuffer, Result};
 use kgraph_model::graphs::{PpoUpdate, PpoUpdateLoop};
 use kgraph_model::ppo::{launch, Kernels, MlpLayout, ACT_IDENTITY, ACT_TANH};
 
@@ -34,9 +34,9 @@ impl LinearCase {
         &self,
         dev: &Device,
         k: &Kernels,
-        p: &CudaSlice<f32>,
-        x: &CudaSlice<f32>,
-        y: &mut CudaSlice<f32>,
+        p: &DeviceBuffer<f32>,
+        x: &DeviceBuffer<f32>,
+        y: &mut DeviceBuffer<f32>,
     ) -> Result<()> {
         let cfg = launch::linear_forward(self.batch, self.n_out);
         let (b, i, o) = (self.batch as i32, self.n_in as i32, self.n_out as i32);

@@ -6,10 +6,10 @@ mod graph;
 
 use std::sync::Arc;
 
-use kgraph::cudarc::driver::{CudaFunction, DeviceRepr, PushKernelArg, ValidAsZeroBits};
+use kgraph::cudarc::driver::{CudaFunction, CudaStream, DeviceRepr, PushKernelArg, ValidAsZeroBits};
 use kgraph::{
-    CudaSlice, CudaStream, Device, Error, KernelSource, LaunchConfig, MappedBuffer, ModuleCache, PinnedMutPtr,
-    PinnedPtr,
+    Device, DeviceBuffer, DeviceIn, DeviceOut, Error, KernelSource, LaunchConfig, MappedBuffer, ModuleCache,
+    PinnedMutPtr, PinnedPtr, Stream,
 };
 use kgraph::{PinnedSlot, Pod, Result, SlotBus};
 
@@ -35,6 +35,13 @@ fn launch_error(kernel: &'static str) -> impl Fn(kgraph::cudarc::driver::DriverE
     move |source| Error::Launch { kernel, source }
 }
 
+/// cudarc's stream under `s`, for the hand-written launches below.
+fn raw(s: &Stream) -> &Arc<CudaStream> {
+    // SAFETY: the launches below issue on `s` only, with arguments the callers order on it (the
+    // tests that pass another stream's memory check the refusal before launching).
+    unsafe { s.cuda() }
+}
+
 fn grid(n: usize) -> LaunchConfig {
     LaunchConfig::for_num_elems(u32::try_from(n).expect("test sizes fit in u32"))
 }
@@ -55,12 +62,12 @@ impl TestKernels {
     }
 
     /// `out[idx] = *slot`.
-    fn read_slot(&self, s: &Arc<CudaStream>, slot: PinnedPtr<u64>, out: &mut CudaSlice<u64>, idx: usize) -> Result<()> {
+    fn read_slot(&self, s: &Stream, slot: PinnedPtr<u64>, out: &mut DeviceBuffer<u64>, idx: usize) -> Result<()> {
         assert!(idx < out.len());
         let idx = idx as i32;
-        let mut l = s.launch_builder(&self.read_slot_u64);
-        let slot = slot.addr();
-        l.arg(&slot).arg(out).arg(&idx);
+        let mut l = raw(s).launch_builder(&self.read_slot_u64);
+        let (slot, out) = (slot.addr(), out.device_addr());
+        l.arg(&slot).arg(&out).arg(&idx);
         // SAFETY: matches rt_read_slot_u64(const unsigned long long*, unsigned long long*, int);
         // the slot holds one u64 and idx < out.len().
         unsafe { l.launch(LaunchConfig::for_num_elems(1)) }.map(drop).map_err(launch_error("rt_read_slot_u64"))
@@ -69,27 +76,29 @@ impl TestKernels {
     /// `dst[dst_idx] = src[src_idx]`, `src` given as a raw device address (device or pinned).
     fn copy_one(
         &self,
-        s: &Arc<CudaStream>,
+        s: &Stream,
         src: u64,
         src_idx: usize,
-        dst: &mut CudaSlice<f32>,
+        dst: &mut DeviceBuffer<f32>,
         dst_idx: usize,
     ) -> Result<()> {
         assert!(dst_idx < dst.len());
         let (si, di) = (src_idx as i32, dst_idx as i32);
-        let mut l = s.launch_builder(&self.copy_one_f32);
-        l.arg(&src).arg(&si).arg(dst).arg(&di);
+        let mut l = raw(s).launch_builder(&self.copy_one_f32);
+        let dst = dst.device_addr();
+        l.arg(&src).arg(&si).arg(&dst).arg(&di);
         // SAFETY: matches rt_copy_one_f32(const float*, int, float*, int); callers pass a source
         // address holding more than src_idx floats; dst_idx < dst.len().
         unsafe { l.launch(LaunchConfig::for_num_elems(1)) }.map(drop).map_err(launch_error("rt_copy_one_f32"))
     }
 
     /// `x = a * x + b` in place.
-    pub(crate) fn affine(&self, s: &Arc<CudaStream>, x: &mut CudaSlice<f32>, a: f32, b: f32) -> Result<()> {
-        let n = x.len() as i32;
-        let cfg = grid(x.len());
-        let mut l = s.launch_builder(&self.affine_f32);
-        l.arg(x).arg(&n).arg(&a).arg(&b);
+    pub(crate) fn affine(&self, s: &Stream, x: &mut impl DeviceOut<f32>, a: f32, b: f32) -> Result<()> {
+        let n = x.elem_len() as i32;
+        let cfg = grid(x.elem_len());
+        let mut l = raw(s).launch_builder(&self.affine_f32);
+        let x = x.device_addr();
+        l.arg(&x).arg(&n).arg(&a).arg(&b);
         // SAFETY: matches rt_affine_f32(float*, int, float, float); x holds n floats.
         unsafe { l.launch(cfg) }.map(drop).map_err(launch_error("rt_affine_f32"))
     }
@@ -97,26 +106,28 @@ impl TestKernels {
     /// `z[i] = x[i] * y[(i + 1) % n] + sin(x[i])`.
     pub(crate) fn mix(
         &self,
-        s: &Arc<CudaStream>,
-        x: &CudaSlice<f32>,
-        y: &CudaSlice<f32>,
-        z: &mut CudaSlice<f32>,
+        s: &Stream,
+        x: &DeviceBuffer<f32>,
+        y: &DeviceBuffer<f32>,
+        z: &mut DeviceBuffer<f32>,
     ) -> Result<()> {
         assert!(x.len() == y.len() && y.len() == z.len());
         let n = x.len() as i32;
         let cfg = grid(x.len());
-        let mut l = s.launch_builder(&self.mix_f32);
-        l.arg(x).arg(y).arg(z).arg(&n);
+        let mut l = raw(s).launch_builder(&self.mix_f32);
+        let (x, y, z) = (x.device_addr(), y.device_addr(), z.device_addr());
+        l.arg(&x).arg(&y).arg(&z).arg(&n);
         // SAFETY: matches rt_mix_f32(const float*, const float*, float*, int); all hold n floats.
         unsafe { l.launch(cfg) }.map(drop).map_err(launch_error("rt_mix_f32"))
     }
 
     /// `out[i] = base + i`.
-    pub(crate) fn iota(&self, s: &Arc<CudaStream>, out: &mut CudaSlice<u32>, base: u32) -> Result<()> {
-        let n = out.len() as i32;
-        let cfg = grid(out.len());
-        let mut l = s.launch_builder(&self.iota_u32);
-        l.arg(out).arg(&n).arg(&base);
+    pub(crate) fn iota(&self, s: &Stream, out: &mut impl DeviceOut<u32>, base: u32) -> Result<()> {
+        let n = out.elem_len() as i32;
+        let cfg = grid(out.elem_len());
+        let mut l = raw(s).launch_builder(&self.iota_u32);
+        let out = out.device_addr();
+        l.arg(&out).arg(&n).arg(&base);
         // SAFETY: matches rt_iota_u32(unsigned*, int, unsigned); out holds n elements.
         unsafe { l.launch(cfg) }.map(drop).map_err(launch_error("rt_iota_u32"))
     }
@@ -124,14 +135,14 @@ impl TestKernels {
     /// Spins `cycles` clock cycles, then `out[i] = v` for `i < n`, writing mapped host memory.
     pub(crate) fn spin_then_fill(
         &self,
-        s: &Arc<CudaStream>,
+        s: &Stream,
         out: PinnedMutPtr<'_, f32>,
         n: usize,
         v: f32,
         cycles: i64,
     ) -> Result<()> {
         let n_i = n as i32;
-        let mut l = s.launch_builder(&self.spin_then_fill_f32);
+        let mut l = raw(s).launch_builder(&self.spin_then_fill_f32);
         l.arg(&out).arg(&n_i).arg(&v).arg(&cycles);
         // SAFETY: matches rt_spin_then_fill_f32(float*, int, float, long long); callers pass a
         // buffer of at least n floats, which its `Drop` and host views keep alive and unread
@@ -142,15 +153,16 @@ impl TestKernels {
     /// Spins `cycles` clock cycles, then `dst[i] = src[i]`, reading mapped host memory.
     pub(crate) fn spin_then_copy(
         &self,
-        s: &Arc<CudaStream>,
+        s: &Stream,
         src: PinnedPtr<'_, f32>,
-        dst: &mut CudaSlice<f32>,
+        dst: &mut DeviceBuffer<f32>,
         cycles: i64,
     ) -> Result<()> {
         let n = dst.len();
         let n_i = n as i32;
-        let mut l = s.launch_builder(&self.spin_then_copy_f32);
-        l.arg(&src).arg(dst).arg(&n_i).arg(&cycles);
+        let mut l = raw(s).launch_builder(&self.spin_then_copy_f32);
+        let dst = dst.device_addr();
+        l.arg(&src).arg(&dst).arg(&n_i).arg(&cycles);
         // SAFETY: matches rt_spin_then_copy_f32(const float*, float*, int, long long); callers
         // pass a source of at least dst.len() floats, kept alive by its `Drop`'s wait.
         unsafe { l.launch(grid(n)) }.map(drop).map_err(launch_error("rt_spin_then_copy_f32"))
@@ -268,7 +280,7 @@ fn back_to_back_uploads_reuse_and_grow_staging_without_clobbering() {
     // Growing sizes force staging reallocation; no sync between uploads, so a staging buffer
     // overwritten before its copy ran would corrupt an earlier block.
     let blocks: Vec<Vec<u32>> = (0..12).map(|k| random_values::<u32>(1000 + k * 37_000, 77 + k as u64)).collect();
-    let on_device: Vec<CudaSlice<u32>> = blocks.iter().map(|b| dev.upload(b).unwrap()).collect();
+    let on_device: Vec<DeviceBuffer<u32>> = blocks.iter().map(|b| dev.upload(b).unwrap()).collect();
     for (k, (block, d)) in blocks.iter().zip(&on_device).enumerate() {
         assert_same_bits(&format!("block {k}"), &dev.download(d).unwrap(), block);
     }
@@ -276,6 +288,35 @@ fn back_to_back_uploads_reuse_and_grow_staging_without_clobbering() {
     dev.release_staging().unwrap();
     let small = random_values::<u32>(5, 9);
     assert_same_bits("after release_staging", &dev.download(&dev.upload(&small).unwrap()).unwrap(), &small);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn buffer_views_cover_exactly_their_range_and_past_the_end_is_refused() {
+    let dev = super::common::device();
+    const N: usize = 1000;
+    let values: Vec<u32> = (0..N as u32).collect();
+    let mut buf = dev.upload(&values).unwrap();
+    assert_eq!((buf.len(), buf.stream()), (N, dev.stream()), "a buffer is owned by the device stream");
+    assert_eq!(dev.download(&buf.slice(10..20).unwrap()).unwrap(), values[10..20]);
+    assert_eq!(dev.download(&buf.slice(990..).unwrap()).unwrap(), values[990..]);
+    let view = buf.slice(100..200).unwrap();
+    assert_eq!(dev.download(&view.slice(5..=6).unwrap()).unwrap(), [105, 106], "a view of a view");
+    assert!(matches!(view.slice(50..101), Err(Error::OutOfRange { index: 101, len: 100, .. })));
+    // A write through a writable view lands in its range and nowhere else.
+    dev.upload_into(&[7, 7, 7], &mut buf.slice_mut(500..503).unwrap()).unwrap();
+    let (lo, hi) = buf.split_at_mut(500).unwrap();
+    assert_eq!((lo.len(), hi.len()), (500, 500));
+    assert_eq!(dev.download(&hi.slice(0..4).unwrap()).unwrap(), [7, 7, 7, 503]);
+    assert_eq!(dev.download(&lo.slice(497..).unwrap()).unwrap(), [497, 498, 499]);
+    let after = dev.download(&buf).unwrap();
+    assert!(after.iter().enumerate().all(|(i, &v)| v == if (500..503).contains(&i) { 7 } else { i as u32 }));
+    // Past the end: a typed error, nothing touched.
+    for refused in [buf.slice(0..N + 1).map(drop), buf.slice(N + 1..).map(drop), buf.slice_mut(999..=1000).map(drop)] {
+        assert!(matches!(refused, Err(Error::OutOfRange { len: N, .. })), "{refused:?}");
+    }
+    assert!(matches!(buf.split_at_mut(N + 1), Err(Error::OutOfRange { .. })));
+    assert_eq!(dev.download(&buf).unwrap(), after);
 }
 
 #[test]
@@ -311,7 +352,7 @@ fn kernel_reading_a_pinned_slot_sees_every_host_write() {
         slot.write(v);
         assert_eq!(slot.peek(), v, "peek after write {i}");
         k.read_slot(dev.stream(), slot.device_ptr(), &mut out, i).unwrap();
-        let seen = dev.download(&out.slice(i..i + 1)).unwrap();
+        let seen = dev.download(&out.slice(i..i + 1).unwrap()).unwrap();
         assert_eq!(seen, [v], "iteration {i}: the kernel must see the value just written");
     }
     // Later writes did not disturb what earlier launches stored.

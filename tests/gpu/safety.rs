@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use kgraph::cudarc::driver::CudaContext;
-use kgraph::{check_same_context, check_same_stream, CudaSlice, CudaStream, DeviceIn, Error, PinnedPtr};
+use kgraph::{check_same_context, check_same_stream, DeviceIn, DeviceOut, Error, PinnedPtr, Stream};
 use kgraph::{MappedBuffer, PinnedSlot, Result};
 
 use super::common::device;
@@ -91,7 +91,7 @@ fn dropping_a_pinned_slot_waits_for_the_kernel_reading_it() {
 }
 
 /// `out[i] = base + i` on `stream`, with the argument check generated launches will make.
-fn checked_iota(k: &TestKernels, stream: &Arc<CudaStream>, out: &mut CudaSlice<u32>, base: u32) -> Result<()> {
+fn checked_iota(k: &TestKernels, stream: &Stream, out: &mut impl DeviceOut<u32>, base: u32) -> Result<()> {
     check_same_stream("rt_iota_u32", "out", stream, DeviceIn::<u32>::stream(out))?;
     k.iota(stream, out, base)
 }
@@ -101,9 +101,13 @@ fn checked_iota(k: &TestKernels, stream: &Arc<CudaStream>, out: &mut CudaSlice<u
 fn work_on_a_stream_that_does_not_own_the_argument_is_refused() {
     let dev = device();
     let k = TestKernels::load(&dev);
-    // A second stream of kgraph's own context, through cudarc's API: its slices are untracked.
-    let side = dev.context().new_stream().unwrap();
-    let mut foreign = side.alloc_zeros::<u32>(N).unwrap();
+    // A second stream of kgraph's own context: its slices are untracked.
+    // SAFETY: `foreign` is allocated, written, read and freed on `side` alone (every call below
+    // that would use it on the main stream is refused before it touches it).
+    let side = unsafe { dev.new_stream() }.unwrap();
+    // SAFETY: as above; cudarc's stream allocates and reads `foreign` on `side` only.
+    let side_raw = unsafe { side.cuda() }.clone();
+    let mut foreign = side_raw.alloc_zeros::<u32>(N).unwrap();
     side.synchronize().unwrap();
 
     match checked_iota(&k, dev.stream(), &mut foreign, 5) {
@@ -119,11 +123,11 @@ fn work_on_a_stream_that_does_not_own_the_argument_is_refused() {
     assert!(matches!(dev.download(&foreign), Err(Error::ForeignStream { param: "src", .. })));
     let mut host = vec![0u32; N];
     assert!(matches!(dev.download_into(&foreign, &mut host), Err(Error::ForeignStream { .. })));
-    assert_eq!(side.clone_dtoh(&foreign).unwrap(), vec![0; N], "a refused launch or copy wrote nothing");
+    assert_eq!(side_raw.clone_dtoh(&foreign).unwrap(), vec![0; N], "a refused launch or copy wrote nothing");
 
     // On its own stream the same launch is fine, and so is a main-stream slice on the main stream.
     checked_iota(&k, &side, &mut foreign, 5).unwrap();
-    assert_eq!(side.clone_dtoh(&foreign).unwrap()[..3], [5, 6, 7]);
+    assert_eq!(side_raw.clone_dtoh(&foreign).unwrap()[..3], [5, 6, 7]);
     let mut own = dev.alloc_zeros::<u32>(N).unwrap();
     checked_iota(&k, dev.stream(), &mut own, 1).unwrap();
     assert_eq!(dev.download(&own).unwrap()[..3], [1, 2, 3]);
@@ -142,7 +146,9 @@ fn slices_of_a_tracked_cudarc_context_are_refused() {
     let ts = tracked.new_stream().unwrap();
     let mut slice = ts.alloc_zeros::<u32>(N).unwrap();
     ts.synchronize().unwrap();
-    match checked_iota(&k, &ts, &mut slice, 3) {
+    // SAFETY: a stream of a tracked context: kgraph's checks refuse it before anything runs.
+    let tracked_stream = unsafe { Stream::from_cuda(ts.clone()) };
+    match checked_iota(&k, &tracked_stream, &mut slice, 3) {
         Err(Error::TrackedContext { kernel: "rt_iota_u32", param: "out" }) => {}
         other => panic!("launch with a tracked slice: expected TrackedContext, got {other:?}"),
     }

@@ -19,12 +19,15 @@ fn smoke_cubin_loads_and_axpb_is_affine() {
     let f = cache.function(&SMOKE, "smoke_axpb").unwrap();
     let n = 4099usize;
     let xs: Vec<f32> = (0..n).map(|i| i as f32 * 0.25 - 100.0).collect();
-    let stream = dev.stream();
+    // SAFETY: cudarc's stream allocates, launches on and reads back buffers of its own stream.
+    let stream = unsafe { dev.stream().cuda() };
     let x = dev.upload(&xs).unwrap();
+    // SAFETY: as above.
+    let x = unsafe { x.as_cuda() };
     let mut y = stream.alloc_zeros::<f32>(n).unwrap();
     let (a, b, n_i) = (2.0f32, 1.0f32, n as i32);
     let mut l = stream.launch_builder(&f);
-    l.arg(&x).arg(&mut y).arg(&a).arg(&b).arg(&n_i);
+    l.arg(x).arg(&mut y).arg(&a).arg(&b).arg(&n_i);
     // SAFETY: argument list matches `smoke_axpb(const float*, float*, float, float, int)`; x,y hold n.
     unsafe { l.launch(LaunchConfig::for_num_elems(n as u32)) }.unwrap();
     let ys = stream.clone_dtoh(&y).unwrap();

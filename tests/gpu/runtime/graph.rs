@@ -1,10 +1,9 @@
 //! Graph capture and replay on slices allocated through `Device` (event tracking off).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Arc;
 
 use kgraph::cudarc::driver::sys::CUstreamCaptureStatus;
-use kgraph::{CudaSlice, CudaStream, Device, Error, Graph, Result};
+use kgraph::{Device, DeviceBuffer, Error, Graph, Result, Stream};
 
 use super::{assert_same_bits, splitmix, TestKernels};
 
@@ -16,9 +15,9 @@ fn inputs(n: usize, seed: u64) -> Vec<f32> {
 
 /// Three buffers of one length, uploaded through the device.
 struct Buffers {
-    x: CudaSlice<f32>,
-    y: CudaSlice<f32>,
-    z: CudaSlice<f32>,
+    x: DeviceBuffer<f32>,
+    y: DeviceBuffer<f32>,
+    z: DeviceBuffer<f32>,
 }
 
 impl Buffers {
@@ -31,7 +30,7 @@ impl Buffers {
     }
 
     /// A stateful sequence of dependent launches (each reads what the previous wrote).
-    fn step(&mut self, k: &TestKernels, s: &Arc<CudaStream>) -> Result<()> {
+    fn step(&mut self, k: &TestKernels, s: &Stream) -> Result<()> {
         k.affine(s, &mut self.x, 1.0001, 0.25)?;
         k.mix(s, &self.x, &self.y, &mut self.z)?;
         k.affine(s, &mut self.z, -0.5, 1.0)?;
@@ -44,7 +43,7 @@ impl Buffers {
     }
 }
 
-fn capture_status(s: &CudaStream) -> CUstreamCaptureStatus {
+fn capture_status(s: &Stream) -> CUstreamCaptureStatus {
     s.capture_status().unwrap()
 }
 
@@ -279,8 +278,9 @@ fn fork_join_across_streams_captures_as_a_diamond_and_matches_eager() {
     // back into the main stream with `fork`/`join`, so every use of `gb` on it is ordered
     // between the main stream's allocation of `gb` and its free (both on the main stream).
     let side = unsafe { dev.new_stream() }.unwrap();
-    let fork = dev.context().new_event(None).unwrap();
-    let join = dev.context().new_event(None).unwrap();
+    // SAFETY: cudarc's context only makes the two events of the fork and the join.
+    let ctx = unsafe { dev.context().cuda() };
+    let (fork, join) = (ctx.new_event(None).unwrap(), ctx.new_event(None).unwrap());
     let n = 2048;
     let make =
         || (dev.upload(&inputs(n, 8)).unwrap(), dev.upload(&inputs(n, 9)).unwrap(), dev.alloc_zeros::<f32>(n).unwrap());
@@ -298,12 +298,14 @@ fn fork_join_across_streams_captures_as_a_diamond_and_matches_eager() {
     let graph = unsafe {
         Graph::capture(dev.stream(), |s| {
             k.affine(s, &mut ga, 0.75, 0.125)?; // source
-            fork.record(s).map_err(|e| Error::driver("record fork", e))?;
-            side.wait(&fork).map_err(|e| Error::driver("side waits", e))?;
+                                                // cudarc's streams record and wait for the fork and join events (the SAFETY above).
+            let (main, branch) = (s.cuda(), side.cuda());
+            fork.record(main).map_err(|e| Error::driver("record fork", e))?;
+            branch.wait(&fork).map_err(|e| Error::driver("side waits", e))?;
             k.affine(&side, &mut gb, -1.25, 0.5)?; // branch on the side stream
             k.affine(s, &mut ga, 1.0, 0.0)?; // branch on the main stream
-            join.record(&side).map_err(|e| Error::driver("record join", e))?;
-            s.wait(&join).map_err(|e| Error::driver("main waits", e))?;
+            join.record(branch).map_err(|e| Error::driver("record join", e))?;
+            main.wait(&join).map_err(|e| Error::driver("main waits", e))?;
             k.mix(s, &ga, &gb, &mut gc) // sink
         })
     }

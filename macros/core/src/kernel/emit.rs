@@ -3,7 +3,7 @@
 //! registry of a `#[kernels]` module is in `emit_registry`. It only reads the checked model.
 
 use proc_macro2::{Span, TokenStream};
-use quote::quote;
+use quote::{format_ident, quote};
 use syn::{Attribute, Ident, Visibility};
 
 use super::config::Resolved;
@@ -82,7 +82,7 @@ impl HandleSignatures {
         quote! {
             #name(
                 &self,
-                stream: &::kgraph::CudaStream,
+                stream: &::kgraph::Stream,
                 cfg: ::kgraph::LaunchConfig,
                 #opts
                 #(#params),*
@@ -259,7 +259,8 @@ fn launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignatures) ->
 fn launch_body(decl: &KernelDecl, args: &Ident) -> TokenStream {
     let names: Vec<&Ident> = decl.params.iter().map(|p| &p.name).collect();
     quote! {
-        let mut #args = stream.launch_builder(&self.function);
+        // SAFETY: cudarc's stream only launches this kernel, with the arguments checked above.
+        let mut #args = unsafe { stream.cuda() }.launch_builder(&self.function);
         #(#args.arg(&#names);)*
     }
 }
@@ -485,29 +486,45 @@ pub(crate) fn handle(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
     let cfg_for = cfg_for();
     let launchers = launchers(decl, resolved, &sigs);
     let layouts = layout_checks(decl, resolved).into_iter().map(|item| quote!(#(#cfgs)* #item));
+    let hidden = format_ident!("__kgraph_kernel_{}", ty);
     quote! {
         #(#layouts)*
 
-        #(#docs)*
-        #struct_doc
-        #(#other_attrs)*
-        #[derive(Debug, Clone)]
-        #vis struct #ty {
-            module: ::std::sync::Arc<::kgraph::CudaModule>,
-            function: ::kgraph::CudaFunction,
-            shared_limit: ::kgraph::DynamicSharedLimit,
-        }
-
+        // The handle lives in a module of its own, so that the fields the safe launch trusts
+        // (the function it pushes arguments for, its shared-memory limit) are private to the
+        // generated code and not to the module the declaration is in.
         #(#cfgs)*
-        // Accessors and loaders a program does not use are not worth a warning; an unused
-        // kernel still is ("struct is never constructed").
-        #[allow(dead_code)]
-        impl #ty {
-            #consts
-            #loaders
-            #cfg_for
-            #launchers
+        #[doc(hidden)]
+        #[allow(non_snake_case)]
+        mod #hidden {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #(#docs)*
+            #struct_doc
+            #(#other_attrs)*
+            #[derive(Debug, Clone)]
+            pub struct #ty {
+                module: ::std::sync::Arc<::kgraph::CudaModule>,
+                function: ::kgraph::CudaFunction,
+                shared_limit: ::kgraph::DynamicSharedLimit,
+            }
+
+            #(#cfgs)*
+            // Accessors and loaders a program does not use are not worth a warning; an unused
+            // kernel still is ("struct is never constructed").
+            #[allow(dead_code)]
+            impl #ty {
+                #consts
+                #loaders
+                #cfg_for
+                #launchers
+            }
         }
+        // An unused handle is reported as a struct never constructed, not as this import.
+        #(#cfgs)*
+        #[allow(unused_imports)]
+        #vis use #hidden::#ty;
     }
 }
 

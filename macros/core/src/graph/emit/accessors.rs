@@ -170,7 +170,7 @@ fn buffer_replacer(cg: &CodegenInput<'_>, b: usize) -> Option<TokenStream> {
     ));
     Some(quote! {
         #doc
-        pub fn #m(&mut self, new: ::kgraph::CudaSlice<#t>) -> ::kgraph::Result<::kgraph::CudaSlice<#t>> {
+        pub fn #m(&mut self, new: ::kgraph::DeviceBuffer<#t>) -> ::kgraph::Result<::kgraph::DeviceBuffer<#t>> {
             if new.len() != Self::#len_const {
                 return ::core::result::Result::Err(::kgraph::Error::LengthMismatch {
                     what: ::std::string::String::from(#what),

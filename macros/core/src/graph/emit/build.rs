@@ -271,7 +271,9 @@ pub(crate) fn build_methods(cg: &CodegenInput<'_>) -> TokenStream {
         /// median GPU time of one replay of the graph built by [`Self::capture`] (when built)
         /// for reference. Leaves the captured graph as it was.
         pub fn profile(&mut self, iters: usize) -> ::kgraph::Result<::kgraph::Profile> {
-            let ctx = ::std::sync::Arc::clone(self.device.context());
+            // SAFETY: cudarc's context only makes the timing events, recorded by event-record
+            // nodes of the profiled graph and read after its replays.
+            let ctx = unsafe { self.device.context().cuda() };
             let events = (0..#events)
                 .map(|_| ctx.new_event(::core::option::Option::Some(::kgraph::cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT)))
                 .collect::<::core::result::Result<::std::vec::Vec<_>, _>>()

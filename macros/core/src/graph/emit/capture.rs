@@ -39,13 +39,17 @@ pub(crate) fn capture_methods(cg: &CodegenInput<'_>) -> TokenStream {
                 self.side_streams.push(s);
             }
             while self.events.len() < #e {
-                let ev = self.device.context().new_event(::core::option::Option::None).map_err(|e| ::kgraph::Error::driver(#op, e))?;
+                // SAFETY: cudarc's context only makes an event, which orders this struct's
+                // capture streams among themselves (recorded and waited for inside the capture).
+                let ev = unsafe { self.device.context().cuda() }
+                    .new_event(::core::option::Option::None)
+                    .map_err(|e| ::kgraph::Error::driver(#op, e))?;
                 self.events.push(ev);
             }
             // A stream of the struct's own captures, not the device stream: another thread
             // launching on the device stream meanwhile must not be recorded into this graph.
-            let origin = ::std::sync::Arc::clone(&self.side_streams[#k]);
-            let replay = ::std::sync::Arc::clone(self.device.stream());
+            let origin = self.side_streams[#k].clone();
+            let replay = self.device.stream().clone();
             let mut nodes = ::std::vec![0usize; #n_nodes];
             // SAFETY: the struct owns every buffer the closure launches on, and the graph is a
             // field of the same struct (so the buffers outlive every replay); buffers are never
@@ -69,7 +73,7 @@ fn capture_steps(cg: &CodegenInput<'_>, schedule: &Schedule, f: &Ident, doc: &st
     let s = schedule;
     let streams = (1..=s.side_streams).map(|k| {
         let k = k - 1;
-        quote!(::std::sync::Arc::clone(&self.side_streams[#k]))
+        quote!(self.side_streams[#k].clone())
     });
     let mut body = TokenStream::new();
     for step in &s.steps {
@@ -98,10 +102,10 @@ fn capture_steps(cg: &CodegenInput<'_>, schedule: &Schedule, f: &Ident, doc: &st
         #doc
         fn #f(
             &mut self,
-            origin: &::std::sync::Arc<::kgraph::CudaStream>,
+            origin: &::kgraph::Stream,
             nodes: &mut [usize],
         ) -> ::kgraph::Result<()> {
-            let streams = [::std::sync::Arc::clone(origin), #(#streams),*];
+            let streams = [origin.clone(), #(#streams),*];
             #body
             ::core::result::Result::Ok(())
         }
@@ -122,23 +126,26 @@ pub(crate) fn capture_helpers(cg: &CodegenInput<'_>) -> TokenStream {
 
         fn __record_event(
             event: &::kgraph::cudarc::driver::CudaEvent,
-            stream: &::kgraph::CudaStream,
+            stream: &::kgraph::Stream,
             what: &str,
         ) -> ::kgraph::Result<()> {
-            event.record(stream).map_err(|e| ::kgraph::Error::driver(::std::format!("{}: {}", #capture_op, what), e))
+            // SAFETY: records one of the struct's capture events on one of its capture streams.
+            event.record(unsafe { stream.cuda() }).map_err(|e| ::kgraph::Error::driver(::std::format!("{}: {}", #capture_op, what), e))
         }
 
         fn __wait_event(
-            stream: &::kgraph::CudaStream,
+            stream: &::kgraph::Stream,
             event: &::kgraph::cudarc::driver::CudaEvent,
             what: &str,
         ) -> ::kgraph::Result<()> {
-            stream.wait(event).map_err(|e| ::kgraph::Error::driver(::std::format!("{}: {}", #capture_op, what), e))
+            // SAFETY: makes one of the struct's capture streams wait for one of its capture
+            // events: the join of the branches inside the capture.
+            unsafe { stream.cuda() }.wait(event).map_err(|e| ::kgraph::Error::driver(::std::format!("{}: {}", #capture_op, what), e))
         }
 
         /// The graph node the last launch on the capturing `stream` created.
         fn __captured_node(
-            stream: &::kgraph::CudaStream,
+            stream: &::kgraph::Stream,
             node: &str,
         ) -> ::kgraph::Result<::kgraph::cudarc::driver::sys::CUgraphNode> {
             use ::kgraph::cudarc::driver::sys;

@@ -49,7 +49,7 @@ pub(crate) fn storage_type(role: Role, t: &Ident) -> TokenStream {
     match role {
         Role::Pinned | Role::PinnedOut => quote!(::kgraph::MappedBuffer<#t>),
         Role::Slot => quote!(::kgraph::PinnedSlot<#t>),
-        _ => quote!(::kgraph::CudaSlice<#t>),
+        _ => quote!(::kgraph::DeviceBuffer<#t>),
     }
 }
 

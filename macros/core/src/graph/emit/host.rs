@@ -28,7 +28,7 @@ fn length_check(what: &str, len_const: &Ident, actual: TokenStream) -> TokenStre
 fn wait_in_flight(op: &str) -> TokenStream {
     quote! {
         if self.in_flight.get() {
-            self.device.stream().synchronize().map_err(|e| ::kgraph::Error::driver(#op, e))?;
+            self.device.stream().synchronize_as(#op)?;
             self.in_flight.set(false);
         }
     }

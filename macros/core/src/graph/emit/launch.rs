@@ -182,7 +182,7 @@ pub(crate) fn launch_fn(ir: &GraphIr, n: usize) -> TokenStream {
     };
     quote! {
         #doc
-        fn #f(&mut self, stream: &::kgraph::CudaStream, opts: ::kgraph::LaunchOptions) -> ::kgraph::Result<()> {
+        fn #f(&mut self, stream: &::kgraph::Stream, opts: ::kgraph::LaunchOptions) -> ::kgraph::Result<()> {
             #body
         }
     }

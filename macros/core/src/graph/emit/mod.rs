@@ -20,7 +20,7 @@ mod run;
 mod update;
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{format_ident, quote};
 
 pub use input::CodegenInput;
 
@@ -52,7 +52,7 @@ fn struct_def(cg: &CodegenInput<'_>) -> TokenStream {
             /// The control kernels that set the conditions of `[[while]]`/`[[if]]` nodes.
             control_kernels: ::kgraph::control::ControlKernels,
             /// One iteration counter per control (0 between launches).
-            control_counters: ::kgraph::CudaSlice<u32>,
+            control_counters: ::kgraph::DeviceBuffer<u32>,
         }
     };
     quote! {
@@ -64,7 +64,7 @@ fn struct_def(cg: &CodegenInput<'_>) -> TokenStream {
             #( #scalar_fields: #scalar_types, )*
             /// Side streams of `capture_streamed`, created by its first call (none otherwise).
             #[allow(dead_code)]
-            side_streams: ::std::vec::Vec<::std::sync::Arc<::kgraph::CudaStream>>,
+            side_streams: ::std::vec::Vec<::kgraph::Stream>,
             /// Fork/join events of `capture_streamed`, created with the side streams.
             #[allow(dead_code)]
             events: ::std::vec::Vec<::kgraph::cudarc::driver::CudaEvent>,
@@ -100,9 +100,8 @@ pub fn generate(cg: &CodegenInput<'_>) -> TokenStream {
     let accessors = accessors::accessors(cg);
     let host = host::host_methods_tokens(cg);
     let run = run::run_methods(cg);
-    quote! {
-        #( const _: &[u8] = include_bytes!(#tracked); )*
-
+    let hidden = format_ident!("__kgraph_graph_{}", name);
+    let body = quote! {
         #struct_def
 
         impl #name {
@@ -129,5 +128,23 @@ pub fn generate(cg: &CodegenInput<'_>) -> TokenStream {
                 let _ = self.device.__wait_stream_for_drop();
             }
         }
+    };
+    quote! {
+        #( const _: &[u8] = include_bytes!(#tracked); )*
+
+        // The struct lives in a module of its own, so that its fields (the buffers its graph
+        // names, the graph, its events and streams) and its private helpers are private to the
+        // generated code and not to the module `graph!` is called in: safe code there could
+        // otherwise swap a buffer under the graph or replay it behind the bookkeeping.
+        #[doc(hidden)]
+        #[allow(non_snake_case)]
+        mod #hidden {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #body
+        }
+        #[allow(unused_imports)]
+        pub use #hidden::#name;
     }
 }

@@ -106,7 +106,7 @@ fn run_eager(cg: &CodegenInput<'_>, mark_in_flight: &TokenStream) -> TokenStream
         /// where it depends on device data. Gives the same results as a replay of the graph.
         pub fn run_eager(&mut self) -> ::kgraph::Result<()> {
             #mark_in_flight
-            let stream = ::std::sync::Arc::clone(self.device.stream());
+            let stream = self.device.stream().clone();
             #( #steps )*
             ::core::result::Result::Ok(())
         }
@@ -219,10 +219,7 @@ fn reload_kernels(cg: &CodegenInput<'_>) -> TokenStream {
             })();
             let ( #( #fresh, )* ) = loaded.map_err(|e| ::kgraph::Error::in_graph(#graph, "hot reload", e))?;
             // The old graph goes below: no replay of it may be running.
-            self.device
-                .stream()
-                .synchronize()
-                .map_err(|e| ::kgraph::Error::driver(::std::format!("{}::reload_kernels: synchronize", #graph), e))?;
+            self.device.stream().synchronize_as(::std::format!("{}::reload_kernels: synchronize", #graph))?;
             // The old graph goes before the old modules: it launches their functions. Should
             // the rebuild below fail, no graph is left (`replay` then says so).
             let rebuild = self.captured.take().map(|_| self.built_serialized);

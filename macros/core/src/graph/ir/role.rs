@@ -55,7 +55,7 @@ impl Role {
         matches!(self, Role::Output | Role::State | Role::Scratch)
     }
 
-    /// Device memory the struct owns as a `CudaSlice`, which `replace_<buffer>` may exchange.
+    /// Device memory the struct owns as a `DeviceBuffer`, which `replace_<buffer>` may exchange.
     pub fn is_replaceable(self) -> bool {
         !self.is_host()
     }
