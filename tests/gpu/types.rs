@@ -47,7 +47,9 @@ pub struct Particle {
 
 #[kgraph::kernels]
 mod types {
-    use super::{Params, Particle};
+    // `Params` is named by a `super::` path below (not imported): the handle, emitted in a
+    // module of its own, must name the same struct the layout checks check.
+    use super::Particle;
 
     #[kernel("test_types.cu", unsafe(extents))]
     pub fn ty_scale_half(x: &[f16; n], a: f16, n: i32, y: &mut [f16; n]);
@@ -58,7 +60,7 @@ mod types {
     #[kernel("test_types.cu", unsafe(extents))]
     pub fn ty_scale_float4(x: &[Float4; n], s: Float4, n: i32, y: &mut [Float4; n]);
     #[kernel("test_types.cu", unsafe(extents))]
-    pub fn ty_affine(p: Params, x: &[f32; n], n: i32, y: &mut [f32; n]);
+    pub fn ty_affine(p: super::Params, x: &[f32; n], n: i32, y: &mut [f32; n]);
     #[kernel("test_types.cu", unsafe(extents))]
     pub fn ty_particles_step(input: &[Particle; n], dt: f32, n: i32, out: &mut [Particle; n]);
     #[kernel("test_types.cu", unsafe(extents))]

@@ -1,8 +1,8 @@
 //! Token helpers shared by the kernel and the graph emitters.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::quote;
-use syn::Ident;
+use syn::{Attribute, Ident, Visibility};
 
 /// `#[doc]` attributes, one per line with a leading space (as `///` comments would give); an
 /// empty line stays empty.
@@ -22,4 +22,62 @@ pub(crate) fn doc_attr(text: &str) -> TokenStream {
 /// An identifier with no span of its own (generated, not written by the user).
 pub(crate) fn ident(s: &str) -> Ident {
     Ident::new(s, Span::call_site())
+}
+
+/// `items` (which define `name`) inside a module `hidden` of their own, re-exported as `vis`,
+/// each gated by `cfgs`. The generated structs' fields and private helpers are then private to
+/// the generated code, not to the module the declaration is in, where safe code could point a
+/// handle at another kernel or swap a buffer under a built graph. The module sees the
+/// declaring module's names through a glob import; a path the user wrote starting with `super`
+/// is rebased for it by [`path_from_hidden_module`].
+pub(crate) fn in_hidden_module(
+    hidden: &Ident,
+    name: &Ident,
+    vis: &Visibility,
+    cfgs: &[&Attribute],
+    items: TokenStream,
+) -> TokenStream {
+    quote! {
+        #(#cfgs)*
+        #[doc(hidden)]
+        #[allow(non_snake_case)]
+        mod #hidden {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #items
+        }
+        // An unused item is reported as never constructed, not as this import.
+        #(#cfgs)*
+        #[allow(unused_imports)]
+        #[doc(inline)]
+        #vis use #hidden::#name;
+    }
+}
+
+/// A path the user wrote for the declaring module, as code in its hidden module
+/// ([`in_hidden_module`]) must spell it: `super::x` becomes `super::super::x`; any other path
+/// (`crate::`, `::`, `self::` and bare names, which the glob import resolves) is unchanged.
+pub(crate) fn path_from_hidden_module(path: TokenStream) -> TokenStream {
+    match path.clone().into_iter().next() {
+        Some(TokenTree::Ident(first)) if first == "super" => quote!(super::#path),
+        _ => path,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    use super::path_from_hidden_module;
+
+    #[test]
+    fn only_paths_starting_with_super_are_rebased() {
+        let rebased = |p: proc_macro2::TokenStream| path_from_hidden_module(p).to_string();
+        assert_eq!(rebased(quote!(super::kernels)), "super :: super :: kernels");
+        assert_eq!(rebased(quote!(super::super::k)), "super :: super :: super :: k");
+        for kept in [quote!(crate::k), quote!(::m::k), quote!(self::k), quote!(kernels), quote!(superb::k)] {
+            assert_eq!(rebased(kept.clone()), kept.to_string());
+        }
+    }
 }

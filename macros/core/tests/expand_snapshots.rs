@@ -231,6 +231,25 @@ fn struct_by_value_with_layout_checks() {
     insta::assert_snapshot!(pretty(out));
 }
 
+/// A struct path starting with `super` names the declaring module's parent: the layout checks,
+/// emitted in the declaring module, keep it; the handle, emitted in its hidden module, says one
+/// `super` more, so the launch takes the very type whose layout was checked.
+#[test]
+fn super_paths_name_the_checked_struct_inside_the_hidden_module() {
+    let out = expand_kernel(
+        quote!("types.cu", unsafe(extents)),
+        quote! {
+            pub fn affine(p: super::Params, x: &[f32; n], n: i32, y: &mut [f32; n]);
+        },
+        &config(),
+    )
+    .to_string();
+    let (outside, inside) = out.split_once("mod __kgraph_kernel_Affine").expect("the handle's hidden module");
+    assert!(outside.contains("super :: Params") && !outside.contains("super :: super"), "{outside}");
+    assert!(inside.contains("p : super :: super :: Params"), "{inside}");
+    assert!(!inside.replace("super :: super :: Params", "").contains("super :: Params"), "{inside}");
+}
+
 /// Structs by pointer: `&[Params; n]`, `&mut [Params; n]`; the layout checks appear once.
 #[test]
 fn struct_by_pointer_with_layout_checks() {

@@ -11,7 +11,7 @@ use super::docs::{launch_doc, struct_doc};
 use super::guard::guard;
 use super::launch_checks::{param_sizes, pdl_check, shared_opt_in, stream_checks};
 use super::layout::layout_checks;
-use crate::emit_util::doc_lines;
+use crate::emit_util::{doc_lines, in_hidden_module};
 use crate::syntax::model::{KernelDecl, ParamKind};
 use crate::syntax::naming::{handle_ident, ident_text, kernel_handle_ident};
 use crate::syntax::parse::ParsedParam;
@@ -21,9 +21,11 @@ pub(crate) fn cfg_attrs(attrs: &[Attribute]) -> Vec<&Attribute> {
     attrs.iter().filter(|a| a.path().is_ident("cfg")).collect()
 }
 
-/// The `launch` parameter type for a declared kind.
-fn launch_param_type(kind: ParamKind) -> TokenStream {
-    let t = kind.elem().rust_tokens();
+/// The `launch` parameter type for a declared kind, as code in the handle's hidden module
+/// names it (`in_hidden_module`), or as the declaring module does (a stub, emitted there).
+fn launch_param_type(kind: ParamKind, in_hidden_module: bool) -> TokenStream {
+    let elem = kind.elem();
+    let t = if in_hidden_module { elem.rust_tokens() } else { elem.rust_tokens_as_declared() };
     match kind {
         ParamKind::Slice { mutable: false, .. } => quote!(&impl ::kgraph::DeviceIn<#t>),
         ParamKind::Slice { mutable: true, .. } => quote!(&mut impl ::kgraph::DeviceOut<#t>),
@@ -42,12 +44,16 @@ struct HandleSignatures {
 
 impl HandleSignatures {
     /// From each parameter's name and kind; a parameter whose type did not parse (`None`)
-    /// takes `impl Sized`, so a stub keeps the arity.
-    fn new<'p>(params: impl IntoIterator<Item = (&'p Ident, Option<ParamKind>)>) -> Self {
+    /// takes `impl Sized`, so a stub keeps the arity. `in_hidden_module`: for a handle (in its
+    /// hidden module), not a stub (in the declaring module).
+    fn new<'p>(params: impl IntoIterator<Item = (&'p Ident, Option<ParamKind>)>, in_hidden_module: bool) -> Self {
         let params = params
             .into_iter()
             .map(|(name, kind)| {
-                let ty = kind.map_or_else(|| quote!(impl ::core::marker::Sized), launch_param_type);
+                let ty = kind.map_or_else(
+                    || quote!(impl ::core::marker::Sized),
+                    |kind| launch_param_type(kind, in_hidden_module),
+                );
                 quote!(#name: #ty)
             })
             .collect();
@@ -480,52 +486,44 @@ pub(crate) fn handle(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
         decl.attrs.iter().partition(|a| a.path().is_ident("doc"));
     let cfgs = cfg_attrs(&decl.attrs);
     let struct_doc = struct_doc(decl, resolved, &ty, !docs.is_empty());
-    let sigs = HandleSignatures::new(decl.params.iter().map(|p| (&p.name, Some(p.kind))));
+    let sigs = HandleSignatures::new(decl.params.iter().map(|p| (&p.name, Some(p.kind))), true);
     let consts = handle_consts(decl, resolved);
     let loaders = loaders();
     let cfg_for = cfg_for();
     let launchers = launchers(decl, resolved, &sigs);
     let layouts = layout_checks(decl, resolved).into_iter().map(|item| quote!(#(#cfgs)* #item));
-    let hidden = format_ident!("__kgraph_kernel_{}", ty);
+    let items = quote! {
+        #(#docs)*
+        #struct_doc
+        #(#other_attrs)*
+        #[derive(::core::fmt::Debug, ::core::clone::Clone)]
+        pub struct #ty {
+            module: ::std::sync::Arc<::kgraph::CudaModule>,
+            function: ::kgraph::CudaFunction,
+            shared_limit: ::kgraph::DynamicSharedLimit,
+        }
+
+        #(#cfgs)*
+        // Accessors and loaders a program does not use are not worth a warning; an unused
+        // kernel still is ("struct is never constructed").
+        #[allow(dead_code)]
+        impl #ty {
+            #consts
+            #loaders
+            #cfg_for
+            #launchers
+        }
+    };
+    let handle = in_hidden_module(&hidden_module(&ty), &ty, vis, &cfgs, items);
     quote! {
         #(#layouts)*
-
-        // The handle lives in a module of its own, so that the fields the safe launch trusts
-        // (the function it pushes arguments for, its shared-memory limit) are private to the
-        // generated code and not to the module the declaration is in.
-        #(#cfgs)*
-        #[doc(hidden)]
-        #[allow(non_snake_case)]
-        mod #hidden {
-            #[allow(unused_imports)]
-            use super::*;
-
-            #(#docs)*
-            #struct_doc
-            #(#other_attrs)*
-            #[derive(Debug, Clone)]
-            pub struct #ty {
-                module: ::std::sync::Arc<::kgraph::CudaModule>,
-                function: ::kgraph::CudaFunction,
-                shared_limit: ::kgraph::DynamicSharedLimit,
-            }
-
-            #(#cfgs)*
-            // Accessors and loaders a program does not use are not worth a warning; an unused
-            // kernel still is ("struct is never constructed").
-            #[allow(dead_code)]
-            impl #ty {
-                #consts
-                #loaders
-                #cfg_for
-                #launchers
-            }
-        }
-        // An unused handle is reported as a struct never constructed, not as this import.
-        #(#cfgs)*
-        #[allow(unused_imports)]
-        #vis use #hidden::#ty;
+        #handle
     }
+}
+
+/// The module a handle is emitted in ([`in_hidden_module`]).
+fn hidden_module(ty: &Ident) -> Ident {
+    format_ident!("__kgraph_kernel_{}", ty)
 }
 
 /// The placeholder for a declaration with errors: same names and signatures where known, so
@@ -535,13 +533,14 @@ pub(crate) fn stub(vis: &Visibility, name: &Ident, attrs: &[Attribute], params: 
     let cfgs = cfg_attrs(attrs);
     let symbol = ident_text(name);
     let message = format!("the `#[kernel]` declaration of `{symbol}` has errors");
-    let sigs = HandleSignatures::new(params.iter().map(|p| (&p.name, p.kind)));
+    // Emitted in the declaring module, not a hidden one: its names resolve as declared.
+    let sigs = HandleSignatures::new(params.iter().map(|p| (&p.name, p.kind)), false);
     let (load, new) = (HandleSignatures::load(), HandleSignatures::new_fn());
     let (launch, launch_with, ordered) = (sigs.launch(), sigs.launch_with(), sigs.launch_ordered());
     quote! {
         #(#cfgs)*
         /// Placeholder for a kernel whose `#[kernel]` declaration has errors (see the compiler's messages).
-        #[derive(Debug, Clone)]
+        #[derive(::core::fmt::Debug, ::core::clone::Clone)]
         #[allow(dead_code)]
         #vis struct #ty {
             _declaration_has_errors: (),

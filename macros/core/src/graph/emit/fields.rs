@@ -17,7 +17,8 @@ pub(crate) fn kernel_field(ir: &GraphIr, k: usize) -> Ident {
 
 /// `<module>::<Handle>` of each kernel, in `ir.kernels` order.
 pub(crate) fn kernel_types(cg: &CodegenInput<'_>) -> Vec<TokenStream> {
-    let module = &cg.ir.module;
+    let path = &cg.ir.module;
+    let module = crate::emit_util::path_from_hidden_module(quote!(#path));
     cg.ir
         .kernels
         .iter()

@@ -24,7 +24,7 @@ use quote::{format_ident, quote};
 
 pub use input::CodegenInput;
 
-use crate::emit_util::doc_attr;
+use crate::emit_util::{doc_attr, in_hidden_module};
 
 /// The struct definition: the device, each kernel's handle, buffer and scalar, and the
 /// capture state.
@@ -100,7 +100,6 @@ pub fn generate(cg: &CodegenInput<'_>) -> TokenStream {
     let accessors = accessors::accessors(cg);
     let host = host::host_methods_tokens(cg);
     let run = run::run_methods(cg);
-    let hidden = format_ident!("__kgraph_graph_{}", name);
     let body = quote! {
         #struct_def
 
@@ -129,22 +128,15 @@ pub fn generate(cg: &CodegenInput<'_>) -> TokenStream {
             }
         }
     };
+    let public: syn::Visibility = syn::parse_quote!(pub);
+    // In a module of its own: its fields (the buffers its graph names, the graph, its events and
+    // streams) and private helpers are then private to the generated code, not to the module
+    // `graph!` is called in, where safe code could swap a buffer under the graph or replay it
+    // behind the bookkeeping.
+    let graph = in_hidden_module(&format_ident!("__kgraph_graph_{}", name), name, &public, &[], body);
     quote! {
         #( const _: &[u8] = include_bytes!(#tracked); )*
 
-        // The struct lives in a module of its own, so that its fields (the buffers its graph
-        // names, the graph, its events and streams) and its private helpers are private to the
-        // generated code and not to the module `graph!` is called in: safe code there could
-        // otherwise swap a buffer under the graph or replay it behind the bookkeeping.
-        #[doc(hidden)]
-        #[allow(non_snake_case)]
-        mod #hidden {
-            #[allow(unused_imports)]
-            use super::*;
-
-            #body
-        }
-        #[allow(unused_imports)]
-        pub use #hidden::#name;
+        #graph
     }
 }
