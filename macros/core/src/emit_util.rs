@@ -4,6 +4,8 @@ use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::quote;
 use syn::{Attribute, Ident, Visibility};
 
+use crate::syntax::model::Elem;
+
 /// `#[doc]` attributes, one per line with a leading space (as `///` comments would give); an
 /// empty line stays empty.
 pub(crate) fn doc_lines<S: AsRef<str>>(lines: impl IntoIterator<Item = S>) -> TokenStream {
@@ -55,6 +57,11 @@ pub(crate) fn in_hidden_module(
     }
 }
 
+/// The Rust type of `elem` as code in a hidden module ([`in_hidden_module`]) names it.
+pub(crate) fn elem_in_hidden_module(elem: Elem) -> TokenStream {
+    path_from_hidden_module(elem.rust_tokens())
+}
+
 /// A path the user wrote for the declaring module, as code in its hidden module
 /// ([`in_hidden_module`]) must spell it: `super::x` becomes `super::super::x`; any other path
 /// (`crate::`, `::`, `self::` and bare names, which the glob import resolves) is unchanged.
@@ -69,7 +76,7 @@ pub(crate) fn path_from_hidden_module(path: TokenStream) -> TokenStream {
 mod tests {
     use quote::quote;
 
-    use super::path_from_hidden_module;
+    use crate::emit_util::path_from_hidden_module;
 
     #[test]
     fn only_paths_starting_with_super_are_rebased() {

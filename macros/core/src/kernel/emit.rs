@@ -11,7 +11,7 @@ use super::docs::{launch_doc, struct_doc};
 use super::guard::guard;
 use super::launch_checks::{param_sizes, pdl_check, shared_opt_in, stream_checks};
 use super::layout::layout_checks;
-use crate::emit_util::{doc_lines, in_hidden_module};
+use crate::emit_util::{doc_lines, elem_in_hidden_module, in_hidden_module};
 use crate::syntax::model::{KernelDecl, ParamKind};
 use crate::syntax::naming::{handle_ident, ident_text, kernel_handle_ident};
 use crate::syntax::parse::ParsedParam;
@@ -25,7 +25,7 @@ pub(crate) fn cfg_attrs(attrs: &[Attribute]) -> Vec<&Attribute> {
 /// names it (`in_hidden_module`), or as the declaring module does (a stub, emitted there).
 fn launch_param_type(kind: ParamKind, in_hidden_module: bool) -> TokenStream {
     let elem = kind.elem();
-    let t = if in_hidden_module { elem.rust_tokens() } else { elem.rust_tokens_as_declared() };
+    let t = if in_hidden_module { elem_in_hidden_module(elem) } else { elem.rust_tokens() };
     match kind {
         ParamKind::Slice { mutable: false, .. } => quote!(&impl ::kgraph::DeviceIn<#t>),
         ParamKind::Slice { mutable: true, .. } => quote!(&mut impl ::kgraph::DeviceOut<#t>),
@@ -105,7 +105,7 @@ fn device_addresses(decl: &KernelDecl) -> Vec<TokenStream> {
             let n = &p.name;
             match p.kind {
                 ParamKind::Slice { elem, mutable } => {
-                    let t = elem.rust_tokens();
+                    let t = elem_in_hidden_module(elem);
                     let arg = if mutable { quote!(&*#n) } else { quote!(#n) };
                     Some(quote!(let #n = ::kgraph::DeviceIn::<#t>::device_addr(#arg);))
                 }

@@ -9,6 +9,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use syn::{Ident, LitInt};
 
+use crate::emit_util::elem_in_hidden_module;
 use crate::syntax::extent::extent_type;
 use crate::syntax::model::{Axis, Elem, Extent, ExtentExpr, ExtentFn, ExtentOp, KernelDecl, Param, ParamKind};
 use crate::syntax::naming::ident_text;
@@ -113,7 +114,7 @@ fn expr_tokens(expr: &ExtentExpr, ty: Elem) -> TokenStream {
 /// `::kgraph::extent::check_len(NAME, "x", x_extent, <length of x>)?;`
 fn length_check(param: &Param) -> TokenStream {
     let (n, local, name) = (&param.name, extent_local(param), ident_text(&param.name));
-    let t = param.kind.elem().rust_tokens();
+    let t = elem_in_hidden_module(param.kind.elem());
     let len = match param.kind {
         ParamKind::Slice { mutable: false, .. } => quote!(::kgraph::DeviceIn::<#t>::elem_len(#n)),
         ParamKind::Slice { mutable: true, .. } => quote!(::kgraph::DeviceIn::<#t>::elem_len(&*#n)),
@@ -147,7 +148,7 @@ fn overlap_checks(pointers: &[&Param]) -> Vec<TokenStream> {
 /// `::kgraph::extent::check_disjoint(NAME, "y", <bytes of y>, "x", <bytes of x>)?;`
 fn disjoint(written: &Param, other: &Param) -> TokenStream {
     let bytes = |p: &Param| {
-        let (n, local, t) = (&p.name, extent_local(p), p.kind.elem().rust_tokens());
+        let (n, local, t) = (&p.name, extent_local(p), elem_in_hidden_module(p.kind.elem()));
         quote!(::kgraph::extent::ByteRange::of::<#t>(#n, #local))
     };
     let (w_name, o_name) = (ident_text(&written.name), ident_text(&other.name));

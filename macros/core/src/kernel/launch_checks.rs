@@ -8,6 +8,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::abi::abi;
+use crate::emit_util::elem_in_hidden_module;
 use crate::syntax::model::{KernelDecl, ParamKind};
 
 /// One `check_same_stream` per slice argument and one `check_same_context` per pinned
@@ -19,7 +20,7 @@ pub(crate) fn stream_checks(decl: &KernelDecl) -> TokenStream {
             let (n, name) = (&p.name, p.name.to_string());
             match p.kind {
                 ParamKind::Slice { elem, mutable } => {
-                    let t = elem.rust_tokens();
+                    let t = elem_in_hidden_module(elem);
                     let arg = if mutable { quote!(&*#n) } else { quote!(#n) };
                     Some(quote! {
                         ::kgraph::check_same_stream(Self::NAME, #name, stream, ::kgraph::DeviceIn::<#t>::stream(#arg))?;
@@ -56,7 +57,7 @@ pub(crate) fn param_sizes(decl: &KernelDecl) -> Vec<TokenStream> {
                 quote!(#size)
             }
             None => {
-                let ty = p.kind.elem().rust_tokens();
+                let ty = elem_in_hidden_module(p.kind.elem());
                 quote!(::core::mem::size_of::<#ty>() as u32)
             }
         })

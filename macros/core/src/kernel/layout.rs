@@ -49,7 +49,7 @@ fn field_ident(name: &str, span: Span) -> syn::Ident {
 fn field_type(field: &CField) -> Option<TokenStream> {
     let mut ty = match &field.ty {
         CFieldType::Elem(crate::syntax::model::Elem::Bool) => quote!(u8),
-        CFieldType::Elem(e) => e.rust_tokens_as_declared(),
+        CFieldType::Elem(e) => e.rust_tokens(),
         CFieldType::Pointer => quote!(u64),
         CFieldType::Struct(_) => return None,
     };

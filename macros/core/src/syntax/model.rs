@@ -437,15 +437,10 @@ impl Elem {
         syn::parse_str(last).unwrap_or_else(|_| syn::Ident::new("__kgraph_unnamed", Span::call_site()))
     }
 
-    /// The Rust type as the generated handle names it, inside its hidden module: as
-    /// [`Elem::rust_tokens_as_declared`], with one `super` more on a path starting with `super`.
-    pub fn rust_tokens(self) -> proc_macro2::TokenStream {
-        crate::emit_util::path_from_hidden_module(self.rust_tokens_as_declared())
-    }
-
     /// The Rust type as the declaring module names it: `f32`, `::kgraph::f16`,
-    /// `::kgraph::Float4`, or a struct's path as declared.
-    pub fn rust_tokens_as_declared(self) -> proc_macro2::TokenStream {
+    /// `::kgraph::Float4`, or a struct's path as declared (code in a hidden module names it
+    /// through `emit_util::elem_in_hidden_module`).
+    pub fn rust_tokens(self) -> proc_macro2::TokenStream {
         match self {
             Elem::F16 | Elem::Bf16 | Elem::Vector(_) => {
                 let ident = self.rust_ident();
