@@ -3,8 +3,8 @@
 //! outside its arguments: an argument shorter than its extent, an extent that overflows or is
 //! negative, a written argument overlapping another, a launch too large for `int` thread
 //! indices, a block beyond the kernel's `__launch_bounds__`. Every refused launch leaves the
-//! poisoned output as it was. The kernels are `tests/kernels/test_args.cu`'s (and one model
-//! kernel with launch bounds).
+//! poisoned output as it was. The kernels are `tests/kernels/test_args.cu`'s and
+//! `test_shared.cu`'s (and one model kernel with launch bounds).
 
 use std::marker::PhantomData;
 
@@ -32,11 +32,11 @@ mod checked {
     pub fn copy_pinned_to_pinned(src: Pinned<[f32; n]>, n: i32, out: PinnedMut<[f32; n]>);
 
     /// `out[b]` = the sum of `x` over block `b`, through `block.x` floats of dynamic shared memory.
-    #[kernel("test_args.cu", name = "ka_block_sum_f32", unsafe(extents), shared = block.x * 4)]
+    #[kernel("test_shared.cu", name = "ka_block_sum_f32", unsafe(extents), shared = block.x * 4)]
     pub fn block_sum(x: &[f32; n], n: i32, n_blocks: i32, out: &mut [f32; n_blocks]);
 
     /// The same with 16 KiB of static shared memory beside the dynamic array.
-    #[kernel("test_args.cu", name = "ka_block_sum_static_f32", unsafe(extents), shared = block.x * 4)]
+    #[kernel("test_shared.cu", name = "ka_block_sum_static_f32", unsafe(extents), shared = block.x * 4)]
     pub fn block_sum_static(x: &[f32; n], n: i32, n_blocks: i32, out: &mut [f32; n_blocks]);
 }
 use checked::Kernels;

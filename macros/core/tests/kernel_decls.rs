@@ -343,3 +343,61 @@ fn lifetimes_and_foreign_pinned_types_are_spanned_errors() {
     );
     assert!(ok.is_ok(), "{:?}", ok.err().map(|e| e.iter().map(ToString::to_string).collect::<Vec<_>>()));
 }
+
+/// Without a record (these fixtures have none), a checked declaration of a kernel whose file
+/// declares an `extern __shared__` array must state `shared`: kgraph cannot tell which of the
+/// file's kernels use it. With `shared` (or `shared = 0` for the one that uses none) it expands;
+/// a file without one needs nothing, and neither does an unchecked declaration.
+#[test]
+fn without_a_record_extern_shared_in_the_file_requires_shared() {
+    let missing = errors(&expand_kernel(
+        quote!("reduce.cu", unsafe(extents)),
+        quote!(
+            pub fn block_sum(x: &[f32; n], out: &mut [f32; n], n: i32);
+        ),
+        &config(),
+    ));
+    assert_eq!(missing.len(), 1, "{missing:?}");
+    assert!(missing[0].contains("reduce.cu:5 declares an `extern __shared__` array"), "{}", missing[0]);
+    assert!(missing[0].contains("shared = block.x * 4"), "{}", missing[0]);
+    let also_copy = errors(&expand_kernel(
+        quote!("reduce.cu", name = "copy", unsafe(extents)),
+        quote!(
+            pub fn copy_f32(x: &[f32; n], y: &mut [f32; n], n: i32);
+        ),
+        &config(),
+    ));
+    assert_eq!(also_copy.len(), 1, "the file's other kernel is not told apart: {also_copy:?}");
+    for ok in [
+        expand_kernel(
+            quote!("reduce.cu", unsafe(extents), shared = block.x * 4),
+            quote!(
+                pub fn block_sum(x: &[f32; n], out: &mut [f32; n], n: i32);
+            ),
+            &config(),
+        ),
+        expand_kernel(
+            quote!("reduce.cu", name = "copy", unsafe(extents), shared = 0),
+            quote!(
+                pub fn copy_f32(x: &[f32; n], y: &mut [f32; n], n: i32);
+            ),
+            &config(),
+        ),
+        expand_kernel(
+            quote!("reduce.cu"),
+            quote!(
+                pub fn block_sum(x: &[f32], out: &mut [f32], n: i32);
+            ),
+            &config(),
+        ),
+        expand_kernel(
+            quote!("pair.cu", name = "scale", unsafe(extents)),
+            quote!(
+                pub fn scale(x: &mut [f32; n], a: f32, n: i32);
+            ),
+            &config(),
+        ),
+    ] {
+        assert_eq!(errors(&ok), Vec::<String>::new());
+    }
+}

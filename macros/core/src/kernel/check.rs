@@ -5,6 +5,7 @@
 use quote::quote;
 
 use super::c_types::unverifiable_reason;
+use crate::cuda::lex::{Tok, Token};
 use crate::cuda::signature::{CuBase, CuError, CuKernel, CuParam};
 use crate::cuda::types::hint_for;
 use crate::syntax::model::{Elem, KernelDecl, Param, ParamKind};
@@ -25,6 +26,48 @@ pub(crate) fn check_decl(decl: &KernelDecl, file: &str, found: &Result<CuKernel,
         .enumerate()
         .filter_map(|(index, (param, cu))| check_param(decl, file, index, param, cu))
         .collect()
+}
+
+/// Without a record of what nvcc compiled (the NVRTC fallback), whether a kernel uses dynamic
+/// shared memory can only be read from the `.cu`: a checked declaration without `shared` of a
+/// kernel whose file declares an `extern __shared__` array is refused, since kgraph cannot tell
+/// which of the file's kernels reach it. (What the file's headers declare, or a macro spells
+/// otherwise, only the record shows.)
+pub(crate) fn undeclared_shared_memory_in_source(decl: &KernelDecl, file: &str, toks: &[Token]) -> Option<syn::Error> {
+    let promise = decl.extents_promise?;
+    if decl.shared.is_some() {
+        return None;
+    }
+    let line = extern_shared_line(toks)?;
+    Some(syn::Error::new(
+        promise,
+        format!(
+            "{file}:{line} declares an `extern __shared__` array, and this build left no record of what nvcc compiled \
+             (the NVRTC fallback), so kgraph cannot tell which of the file's kernels use dynamic shared memory: declare \
+             how many bytes `{}` needs for a launch, e.g. `shared = block.x * 4` (`shared = 0` for a kernel that uses \
+             none); the launch then refuses a `cfg.shared_mem_bytes` below it",
+            decl.symbol
+        ),
+    ))
+}
+
+/// The line of the first `extern ... __shared__` (or `__shared__ ... extern`) declaration in
+/// `toks`: both words in one statement.
+fn extern_shared_line(toks: &[Token]) -> Option<usize> {
+    let mut statement_start = 0;
+    for (i, t) in toks.iter().enumerate() {
+        match &t.tok {
+            Tok::Punct(p) if p == ";" || p == "{" || p == "}" => statement_start = i + 1,
+            Tok::Ident(word) if word == "__shared__" || word == "extern" => {
+                let other = if word == "extern" { "__shared__" } else { "extern" };
+                if toks[statement_start..i].iter().any(|u| matches!(&u.tok, Tok::Ident(w) if w == other)) {
+                    return Some(t.line);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 fn param_error(param: &Param, message: String) -> syn::Error {

@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::rc::Rc;
 
-use super::check::check_decl;
+use super::check::{check_decl, undeclared_shared_memory_in_source};
 use super::config::{Config, CuFile, Files};
 use super::record_check::check_record;
 use crate::compiled::demangle::demangle;
@@ -177,7 +177,10 @@ fn source_only(decl: &KernelDecl, cu: &CuFile, source: &Source) -> Result<Found,
         )]);
     }
     let found = find_kernel_in(source.toks(), &decl.symbol);
-    let errors = check_decl(decl, &cu.display, &found);
+    let mut errors = check_decl(decl, &cu.display, &found);
+    if found.is_ok() {
+        errors.extend(undeclared_shared_memory_in_source(decl, &cu.display, source.toks()));
+    }
     match found {
         Ok(kernel) if errors.is_empty() => Ok(Found {
             kernel,
