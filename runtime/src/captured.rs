@@ -5,8 +5,7 @@ use std::path::Path;
 
 use cudarc::driver::sys;
 
-use crate::context::wait_stream_raw;
-use crate::context::Stream;
+use crate::context::{wait_stream_raw, Stream};
 use crate::error::Result;
 use crate::graph::Graph;
 

@@ -6,8 +6,7 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, DriverError};
 
 use crate::buffer::DeviceBuffer;
-use crate::context::wait_stream_raw;
-use crate::context::{Context, Stream};
+use crate::context::{wait_stream_raw, Context, Stream};
 use crate::error::{driver_library_loads, Error, Result};
 use crate::kernel::{check_same_stream, DeviceIn, DeviceOut};
 use crate::pod::Pod;
