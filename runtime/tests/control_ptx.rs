@@ -27,7 +27,7 @@ fn control_ptx_is_current_with_control_cu() {
     let out = std::env::temp_dir().join(format!("kgraph_control_{}.ptx", std::process::id()));
     let status = Command::new(&nvcc)
         .args(["-arch=compute_75", "-ptx"])
-        .arg(root.join("runtime/src/control/control.cu"))
+        .arg(root.join("runtime/src/graph/control/control.cu"))
         .arg("-o")
         .arg(&out)
         .status()

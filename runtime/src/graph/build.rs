@@ -17,7 +17,7 @@ use cudarc::driver::{result, sys, CudaContext, CudaEvent, CudaFunction, LaunchCo
 
 use crate::context::{Context, Stream};
 use crate::error::{Error, Result};
-use crate::graph::Graph;
+use crate::graph::capture::Graph;
 
 /// A node of a graph under construction (valid while its builder's graph lives; not `Send`).
 /// It remembers its builder: a dependency on a node of another builder (or of a dropped one,

@@ -7,7 +7,7 @@ use cudarc::driver::sys;
 
 use crate::context::{wait_stream_raw, Stream};
 use crate::error::Result;
-use crate::graph::Graph;
+use crate::graph::capture::Graph;
 
 /// The graph a `graph!` struct captured, as its `graph()` lends it: node and edge lists, raw
 /// handles for the driver API, the DOT dump and timed replays.

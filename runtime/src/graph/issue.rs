@@ -11,9 +11,9 @@ use cudarc::driver::{sys, CudaFunction, LaunchConfig};
 use crate::capture_guard::check_stream;
 use crate::context::Stream;
 use crate::error::{Error, Result};
-use crate::graph::Graph;
-use crate::graph_build::{Dep, EdgeKind, GraphBuilder, NodeRef};
-use crate::launch::{launch_ex, LaunchOptions};
+use crate::graph::build::{Dep, EdgeKind, GraphBuilder, NodeRef};
+use crate::graph::capture::Graph;
+use crate::launch::config::{launch_ex, LaunchOptions};
 
 /// Where a launch goes (`'p`: the borrow a conditional body's builder holds of its parent).
 #[derive(Debug)]

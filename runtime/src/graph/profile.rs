@@ -6,7 +6,7 @@ use std::fmt;
 use cudarc::driver::CudaEvent;
 
 use crate::error::{Error, Result};
-use crate::graph::Graph;
+use crate::graph::capture::Graph;
 
 /// One unit's time.
 #[derive(Debug, Clone, PartialEq)]

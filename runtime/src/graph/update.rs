@@ -9,8 +9,8 @@ use std::path::Path;
 use cudarc::driver::{sys, CudaFunction, LaunchConfig};
 
 use crate::error::{Error, Result};
-use crate::graph::{destroy_graph, Graph};
-use crate::graph_build::{copy_1d, kernel_node_params, GraphBuilder};
+use crate::graph::build::{copy_1d, kernel_node_params, GraphBuilder};
+use crate::graph::capture::{destroy_graph, Graph};
 
 impl Graph {
     /// Binds the graph's context to this thread, for `op`.

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::SystemTime;
 
-use crate::kernel::KernelSource;
+use crate::launch::module::KernelSource;
 
 /// The variable that turns hot reload on (`1`, `true` or `yes`).
 pub const HOT_RELOAD_ENV: &str = "KGRAPH_HOT_RELOAD";

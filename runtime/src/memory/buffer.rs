@@ -15,7 +15,7 @@ use cudarc::driver::{sys, CudaSlice, CudaView, CudaViewMut};
 
 use crate::context::Stream;
 use crate::error::{Error, Result};
-use crate::kernel::{DeviceIn, DeviceOut};
+use crate::launch::args::{DeviceIn, DeviceOut};
 
 /// An allocation of `len` elements of `T` in device memory, owned by the stream it was
 /// allocated on ([`crate::Device::alloc_zeros`], [`crate::Device::upload`]): dropping it frees

@@ -1,16 +1,16 @@
 //! One GPU and the stream kgraph works on: its context, allocation, and the host <-> device
-//! transfers (through the staging of [`crate::transfer`]).
+//! transfers (through the staging of [`crate::memory::transfer`]).
 
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, DriverError};
 
-use crate::buffer::DeviceBuffer;
 use crate::context::{wait_stream_raw, Context, Stream};
 use crate::error::{driver_library_loads, Error, Result};
-use crate::kernel::{check_same_stream, DeviceIn, DeviceOut};
-use crate::pod::Pod;
-use crate::transfer::Staging;
+use crate::launch::args::{check_same_stream, DeviceIn, DeviceOut};
+use crate::memory::buffer::DeviceBuffer;
+use crate::memory::pod::Pod;
+use crate::memory::transfer::Staging;
 
 /// The oldest driver kgraph runs on (`1000 * major + 10 * minor`): cudarc is built for the
 /// CUDA 13.0 driver API, and its loader panics on a symbol an older driver lacks, so older

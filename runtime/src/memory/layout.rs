@@ -6,7 +6,7 @@
 //! `#[derive(kgraph::DeviceStruct)]` implements the trait (and [`crate::Pod`] and cudarc's
 //! `DeviceRepr`, `ValidAsZeroBits`) on a struct that is `bytemuck::Pod`; see the derive.
 
-use crate::pod::Pod;
+use crate::memory::pod::Pod;
 
 /// A `#[repr(C)]` struct of [`Pod`] fields with no padding, with its layout as Rust laid it out.
 ///

@@ -7,11 +7,11 @@ use std::sync::atomic::{fence, AtomicU8, Ordering};
 
 use cudarc::driver::{result, sys, CudaContext, DriverError};
 
-use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::kernel::{PinnedMutPtr, PinnedPtr};
-use crate::pinned::{PinnedAlloc, PAGE_ALIGN};
-use crate::pod::Pod;
+use crate::launch::pinned_ptr::{PinnedMutPtr, PinnedPtr};
+use crate::memory::device::Device;
+use crate::memory::pinned::{PinnedAlloc, PAGE_ALIGN};
+use crate::memory::pod::Pod;
 
 /// `len` elements of page-locked host memory mapped into the device's address space
 /// (`cuMemHostAlloc` with `DEVICEMAP | PORTABLE`): the host reads and writes it as a slice,

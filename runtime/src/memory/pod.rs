@@ -41,7 +41,7 @@ macro_rules! pod_primitives {
     )*};
 }
 pod_primitives!(f32, f64, i8, u8, i16, u16, i32, u32, i64, u64);
-// `half::f16` and `half::bf16` are Pod too (`crate::vector`, beside the vector types).
+// `half::f16` and `half::bf16` are Pod too (`crate::memory::vector`, beside the vector types).
 
 // SAFETY: an array of Pod has no padding between elements and every bit pattern of each
 // element is valid, so every bit pattern of the array is valid.

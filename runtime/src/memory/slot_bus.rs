@@ -3,12 +3,12 @@
 
 use cudarc::driver::{result, CudaEvent};
 
-use crate::buffer::DeviceBuffer;
+use crate::memory::buffer::DeviceBuffer;
 
-use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::kernel::DeviceIn;
-use crate::mapped::MappedBuffer;
+use crate::launch::args::DeviceIn;
+use crate::memory::device::Device;
+use crate::memory::mapped::MappedBuffer;
 
 /// `n` `f32` slots in device memory (kernels take [`SlotBus::slots`] as a `const float*`).
 ///

@@ -14,7 +14,7 @@ use cudarc::driver::{result, sys, CudaEvent, CudaStream, DriverError};
 
 use crate::context::wait_stream_raw;
 use crate::error::{Error, Result};
-use crate::pinned::PinnedAlloc;
+use crate::memory::pinned::PinnedAlloc;
 
 /// Smallest staging allocation, so small transfers do not reallocate as they grow.
 const MIN_STAGING_BYTES: usize = 64 * 1024;

@@ -9,7 +9,7 @@
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use half::{bf16, f16};
 
-use crate::pod::Pod;
+use crate::memory::pod::Pod;
 
 macro_rules! cuda_vector {
     ($(#[$doc:meta])* $name:ident, $c:literal, $t:ty, $align:literal, [$($f:ident),+], $n:literal) => {

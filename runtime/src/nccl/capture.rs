@@ -7,9 +7,9 @@ use cudarc::driver::{result, sys, CudaStream};
 use crate::context::Stream;
 
 use crate::capture_guard::OwnCapture;
-use crate::collective::{Collective, DataType};
 use crate::error::{Error, Result};
-use crate::nccl::{bind, CollectiveGraph, Communicator};
+use crate::nccl::collective::{Collective, DataType};
+use crate::nccl::communicator::{bind, CollectiveGraph, Communicator};
 
 impl Communicator {
     /// Captures one collective (as [`Communicator::issue_raw`] issues it) into a CUDA graph that
@@ -99,6 +99,6 @@ impl OpenCapture<'_> {
 
 impl Drop for OpenCapture<'_> {
     fn drop(&mut self) {
-        crate::graph::abort_capture(self.stream);
+        crate::graph::capture::abort_capture(self.stream);
     }
 }

@@ -4,7 +4,7 @@
 //! on any machine.
 
 use crate::error::{Error, Result};
-use crate::pod::Pod;
+use crate::memory::pod::Pod;
 
 /// A reduction, as NCCL applies it element-wise across ranks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

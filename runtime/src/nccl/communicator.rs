@@ -1,25 +1,5 @@
-//! Multi-GPU collectives over NCCL (cargo feature `nccl`): one process per GPU, a
-//! [`Communicator`] per process, collectives issued on the [`Device`]'s stream so they order
-//! with kernels and can be captured into CUDA graphs.
-//!
-//! - [`Bootstrap`]: rank, world size and local rank from the torchrun-style environment, and the
-//!   sharing of NCCL's unique id (a file, or TCP on `MASTER_ADDR:MASTER_PORT`), with timeouts.
-//! - [`Communicator`]: `ncclCommInitRank` for one device; [`Communicator::single`] for a world
-//!   of one; the collectives of [`Collective`] on device buffers, checked for stream and length;
-//!   [`Communicator::issue_raw`] and [`Communicator::capture_graph`] for graph builders.
-//! - [`probe`]: whether NCCL loads here, and which. NCCL is loaded at run time (`libnccl.so.2`,
-//!   or `KGRAPH_NCCL_LIB`); when it is missing, every entry point returns one
-//!   [`Error::NcclMissing`] saying where to get it (docs/multi-gpu.md).
-//!
-//! ```no_run
-//! use kgraph_runtime::{nccl::{Bootstrap, Communicator, ReduceOp}, Device};
-//! let boot = Bootstrap::from_env()?;                  // RANK, WORLD_SIZE, MASTER_ADDR, ...
-//! let dev = Device::new(boot.local_rank())?;
-//! let comm = Communicator::new(&dev, &boot)?;
-//! let mut grad = dev.upload(&vec![comm.rank() as f32; 1024])?;
-//! comm.all_reduce_in_place(&mut grad, ReduceOp::Avg)?;
-//! # Ok::<(), kgraph_runtime::Error>(())
-//! ```
+//! The [`Communicator`]: one NCCL rank on one [`Device`], its collectives on the device's stream
+//! (checked for stream and length), raw issue and capture for graph builders.
 
 use std::cell::{Cell, OnceCell};
 use std::ffi::{c_int, c_void};
@@ -27,14 +7,13 @@ use std::marker::PhantomData;
 
 use cudarc::driver::sys;
 
-pub use crate::bootstrap::{env, Bootstrap, IdExchange, UniqueId, DEFAULT_TIMEOUT, UNIQUE_ID_BYTES};
-pub use crate::collective::{Collective, DataType, NcclType, ReduceOp};
 use crate::context::Stream;
-use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::kernel::{check_same_stream, DeviceIn, DeviceOut};
-use crate::nccl_sys::{self, ncclComm_t, ncclUniqueId, Api, SUCCESS};
-pub use crate::nccl_sys::{LIBRARY_CANDIDATES, LIBRARY_ENV};
+use crate::launch::args::{check_same_stream, DeviceIn, DeviceOut};
+use crate::memory::device::Device;
+use crate::nccl::bootstrap::{Bootstrap, UniqueId, UNIQUE_ID_BYTES};
+use crate::nccl::collective::{Collective, DataType, NcclType, ReduceOp};
+use crate::nccl::sys::{self as nccl_sys, ncclComm_t, ncclUniqueId, Api, SUCCESS};
 
 thread_local! {
     /// How many [`Communicator::group`] calls are open on this thread (NCCL's groups are

@@ -7,11 +7,11 @@ use std::marker::PhantomData;
 use cudarc::driver::sys;
 
 use crate::capture_guard::check_stream;
-use crate::collective::{Collective, DataType, NcclType, ReduceOp};
 use crate::context::Stream;
 use crate::error::{Error, Result};
-use crate::kernel::{DeviceIn, DeviceOut};
-use crate::nccl::{bind, count_group, in_group, Communicator};
+use crate::launch::args::{DeviceIn, DeviceOut};
+use crate::nccl::collective::{Collective, DataType, NcclType, ReduceOp};
+use crate::nccl::communicator::{bind, count_group, in_group, Communicator};
 
 impl Communicator {
     /// Runs `f` between `ncclGroupStart` and `ncclGroupEnd`, so the collectives it issues

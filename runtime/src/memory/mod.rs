@@ -1,0 +1,13 @@
+//! Memory: the element types copied as raw bytes, device buffers and their views, mapped pinned
+//! host memory, staged transfers, the slot bus, and [`Device`](crate::Device), whose one `impl`
+//! allocates and moves data.
+
+pub(crate) mod buffer;
+pub(crate) mod device;
+pub mod layout;
+pub(crate) mod mapped;
+pub(crate) mod pinned;
+pub(crate) mod pod;
+pub(crate) mod slot_bus;
+pub(crate) mod transfer;
+pub(crate) mod vector;
