@@ -1,18 +1,18 @@
 //! fanout8: one root, eight independent branches, one join (1 -> 8 -> 1) over 256 f32, generated
-//! from `graphs/bench_fanout.toml`. The same graph struct is captured with its dataflow branches
+//! from `examples/bench/graphs/bench_fanout.toml`. The same graph struct is captured with its dataflow branches
 //! (`capture`: the eight branches run concurrently) and serialized in file order
 //! (`capture_serialized`: a path of ten kernels), for tiny branches (0 iterations: launch and
 //! dependency overhead only) and working ones (2000 dependent FMAs per element).
 //!
-//! `fanout8pdl`: the same graph over PDL-aware kernels (`graphs/bench_fanout_pdl.toml`), timed
+//! `fanout8pdl`: the same graph over PDL-aware kernels (`examples/bench/graphs/bench_fanout_pdl.toml`), timed
 //! with PDL on (programmatic edges on the fan-out, the join and the serialized chain) and off.
 
 use kgraph::Device;
 
 use crate::report::{median_us, Report};
 
-kgraph::graph!("graphs/bench_fanout.toml");
-kgraph::graph!("graphs/bench_fanout_pdl.toml");
+kgraph::graph!("examples/bench/graphs/bench_fanout.toml");
+kgraph::graph!("examples/bench/graphs/bench_fanout_pdl.toml");
 
 /// Work per branch (the spec's `iters` scalar), set between captures without re-declaring.
 const WORK: [i32; 2] = [0, 2000];

@@ -4,7 +4,7 @@
 // plain CUDA C++, with no kgraph code but kgraph's control PTX, and replays them as the test
 // does, so a failure here is not in kgraph's Rust.
 //
-// `graphs/test_control.toml` built from its dataflow (the struct's `capture`):
+// `tests/graphs/test_control.toml` built from its dataflow (the struct's `capture`):
 //   zero_acc (memset acc) -> WHILE repeat_add { add: acc += x -> kgraph_loop_repeat(10) }
 //   WHILE halve_until { halve: w = v / 2 -> keep: memcpy v <- w -> kgraph_loop_until_below(w, 0.01, 100) }
 //   kgraph_if_nonzero(flag) -> IF maybe_scale { scale: y = 3x + 1 } -> copy_y (memcpy y_copy <- y)

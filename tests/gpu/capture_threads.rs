@@ -10,8 +10,8 @@ use kgraph::{Device, LaunchConfig};
 use super::common::{device, random};
 use crate::graph::kernels::TgAccumulate;
 
-kgraph::graph!("graphs/test_branches.toml");
-kgraph::graph!("graphs/test_collective.toml");
+kgraph::graph!("tests/graphs/test_branches.toml");
+kgraph::graph!("tests/graphs/test_collective.toml");
 
 /// Runs `round` `rounds` times while a second thread adds 1 to a counter on the device stream
 /// as fast as it can; returns how many launches that thread made and the counter's final value.

@@ -1,4 +1,4 @@
-//! The graph engine beyond kernel nodes, on the GPU (`graphs/test_control.toml`): memset and
+//! The graph engine beyond kernel nodes, on the GPU (`tests/graphs/test_control.toml`): memset and
 //! memcpy nodes, WHILE loops (`repeat`, `until`) and IF nodes built as conditional graph nodes,
 //! buffer rebinding, launch-shape updates, the whole-graph update, per-node profiling and the
 //! driver's DOT dump. Expected values are the same spec run eagerly (bit for bit) and closed
@@ -8,7 +8,7 @@ use kgraph::{Error, LaunchConfig};
 
 use super::common::{device, random};
 
-kgraph::graph!("graphs/test_control.toml");
+kgraph::graph!("tests/graphs/test_control.toml");
 
 fn assert_same_bits(what: &str, got: &[f32], want: &[f32]) {
     assert_eq!(got.len(), want.len(), "{what}: length");

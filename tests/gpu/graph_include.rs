@@ -1,12 +1,12 @@
-//! `[[include]]` on the GPU (`graphs/test_include.toml`): `graphs/test_affine.toml` included
+//! `[[include]]` on the GPU (`tests/graphs/test_include.toml`): `tests/graphs/test_affine.toml` included
 //! twice in a chain (x -> mid -> y, the second with `a` the literal 3.0 and `b` the parent's
 //! `b2`), then an own `tg_mul` node. The expected values are the standalone `TestAffine`
 //! struct run twice (bit for bit), never a CPU re-implementation of the kernel.
 
 use super::common::{device, random};
 
-kgraph::graph!("graphs/test_affine.toml");
-kgraph::graph!("graphs/test_include.toml");
+kgraph::graph!("tests/graphs/test_affine.toml");
+kgraph::graph!("tests/graphs/test_include.toml");
 
 fn assert_same_bits(what: &str, got: &[f32], want: &[f32]) {
     assert_eq!(got.len(), want.len(), "{what}: length");
@@ -99,4 +99,61 @@ fn scalars_of_both_includes_update_the_captured_graph_in_place() {
     eager.set_b2(-2.0).unwrap();
     eager.run_eager().unwrap();
     assert_same_bits("run_eager after the setters", &eager.download_y().unwrap(), &g.download_y().unwrap());
+}
+
+// `graph!(.., repeat = K)` over an 18-level `[[include]]` chain (`tests/graphs/nest/`): level
+// `i` adds 1 to its own counter `c<i>`, so after one launch every counter is the number of times
+// its level's node ran. The loop must wrap all 18 levels (it once stopped 16 levels down, and the
+// deeper nodes ran once, before the loop).
+kgraph::graph!("tests/graphs/nest/level_00.toml", name = Nest18Repeat5, repeat = 5);
+
+/// Every counter of `g`, level 0 first.
+fn nest_counters(g: &Nest18Repeat5) -> Vec<f32> {
+    let downloads: [fn(&Nest18Repeat5) -> kgraph::Result<Vec<f32>>; 18] = [
+        Nest18Repeat5::download_c0,
+        Nest18Repeat5::download_c1,
+        Nest18Repeat5::download_c2,
+        Nest18Repeat5::download_c3,
+        Nest18Repeat5::download_c4,
+        Nest18Repeat5::download_c5,
+        Nest18Repeat5::download_c6,
+        Nest18Repeat5::download_c7,
+        Nest18Repeat5::download_c8,
+        Nest18Repeat5::download_c9,
+        Nest18Repeat5::download_c10,
+        Nest18Repeat5::download_c11,
+        Nest18Repeat5::download_c12,
+        Nest18Repeat5::download_c13,
+        Nest18Repeat5::download_c14,
+        Nest18Repeat5::download_c15,
+        Nest18Repeat5::download_c16,
+        Nest18Repeat5::download_c17,
+    ];
+    downloads.iter().map(|download| download(g).unwrap()[0]).collect()
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn repeat_runs_every_node_of_an_18_level_include_chain_k_times_per_launch() {
+    assert_eq!(Nest18Repeat5::NODES.len(), 18, "one node per level");
+    assert_eq!(Nest18Repeat5::NODES[17], format!("{}count", "d_".repeat(17)), "the deepest level's node");
+    let dev = device();
+    for mode in ["capture", "capture_serialized", "run_eager"] {
+        let mut g = Nest18Repeat5::new(&dev).unwrap();
+        g.load_one(&[1.0]).unwrap();
+        match mode {
+            "capture" => g.capture().unwrap(),
+            "capture_serialized" => g.capture_serialized().unwrap(),
+            _ => {}
+        }
+        for launch in 1..=2u8 {
+            if mode == "run_eager" {
+                g.run_eager().unwrap();
+            } else {
+                g.replay().unwrap();
+            }
+            let want = 5.0 * f32::from(launch);
+            assert_eq!(nest_counters(&g), vec![want; 18], "{mode}: after launch {launch}, every level ran 5 times per launch");
+        }
+    }
 }

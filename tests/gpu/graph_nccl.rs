@@ -1,4 +1,4 @@
-//! Collective nodes in a graph spec on one GPU (`graphs/test_collective.toml`): a one-rank
+//! Collective nodes in a graph spec on one GPU (`tests/graphs/test_collective.toml`): a one-rank
 //! communicator, on which the all-reduce is the identity and the all-gather a copy; the built,
 //! serialized and stream-captured graphs and `run_eager` agree bit for bit, and rebinding a
 //! buffer a collective node passes re-captures its child graph in place.
@@ -7,7 +7,7 @@ use kgraph::nccl::Bootstrap;
 
 use super::common::{device, random};
 
-kgraph::graph!("graphs/test_collective.toml");
+kgraph::graph!("tests/graphs/test_collective.toml");
 
 fn graph(dev: &kgraph::Device, x: &[f32]) -> TestCollective {
     let mut g = TestCollective::new(dev, &Bootstrap::single()).unwrap_or_else(|e| panic!("{e}"));

@@ -1,6 +1,6 @@
 //! Programmatic dependent launch (PDL) in graph specs, and `capture_serialized`, on the GPU.
-//! Specs: `graphs/test_pdl_chain.toml`, `graphs/test_pdl_branches.toml` (PDL-aware kernels
-//! `tg_pdl_*` in `tests/kernels/test_graph.cu`) and `graphs/test_branches.toml` (no PDL). Expected
+//! Specs: `tests/graphs/test_pdl_chain.toml`, `tests/graphs/test_pdl_branches.toml` (PDL-aware kernels
+//! `tg_pdl_*` in `tests/kernels/test_graph.cu`) and `tests/graphs/test_branches.toml` (no PDL). Expected
 //! values always come from the same spec run another way (PDL off, eager, the other capture),
 //! never from a CPU formula; edge types are read back through `cuGraphGetEdges_v2`.
 
@@ -19,8 +19,8 @@ use kgraph::CapturedGraph;
 use super::common::{device, random};
 use super::graph::TestBranches;
 
-kgraph::graph!("graphs/test_pdl_chain.toml");
-kgraph::graph!("graphs/test_pdl_branches.toml");
+kgraph::graph!("tests/graphs/test_pdl_chain.toml");
+kgraph::graph!("tests/graphs/test_pdl_branches.toml");
 
 fn assert_same_bits(what: &str, got: &[f32], want: &[f32]) {
     assert_eq!(got.len(), want.len(), "{what}: length");

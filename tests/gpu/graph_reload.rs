@@ -7,7 +7,7 @@ use kgraph::Error;
 
 use super::common::{device, random};
 
-kgraph::graph!("graphs/test_reload.toml");
+kgraph::graph!("tests/graphs/test_reload.toml");
 
 /// Restores the kernel file's text when dropped.
 struct Restore(std::path::PathBuf, String);

@@ -65,7 +65,7 @@ extern "C" __global__ void bench_fill(float* __restrict__ x, long long n, float 
     x[i] = base + (float)((i * 2654435761ll) % 1000) * 1e-3f;
 }
 
-// bench_work, PDL-aware (graphs/bench_fanout_pdl.toml): triggers at entry, waits before reading x.
+// bench_work, PDL-aware (examples/bench/graphs/bench_fanout_pdl.toml): triggers at entry, waits before reading x.
 extern "C" __global__ void bench_work_pdl(const float* __restrict__ x, float* __restrict__ y, int n, int iters) {
   pdl_trigger();
   pdl_wait();

@@ -16,7 +16,7 @@ fn workspace_root() -> PathBuf {
 }
 
 /// Analyzes `files[main]`; other paths are served from `files`, then from the workspace (the
-/// kernel declarations `tests/gpu/graph/kernels.rs`, `graphs/test_affine.toml`).
+/// kernel declarations `tests/gpu/graph/kernels.rs`, `tests/graphs/test_affine.toml`).
 fn analyze_files(files: &[(&str, &str)], main: &str) -> Result<Analysis, Vec<String>> {
     let files: BTreeMap<&str, &str> = files.iter().copied().collect();
     let root = workspace_root();
@@ -66,13 +66,13 @@ default = 2.0
 
 [[include]]
 name = "first"
-spec = "graphs/test_affine.toml"
+spec = "tests/graphs/test_affine.toml"
 buffers = { x = "x", y = "mid" }
 scalars = { a = "a" }
 
 [[include]]
 name = "second"
-spec = "graphs/test_affine.toml"
+spec = "tests/graphs/test_affine.toml"
 buffers = { x = "mid", y = "y" }
 scalars = { a = 3.0 }
 "#;
@@ -83,7 +83,7 @@ fn names(a: &Analysis) -> Vec<&str> {
 
 #[test]
 fn test_include_spec_splices_two_affines_before_its_own_node() {
-    let a = analyze_files(&[], "graphs/test_include.toml").unwrap_or_else(|e| panic!("{}", e.join("\n\n")));
+    let a = analyze_files(&[], "tests/graphs/test_include.toml").unwrap_or_else(|e| panic!("{}", e.join("\n\n")));
     assert_eq!(names(&a), ["first_affine", "second_affine", "scale"]);
     let scalars: Vec<(&str, String)> = a.ir.scalars.iter().map(|s| (s.name.as_str(), s.default.text())).collect();
     assert_eq!(scalars, [("a", "2.0".to_string()), ("b2", "0.5".to_string()), ("first_b", "-0.25".to_string())]);
@@ -92,7 +92,7 @@ fn test_include_spec_splices_two_affines_before_its_own_node() {
     let edges: Vec<(usize, usize)> = a.edges.iter().map(|e| (e.from, e.to)).collect();
     assert_eq!(edges, [(0, 1), (1, 2)], "the chain x -> mid -> y -> z crosses the include boundaries");
     let includes: Vec<(&str, &str)> = a.ir.includes.iter().map(|i| (i.name.as_str(), i.spec.as_str())).collect();
-    assert_eq!(includes, [("first", "graphs/test_affine.toml"), ("second", "graphs/test_affine.toml")]);
+    assert_eq!(includes, [("first", "tests/graphs/test_affine.toml"), ("second", "tests/graphs/test_affine.toml")]);
 }
 
 #[test]
@@ -130,7 +130,7 @@ args = { x = "x", y = "mid", a = "a", b = 0.0, n = "m" }
 
 [[include]]
 name = "inc"
-spec = "graphs/test_affine.toml"
+spec = "tests/graphs/test_affine.toml"
 buffers = { x = "mid", y = "y" }
 
 [[while]]
@@ -226,7 +226,7 @@ fn nested_includes_prefix_twice() {
     let middle = format!(
         "{KERNELS}[dims]\nk = 4096\n[buffers.u]\ndtype = \"f32\"\nlen = \"k\"\nrole = \"input\"\n\
          [buffers.v]\ndtype = \"f32\"\nlen = \"k\"\nrole = \"output\"\n\
-         [[include]]\nname = \"inner\"\nspec = \"graphs/test_affine.toml\"\nbuffers = {{ x = \"u\", y = \"v\" }}\n"
+         [[include]]\nname = \"inner\"\nspec = \"tests/graphs/test_affine.toml\"\nbuffers = {{ x = \"u\", y = \"v\" }}\n"
     );
     let top =
         parent(4096, "[[include]]\nname = \"outer\"\nspec = \"middle.toml\"\nbuffers = { u = \"x\", v = \"y\" }\n");
@@ -236,7 +236,7 @@ fn nested_includes_prefix_twice() {
     let scalars: Vec<&str> = a.ir.scalars.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(scalars, ["outer_inner_a", "outer_inner_b"]);
     let includes: Vec<(&str, &str)> = a.ir.includes.iter().map(|i| (i.name.as_str(), i.spec.as_str())).collect();
-    assert_eq!(includes, [("outer", "middle.toml"), ("outer_inner", "graphs/test_affine.toml")]);
+    assert_eq!(includes, [("outer", "middle.toml"), ("outer_inner", "tests/graphs/test_affine.toml")]);
 }
 
 #[test]
@@ -244,7 +244,7 @@ fn node_order_places_included_nodes_at_their_include_for_repeat() {
     // `graph!(..., repeat = K)` wraps these names in one loop before the analysis runs.
     let root = workspace_root();
     let read_file = |p: &str| std::fs::read_to_string(root.join(p)).ok();
-    let text = std::fs::read_to_string(root.join("graphs/test_include.toml")).unwrap();
+    let text = std::fs::read_to_string(root.join("tests/graphs/test_include.toml")).unwrap();
     let mut diags = Diagnostics::new();
     let raw = read(&text, &mut diags);
     assert!(diags.is_empty());
@@ -323,11 +323,14 @@ fn an_include_cycle_is_an_error_naming_the_chain() {
 
 #[test]
 fn every_non_scratch_included_buffer_must_be_bound() {
-    let p = parent(4096, "[[include]]\nname = \"half\"\nspec = \"graphs/test_affine.toml\"\nbuffers = { x = \"x\" }\n");
+    let p = parent(
+        4096,
+        "[[include]]\nname = \"half\"\nspec = \"tests/graphs/test_affine.toml\"\nbuffers = { x = \"x\" }\n",
+    );
     let e = errors_of(&[("p.toml", &p)], "p.toml");
     assert_located(
         &e,
-        "included buffer `y` of `graphs/test_affine.toml` (role `output`) is not bound: add `y = \"<a buffer of this spec>\"` to this include's `buffers` (only `scratch` buffers may stay unbound)",
+        "included buffer `y` of `tests/graphs/test_affine.toml` (role `output`) is not bound: add `y = \"<a buffer of this spec>\"` to this include's `buffers` (only `scratch` buffers may stay unbound)",
         "p.toml",
         line_of(&p, "buffers = { x"),
     );
@@ -336,18 +339,18 @@ fn every_non_scratch_included_buffer_must_be_bound() {
 #[test]
 fn a_bound_buffer_must_have_the_included_dtype_and_length() {
     let extra = "[buffers.h]\ndtype = \"f64\"\nlen = \"m\"\nrole = \"output\"\n[buffers.short]\ndtype = \"f32\"\nlen = 16\nrole = \"output\"\n";
-    let body = format!("{extra}[[include]]\nname = \"bad\"\nspec = \"graphs/test_affine.toml\"\nbuffers = {{ x = \"x\", y = \"h\" }}\n[[include]]\nname = \"worse\"\nspec = \"graphs/test_affine.toml\"\nbuffers = {{ x = \"x\", y = \"short\" }}\n");
+    let body = format!("{extra}[[include]]\nname = \"bad\"\nspec = \"tests/graphs/test_affine.toml\"\nbuffers = {{ x = \"x\", y = \"h\" }}\n[[include]]\nname = \"worse\"\nspec = \"tests/graphs/test_affine.toml\"\nbuffers = {{ x = \"x\", y = \"short\" }}\n");
     let p = parent(4096, &body);
     let e = errors_of(&[("p.toml", &p)], "p.toml");
     assert_located(
         &e,
-        "included buffer `y` of `graphs/test_affine.toml` is `f32`, but `h` is `f64`: a bound buffer must have the same dtype",
+        "included buffer `y` of `tests/graphs/test_affine.toml` is `f32`, but `h` is `f64`: a bound buffer must have the same dtype",
         "p.toml",
         line_of(&p, "y = \"h\""),
     );
     assert_located(
         &e,
-        "included buffer `y` of `graphs/test_affine.toml` holds 4096 elements (len = `n` with its dims), but `short` holds 16 (len = `16`): a bound buffer must have the same length",
+        "included buffer `y` of `tests/graphs/test_affine.toml` holds 4096 elements (len = `n` with its dims), but `short` holds 16 (len = `16`): a bound buffer must have the same length",
         "p.toml",
         line_of(&p, "y = \"short\""),
     );
@@ -358,32 +361,32 @@ fn a_bound_buffer_must_have_the_included_dtype_and_length() {
 
 #[test]
 fn unknown_binding_names_are_errors_with_suggestions() {
-    let body = "[[include]]\nname = \"typo\"\nspec = \"graphs/test_affine.toml\"\nbuffers = { x = \"x\", yy = \"y\", y = \"md\" }\nscalars = { aa = \"a\", b = \"q\" }\n";
+    let body = "[[include]]\nname = \"typo\"\nspec = \"tests/graphs/test_affine.toml\"\nbuffers = { x = \"x\", yy = \"y\", y = \"md\" }\nscalars = { aa = \"a\", b = \"q\" }\n";
     let p = parent(4096, &format!("{MID_A}{body}"));
     let e = errors_of(&[("p.toml", &p)], "p.toml");
     let line = line_of(&p, "yy =");
     assert_located(
         &e,
-        "included spec `graphs/test_affine.toml` has no buffer `yy` (its buffers: `x`, `y`)",
+        "included spec `tests/graphs/test_affine.toml` has no buffer `yy` (its buffers: `x`, `y`)",
         "p.toml",
         line,
     );
-    assert_located(&e, "unknown buffer `md` for included buffer `y` of `graphs/test_affine.toml` (buffers: `x`, `y`, `mid`); did you mean `mid`?", "p.toml", line);
+    assert_located(&e, "unknown buffer `md` for included buffer `y` of `tests/graphs/test_affine.toml` (buffers: `x`, `y`, `mid`); did you mean `mid`?", "p.toml", line);
     let line = line_of(&p, "aa =");
     assert_located(
         &e,
-        "included spec `graphs/test_affine.toml` has no scalar `aa` (its scalars: `a`, `b`)",
+        "included spec `tests/graphs/test_affine.toml` has no scalar `aa` (its scalars: `a`, `b`)",
         "p.toml",
         line,
     );
     assert_located(
         &e,
-        "unknown scalar `q` for included scalar `b` of `graphs/test_affine.toml` (scalars: `a`)",
+        "unknown scalar `q` for included scalar `b` of `tests/graphs/test_affine.toml` (scalars: `a`)",
         "p.toml",
         line,
     );
     // An unknown key is a read error, reported before anything is included.
-    let p = parent(4096, "[[include]]\nname = \"k\"\nspec = \"graphs/test_affine.toml\"\nbufers = {}\n");
+    let p = parent(4096, "[[include]]\nname = \"k\"\nspec = \"tests/graphs/test_affine.toml\"\nbufers = {}\n");
     let e = errors_of(&[("p.toml", &p)], "p.toml");
     assert_located(
         &e,
@@ -411,13 +414,13 @@ fn an_error_inside_the_included_spec_is_located_in_its_file() {
 #[test]
 fn an_error_of_a_spliced_node_is_located_at_the_include_and_names_the_node() {
     // `y` of the included spec is written: binding it to an input breaks the kernel's `&mut`.
-    let body = "[[include]]\nname = \"w\"\nspec = \"graphs/test_affine.toml\"\nbuffers = { x = \"y\", y = \"x\" }\n\
+    let body = "[[include]]\nname = \"w\"\nspec = \"tests/graphs/test_affine.toml\"\nbuffers = { x = \"y\", y = \"x\" }\n\
                 [[node]]\nname = \"fill\"\nkernel = \"tg_affine\"\ngrid = 16\nblock = 256\nargs = { x = \"x\", y = \"y\", a = \"a\", b = 0.0, n = \"m\" }\n";
     let p = parent(4096, &format!("[scalars.a]\ndtype = \"f32\"\ndefault = 2.0\n{body}"));
     let e = errors_of(&[("p.toml", &p)], "p.toml");
     assert_located(
         &e,
-        "buffer `x` has role `input`, which kernels may not write, but parameter `y: &mut [f32]` of `tg_affine` writes it; use role `state`, `scratch` or `output` for a written buffer (in node `w_affine`, spliced from `graphs/test_affine.toml` by `[[include]]` `w`)",
+        "buffer `x` has role `input`, which kernels may not write, but parameter `y: &mut [f32]` of `tg_affine` writes it; use role `state`, `scratch` or `output` for a written buffer (in node `w_affine`, spliced from `tests/graphs/test_affine.toml` by `[[include]]` `w`)",
         "p.toml",
         line_of(&p, "[[include]]"),
     );

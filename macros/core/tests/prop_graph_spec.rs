@@ -1,9 +1,9 @@
 //! Property: the graph-spec reader and validator ([`analyze`]) never panic on any text. Every
-//! spec in `graphs/` and `tests/ui/graph/` is mutated at random (characters flipped, deleted or
-//! inserted, lines swapped, duplicated or dropped, truncation, values, keys and names replaced
-//! with others, expressions that overflow or divide by zero), and each result must be either
-//! a model — whose generated code then parses as Rust — or errors that each start with
-//! `file:line:col` inside the file and quote that line.
+//! spec in `graphs/`, `tests/graphs/`, `examples/bench/graphs/` and `tests/ui/graph/` is mutated
+//! at random (characters flipped, deleted or inserted, lines swapped, duplicated or dropped,
+//! truncation, values, keys and names replaced with others, expressions that overflow or divide
+//! by zero), and each result must be either a model — whose generated code then parses as
+//! Rust — or errors that each start with `file:line:col` inside the file and quote that line.
 
 mod prop_support;
 
@@ -11,7 +11,7 @@ use std::cell::RefCell;
 
 use kgraph_codegen::graph::spec::expr::MAX_DEPTH;
 use kgraph_codegen::graph::{analyze, generate, GraphRequest};
-use prop_support::{boundary, cases, check_text, files, lines, mutate_text, nth_line, seed, Rng};
+use prop_support::{boundary, cases, check_text, files, lines, mutate_text, nth_line, seed, valid_specs, Rng};
 
 const SPEC_PATH: &str = "g.toml";
 
@@ -347,9 +347,9 @@ fn check_errors(text: &str, errors: &[String], read: &dyn Fn(&str) -> std::io::R
 
 #[test]
 fn mutated_specs_give_a_model_or_positioned_errors_never_a_panic() {
-    let mut seeds = files("graphs", ".toml");
+    let mut seeds = valid_specs();
     let n_primary = seeds.len();
-    assert!(n_primary >= 3, "graphs/*.toml");
+    assert!(n_primary >= 3, "graphs/*.toml, tests/graphs/*.toml, examples/bench/graphs/*.toml");
     seeds.extend(files("tests/ui/graph", ".toml"));
     let donors: Vec<&str> = seeds.iter().map(|(_, t)| t.as_str()).collect();
     let root = prop_support::workspace_root();
@@ -532,7 +532,7 @@ fn stressed(rng: &mut Rng, text: &str, stress: Stress) -> String {
 /// rejected; floats must be rejected as out of range in some cases.
 #[test]
 fn deep_huge_and_out_of_range_inputs_give_located_bounded_errors() {
-    let seeds = files("graphs", ".toml");
+    let seeds = valid_specs();
     let root = prop_support::workspace_root();
     let sources = Sources { root, cache: RefCell::default(), override_text: RefCell::new(None) };
     let read_file = |p: &str| sources.read(p);

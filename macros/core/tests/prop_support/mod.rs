@@ -65,6 +65,15 @@ pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("workspace root")
 }
 
+/// The folders of the workspace's valid graph specs: the reference model's, the GPU suite's and
+/// the bench's.
+pub const SPEC_DIRS: [&str; 3] = ["graphs", "tests/graphs", "examples/bench/graphs"];
+
+/// Every valid graph spec of the workspace ([`SPEC_DIRS`]), as `(relative path, text)`.
+pub fn valid_specs() -> Vec<(String, String)> {
+    SPEC_DIRS.iter().flat_map(|dir| files(dir, ".toml")).collect()
+}
+
 /// `dir/*.ext` under the workspace root, sorted, as `(relative path, text)`.
 pub fn files(dir: &str, ext: &str) -> Vec<(String, String)> {
     let root = workspace_root();
