@@ -30,7 +30,7 @@ fn graph_compile_fail() {
 /// pointer outliving its buffer, an unordered second stream, a host view racing a kernel, an
 /// untimed replay behind a struct's back, an NCCL group's buffer freed before the group's end,
 /// unverified PDL from disk modules, an invented condition handle).
-/// The run-time half (waits, foreign-stream errors) is `tests/gpu/safety.rs`.
+/// The run-time half (waits, foreign-stream errors) is `runtime/gpu-tests/tests/gpu/safety.rs`.
 #[test]
 fn safety_compile_fail() {
     trybuild::TestCases::new().compile_fail("tests/ui/safety/*.rs");

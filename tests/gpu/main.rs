@@ -1,4 +1,6 @@
-//! The GPU suite: one test binary (so the device bundle stays small), one module per area.
+//! The GPU suite: one test binary (so the device bundle stays small), one module per area. The
+//! runtime's own GPU tests (transfers, slots, graphs, the run-time safety checks) are
+//! `runtime/gpu-tests/tests/gpu/`.
 //! Every test here is `#[ignore = "needs a CUDA GPU"]`: CI compiles and lists them; the GPU
 //! machine runs them with `--ignored` (`../shared/gpu-bundle`, then `bash .gpu/run`).
 
@@ -27,8 +29,6 @@ mod model_util;
 mod nccl; // kgraph's `nccl` feature is on for this package (Cargo.toml)
 mod ppo;
 mod ppo_update;
-mod runtime;
-mod safety;
 mod smoke;
 mod types;
 mod verified;

@@ -9,9 +9,9 @@ use kgraph::{Device, Error, Graph, LaunchConfig, LaunchOptions, SlotBus, Stream}
 use super::common::device;
 use super::graph::TestAffine;
 
-/// `out[i] = base + i` for `i < n` (tests/kernels/test_runtime.cu), bound outside any registry.
-#[kgraph::kernel("test_runtime.cu", unsafe(extents))]
-fn rt_iota_u32(out: &mut [u32; n], n: i32, base: u32);
+/// `out[i] = base + i` for `i < n` (tests/kernels/test_misuse.cu), bound outside any registry.
+#[kgraph::kernel("test_misuse.cu", unsafe(extents))]
+fn mu_iota_u32(out: &mut [u32; n], n: i32, base: u32);
 
 const N: usize = 1000;
 
@@ -23,9 +23,9 @@ fn capture_status(s: &Stream) -> CUstreamCaptureStatus {
     s.capture_status().expect("query capture status")
 }
 
-/// Launches `rt_iota_u32` eagerly and checks the output's invariants (starts at `base`, steps
+/// Launches `mu_iota_u32` eagerly and checks the output's invariants (starts at `base`, steps
 /// by one): the stream and context still work.
-fn assert_device_usable(dev: &Device, iota: &RtIotaU32, base: u32, what: &str) {
+fn assert_device_usable(dev: &Device, iota: &MuIotaU32, base: u32, what: &str) {
     assert_eq!(capture_status(dev.stream()), CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE, "{what}");
     let mut out = dev.alloc_zeros::<u32>(N).unwrap();
     iota.launch(dev.stream(), cfg(N), &mut out, N as i32, base).unwrap_or_else(|e| panic!("{what}: {e}"));
@@ -131,7 +131,7 @@ fn replay_before_capture_names_the_graph_and_capture_then_works() {
 #[ignore = "needs a CUDA GPU"]
 fn capture_while_capturing_is_refused_and_the_outer_capture_still_works() {
     let dev = device();
-    let iota = RtIotaU32::new(&dev).unwrap();
+    let iota = MuIotaU32::new(&dev).unwrap();
     let s: &Stream = dev.stream();
     let mut out = dev.alloc_zeros::<u32>(N).unwrap();
 
@@ -188,20 +188,20 @@ fn capture_while_capturing_is_refused_and_the_outer_capture_still_works() {
 #[ignore = "needs a CUDA GPU"]
 fn rejected_launch_is_a_launch_error_naming_the_kernel() {
     let dev = device();
-    let iota = RtIotaU32::new(&dev).unwrap();
+    let iota = MuIotaU32::new(&dev).unwrap();
     let mut out = dev.alloc_zeros::<u32>(N).unwrap();
     // More threads per block than any GPU allows (1024): the driver refuses the launch itself.
     let too_big = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (4096, 1, 1), shared_mem_bytes: 0 };
     let plain = iota.launch(dev.stream(), too_big, &mut out, N as i32, 1).unwrap_err();
-    // (`rt_iota_u32` has no grid-dependency wait, so a PDL launch of it is refused before the
+    // (`mu_iota_u32` has no grid-dependency wait, so a PDL launch of it is refused before the
     // driver sees it: `verified.rs` tests that; here the driver's own refusal.)
     let with_opts =
         iota.launch_with(dev.stream(), too_big, LaunchOptions::default(), &mut out, N as i32, 1).unwrap_err();
-    assert_eq!(RtIotaU32::NAME, "rt_iota_u32");
+    assert_eq!(MuIotaU32::NAME, "mu_iota_u32");
     for (how, err) in [("launch", plain), ("launch_with", with_opts)] {
-        assert!(matches!(err, Error::Launch { kernel: "rt_iota_u32", .. }), "{how}: {err:?}");
+        assert!(matches!(err, Error::Launch { kernel: "mu_iota_u32", .. }), "{how}: {err:?}");
         let text = err.to_string();
-        assert!(text.contains("rt_iota_u32"), "{how}: the message names the kernel: {text}");
+        assert!(text.contains("mu_iota_u32"), "{how}: the message names the kernel: {text}");
         assert!(std::error::Error::source(&err).is_some(), "{how}: the driver error is the source");
     }
     assert_eq!(dev.download(&out).unwrap(), vec![0; N], "a refused launch writes nothing");
@@ -210,7 +210,7 @@ fn rejected_launch_is_a_launch_error_naming_the_kernel() {
     // SAFETY: the capture fails, so no graph keeps `out`'s address.
     let failed = unsafe { Graph::capture(dev.stream(), |s| iota.launch(s, too_big, &mut out, N as i32, 1)) };
     match failed {
-        Err(err @ Error::Launch { kernel: "rt_iota_u32", .. }) => assert!(err.to_string().contains("rt_iota_u32")),
+        Err(err @ Error::Launch { kernel: "mu_iota_u32", .. }) => assert!(err.to_string().contains("mu_iota_u32")),
         other => panic!("expected the launch error from the capture, got {other:?}"),
     }
     assert_device_usable(&dev, &iota, 1000, "after rejected launches");

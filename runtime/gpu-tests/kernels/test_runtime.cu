@@ -1,5 +1,6 @@
-// Test kernels for the runtime's GPU tests (tests/gpu/runtime.rs). Small and deterministic:
-// no atomics, no reductions, so a graph replay and an eager run compute identical bits.
+// Test kernels for kgraph-runtime's GPU tests (tests/gpu/runtime.rs, tests/gpu/safety.rs). Small
+// and deterministic: no atomics, no reductions, so a graph replay and an eager run compute
+// identical bits.
 
 // out[idx] = *slot, read through a mapped pinned pointer (volatile: always a fresh load).
 extern "C" __global__ void rt_read_slot_u64(const unsigned long long* slot, unsigned long long* out, int idx) {

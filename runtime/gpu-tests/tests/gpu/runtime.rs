@@ -1,5 +1,5 @@
 //! Runtime: transfers through mapped pinned staging, pinned slots, the slot bus, and graphs
-//! (`graph` submodule). Kernels are in `tests/kernels/test_runtime.cu`, launched through cudarc's
+//! (`graph` submodule). Kernels are in `kernels/test_runtime.cu`, launched through cudarc's
 //! `launch_builder` directly so these tests stand on the runtime alone.
 
 mod graph;
@@ -14,13 +14,13 @@ use kgraph::{
 use kgraph::{PinnedSlot, Pod, Result, SlotBus};
 
 const TEST_RUNTIME: KernelSource = KernelSource {
-    file: "tests/kernels/test_runtime.cu",
+    file: "kernels/test_runtime.cu",
     image: include_bytes!(concat!(env!("OUT_DIR"), "/kgraph/test_runtime.cubin")),
-    source: include_str!("../kernels/test_runtime.cu"),
+    source: include_str!("../../kernels/test_runtime.cu"),
     include_dir: concat!(env!("CARGO_MANIFEST_DIR"), "/kernels"),
 };
 
-/// The kernels of `tests/kernels/test_runtime.cu`, with typed launchers.
+/// The kernels of `kernels/test_runtime.cu`, with typed launchers.
 pub(crate) struct TestKernels {
     read_slot_u64: CudaFunction,
     copy_one_f32: CudaFunction,

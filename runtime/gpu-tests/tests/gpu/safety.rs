@@ -1,8 +1,9 @@
 //! The run-time half of kgraph's safety (docs/safety.md): host views of mapped memory wait for
 //! kernels still using it (H5), dropping mapped memory waits for the kernels still using it
 //! (H3), and work on a stream that does not own its argument is refused with a typed error
-//! (H4). The compile-time half is `tests/ui/safety/`. Kernels: `tests/kernels/test_runtime.cu`
-//! (`rt_spin_then_fill_f32`, `rt_spin_then_copy_f32`: spin, then touch mapped memory).
+//! (H4). The compile-time half is the root package's `tests/ui/safety/`. Kernels:
+//! `kernels/test_runtime.cu` (`rt_spin_then_fill_f32`, `rt_spin_then_copy_f32`: spin, then touch
+//! mapped memory; `rt_iota_u32` through a generated registry).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -180,32 +181,30 @@ fn pinned_pointers_carry_their_context() {
 }
 
 #[kgraph::kernels]
-mod reverse {
-    /// `y[n-1-i] = x[i]` for `i < n` (`tests/kernels/test_args.cu`).
-    #[kernel("test_args.cu", unsafe(extents))]
-    pub fn ka_reverse(x: &[f32; n], y: &mut [f32; n], n: i32);
+mod iota {
+    /// `out[i] = base + i` for `i < n` (`kernels/test_runtime.cu`).
+    #[kernel("test_runtime.cu", unsafe(extents))]
+    pub fn rt_iota_u32(out: &mut [u32; n], n: i32, base: u32);
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn dropping_every_handle_keeps_the_module_loaded_and_a_new_load_reuses_it() {
     let dev = device();
-    let k = reverse::Kernels::load(&dev).unwrap();
-    let module = Arc::downgrade(k.ka_reverse.module());
-    let function = k.ka_reverse.function().clone();
+    let k = iota::Kernels::load(&dev).unwrap();
+    let module = Arc::downgrade(k.rt_iota_u32.module());
+    let function = k.rt_iota_u32.function().clone();
     drop(k);
     drop(function);
     // Every handle, cache and function clone is gone: the module is still loaded (kgraph holds it).
     let kept = module.upgrade().expect("the module was unloaded when its last handle was dropped");
     // A handle loaded again, through a cache of its own, gets the same module, and it runs.
-    let again = reverse::Kernels::load(&dev).unwrap();
-    assert!(Arc::ptr_eq(&kept, again.ka_reverse.module()), "the same kernel was loaded a second time");
-    let x: Vec<f32> = (0..N).map(|i| i as f32).collect();
-    let xd = dev.upload(&x).unwrap();
-    let mut y = dev.alloc_zeros::<f32>(N).unwrap();
-    again.ka_reverse.launch(dev.stream(), again.ka_reverse.cfg_for(N as u32), &xd, &mut y, N as i32).unwrap();
-    let y = dev.download(&y).unwrap();
-    assert!(y.iter().rev().zip(&x).all(|(a, b)| a == b), "the reused module's kernel did not reverse");
+    let again = iota::Kernels::load(&dev).unwrap();
+    assert!(Arc::ptr_eq(&kept, again.rt_iota_u32.module()), "the same kernel was loaded a second time");
+    let mut out = dev.alloc_zeros::<u32>(N).unwrap();
+    again.rt_iota_u32.launch(dev.stream(), again.rt_iota_u32.cfg_for(N as u32), &mut out, N as i32, 7).unwrap();
+    let out = dev.download(&out).unwrap();
+    assert!(out.iter().enumerate().all(|(i, &v)| v == 7 + i as u32), "the reused module's kernel did not run");
 }
 
 #[test]
