@@ -1,4 +1,4 @@
-// Test kernels for the graph-spec GPU tests (tests/gpu/graph.rs) and specs (graphs/test_*.toml).
+// Test kernels for the graph-spec GPU tests (tests/gpu/graph.rs) and specs (tests/graphs/test_*.toml).
 // Element-wise and deterministic (no atomics, no reductions), so a replay of the captured graph
 // and an eager run of the same spec compute identical bits.
 

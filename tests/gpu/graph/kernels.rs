@@ -1,5 +1,5 @@
 //! `#[kernel]` declarations of `tests/kernels/test_graph.cu`: the kernels of the test graph specs
-//! (`graphs/test_*.toml`, `[kernels] source = "tests/gpu/graph/kernels.rs"`, module
+//! (`tests/graphs/test_*.toml`, `[kernels] source = "tests/gpu/graph/kernels.rs"`, module
 //! `crate::graph::kernels`) and of the graph compile-fail cases (`tests/ui/graph/`).
 
 /// `y = a * x + b`.
