@@ -20,6 +20,7 @@ use std::marker::PhantomData;
 
 use cudarc::driver::{sys, CudaStream, DriverError};
 
+use crate::driver;
 use crate::error::{Error, Result};
 
 thread_local! {
@@ -71,12 +72,11 @@ fn is_own(id: u64) -> bool {
 /// stream is not capturing (the usual case); the caller has bound the stream's context.
 #[inline]
 pub(crate) fn check_stream(stream: &CudaStream, op: impl FnOnce() -> String) -> Result<()> {
-    let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
-    // SAFETY: the stream is live (borrowed); `status` is a valid out-pointer.
-    let queried = unsafe { sys::cuStreamIsCapturing(stream.cu_stream(), &mut status) }.result();
+    // SAFETY: the stream is live (borrowed) and its context bound (the caller's).
+    let queried = unsafe { driver::stream::is_capturing(stream.cu_stream()) };
     match queried {
-        Ok(()) if status == sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE => Ok(()),
-        Ok(()) => check_capture(stream, op),
+        Ok(sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE) => Ok(()),
+        Ok(_) => check_capture(stream, op),
         Err(e) => Err(Error::driver(format!("{}: query capture status", op()), e)),
     }
 }
@@ -105,23 +105,8 @@ fn check_capture(stream: &CudaStream, op: impl FnOnce() -> String) -> Result<()>
 
 /// The capture status and id of `stream` (`cuStreamGetCaptureInfo`, CUDA 12.3's `_v3`).
 fn capture_info(stream: &CudaStream) -> std::result::Result<(sys::CUstreamCaptureStatus, u64), DriverError> {
-    let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
-    let mut id: sys::cuuint64_t = 0;
-    // SAFETY: the stream is live; `status` and `id` are valid out-pointers; the graph,
-    // dependency, edge-data and count outputs are optional and passed as null.
-    unsafe {
-        sys::cuStreamGetCaptureInfo_v3(
-            stream.cu_stream(),
-            &mut status,
-            &mut id,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-        )
-    }
-    .result()?;
-    Ok((status, id))
+    // SAFETY: the stream is live (borrowed); its context is current (bound by the callers).
+    unsafe { driver::stream::capture_info(stream.cu_stream()) }
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{sys, CudaContext, CudaStream, DriverError};
 
+use crate::driver;
 use crate::error::{Error, Result};
 
 /// A CUDA context as kgraph hands it out: what [`crate::ModuleCache::new`],
@@ -181,7 +182,7 @@ impl fmt::Debug for Stream {
 /// an unrelated earlier `Drop` stored, and not wait.
 pub(crate) fn wait_stream_raw(stream: &CudaStream) -> std::result::Result<(), DriverError> {
     // SAFETY: the context is live (the stream holds it); making it current has no other effect.
-    unsafe { cudarc::driver::result::ctx::set_current(stream.context().cu_ctx()) }?;
+    unsafe { driver::ctx_set_current(stream.context().cu_ctx()) }?;
     // SAFETY: the stream is live and belongs to the current context.
-    unsafe { cudarc::driver::result::stream::synchronize(stream.cu_stream()) }
+    unsafe { driver::stream::synchronize(stream.cu_stream()) }
 }

@@ -490,7 +490,7 @@ impl std::fmt::Display for DriverErrorText<'_> {
 pub(crate) fn driver_library_loads() -> bool {
     static LOADS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     // SAFETY: only asks the dynamic loader whether libcuda can be opened; nothing is called.
-    *LOADS.get_or_init(|| unsafe { cudarc::driver::sys::is_culib_present() })
+    *LOADS.get_or_init(|| unsafe { crate::driver::cuda_library_present() })
 }
 
 impl std::error::Error for Error {

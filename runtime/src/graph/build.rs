@@ -13,9 +13,10 @@ use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use cudarc::driver::{result, sys, CudaContext, CudaEvent, CudaFunction, LaunchConfig};
+use cudarc::driver::{sys, CudaContext, CudaEvent, CudaFunction, LaunchConfig};
 
 use crate::context::{Context, Stream};
+use crate::driver;
 use crate::error::{Error, Result};
 use crate::graph::capture::Graph;
 
@@ -173,9 +174,8 @@ impl GraphBuilder<'static> {
     pub fn new(ctx: &Context) -> Result<Self> {
         let ctx = ctx.inner();
         ctx.bind_to_thread().map_err(|e| Error::driver("graph build: bind context", e))?;
-        let mut graph = std::ptr::null_mut();
-        // SAFETY: `graph` is a valid out-pointer; flags must be 0.
-        unsafe { sys::cuGraphCreate(&mut graph, 0) }.result().map_err(|e| Error::driver("graph build: create", e))?;
+        // SAFETY: the context is current (bound just above).
+        let graph = unsafe { driver::graph::create() }.map_err(|e| Error::driver("graph build: create", e))?;
         Ok(GraphBuilder {
             graph,
             ctx: ctx.clone(),
@@ -219,13 +219,11 @@ impl<'p> GraphBuilder<'p> {
     unsafe fn add(&mut self, what: &str, deps: &[Dep], params: &mut sys::CUgraphNodeParams) -> Result<NodeRef> {
         let nodes = self.dep_nodes(what, deps)?;
         let data: Vec<sys::CUgraphEdgeData> = deps.iter().map(|d| d.1.edge_data()).collect();
-        let mut node = std::ptr::null_mut();
         let (nodes_ptr, data_ptr) =
             if deps.is_empty() { (std::ptr::null(), std::ptr::null()) } else { (nodes.as_ptr(), data.as_ptr()) };
         // SAFETY: `nodes` and `data` hold `deps.len()` entries (or are null for none), every
         // dependency a node of this graph; `params` as the caller promises.
-        unsafe { sys::cuGraphAddNode_v2(&mut node, self.graph, nodes_ptr, data_ptr, deps.len(), params) }
-            .result()
+        let node = unsafe { driver::graph::add_node(self.graph, nodes_ptr, data_ptr, deps.len(), params) }
             .map_err(|e| Error::driver(format!("graph build: add {what}"), e))?;
         self.node_count += 1;
         Ok(NodeRef { node, builder: self.id })
@@ -339,10 +337,8 @@ impl<'p> GraphBuilder<'p> {
             return Err(Error::graph("build: add child graph node", "a programmatic edge must end at a kernel node"));
         }
         let nodes = self.dep_nodes("child graph node", deps)?;
-        let mut node = std::ptr::null_mut();
         // SAFETY: `nodes` holds `deps.len()` nodes of this graph; `child` as the caller promises.
-        unsafe { sys::cuGraphAddChildGraphNode(&mut node, self.graph, nodes.as_ptr(), nodes.len(), child) }
-            .result()
+        let node = unsafe { driver::graph::add_child_graph_node(self.graph, &nodes, child) }
             .map_err(|e| Error::driver("graph build: add child graph node", e))?;
         self.node_count += 1;
         Ok(NodeRef { node, builder: self.id })
@@ -369,11 +365,9 @@ impl<'p> GraphBuilder<'p> {
         }
         let nodes = self.dep_nodes("host node", deps)?;
         let params = sys::CUDA_HOST_NODE_PARAMS { fn_: Some(f), userData: data };
-        let mut node = std::ptr::null_mut();
         // SAFETY: `nodes` holds `deps.len()` nodes of this graph; `params` is read during the
         // call; `f` and `data` as the caller promises.
-        unsafe { sys::cuGraphAddHostNode(&mut node, self.graph, nodes.as_ptr(), nodes.len(), &params) }
-            .result()
+        let node = unsafe { driver::graph::add_host_node(self.graph, &nodes, &params) }
             .map_err(|e| Error::driver("graph build: add host node", e))?;
         self.node_count += 1;
         Ok(NodeRef { node, builder: self.id })
@@ -386,11 +380,9 @@ impl<'p> GraphBuilder<'p> {
     /// the graph keeps its handle, not a borrow.
     pub unsafe fn add_event_record(&mut self, deps: &[Dep], event: &CudaEvent) -> Result<NodeRef> {
         let nodes = self.dep_nodes("event record node", deps)?;
-        let mut node = std::ptr::null_mut();
         // SAFETY: `nodes` holds `deps.len()` nodes of this graph; `event` is live and outlives
         // the graph's launches (the caller's promise).
-        unsafe { sys::cuGraphAddEventRecordNode(&mut node, self.graph, nodes.as_ptr(), nodes.len(), event.cu_event()) }
-            .result()
+        let node = unsafe { driver::graph::add_event_record_node(self.graph, &nodes, event.cu_event()) }
             .map_err(|e| Error::driver("graph build: add event record node", e))?;
         self.node_count += 1;
         Ok(NodeRef { node, builder: self.id })
@@ -399,19 +391,10 @@ impl<'p> GraphBuilder<'p> {
     /// A new condition of this graph, reset to `default` at the start of every launch, for
     /// one conditional node (and the kernel that sets it).
     pub fn create_condition(&mut self, default: bool) -> Result<ConditionHandle> {
-        let mut handle: sys::CUgraphConditionalHandle = 0;
-        // SAFETY: `handle` is a valid out-pointer; the graph and context are live.
-        unsafe {
-            sys::cuGraphConditionalHandleCreate(
-                &mut handle,
-                self.graph,
-                self.ctx.cu_ctx(),
-                u32::from(default),
-                sys::CU_GRAPH_COND_ASSIGN_DEFAULT,
-            )
-        }
-        .result()
-        .map_err(|e| Error::driver("graph build: create a conditional handle", e))?;
+        // SAFETY: the graph and its context are live.
+        let handle =
+            unsafe { driver::graph::conditional_handle_create(self.graph, self.ctx.cu_ctx(), u32::from(default)) }
+                .map_err(|e| Error::driver("graph build: create a conditional handle", e))?;
         Ok(ConditionHandle { raw: handle, builder: self.id })
     }
 
@@ -472,7 +455,7 @@ impl<'p> GraphBuilder<'p> {
             std::ptr::null_mut()
         } else {
             // SAFETY: `graph` is a live, complete graph; default flags.
-            unsafe { result::graph::instantiate(self.graph, sys::CUgraphInstantiate_flags(0)) }.map_err(|e| {
+            unsafe { driver::graph::instantiate(self.graph) }.map_err(|e| {
                 Error::driver(format!("graph build: instantiate a graph of {} nodes", self.node_count), e)
             })?
         };
@@ -499,7 +482,7 @@ impl Drop for GraphBuilder<'_> {
     fn drop(&mut self) {
         if self.owned {
             // SAFETY: `graph` is owned by this builder and destroyed once, here.
-            let _ = unsafe { result::graph::destroy(self.graph) };
+            let _ = unsafe { driver::graph::destroy(self.graph) };
         }
     }
 }

@@ -6,10 +6,11 @@ use std::marker::PhantomData;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-use cudarc::driver::{result, sys, CudaEvent, CudaStream, DriverError};
+use cudarc::driver::{sys, CudaEvent, CudaStream, DriverError};
 
 use crate::capture_guard::{check_stream, OwnCapture};
 use crate::context::Stream;
+use crate::driver;
 use crate::error::{Error, Result};
 
 /// A captured and instantiated CUDA graph, replayed on the stream it was captured from (or, from
@@ -163,7 +164,7 @@ impl Graph {
         let graph = end_capture(stream)?;
         let mut node_count = 0usize;
         // SAFETY: `graph` is a live graph; a null node array asks for the count only.
-        let counted = unsafe { sys::cuGraphGetNodes(graph, std::ptr::null_mut(), &mut node_count) }.result();
+        let counted = unsafe { driver::graph::get_nodes(graph, std::ptr::null_mut(), &mut node_count) };
         if let Err(e) = counted {
             destroy_graph(graph);
             return Err(Error::driver("graph capture: count nodes", e));
@@ -172,7 +173,7 @@ impl Graph {
             std::ptr::null_mut()
         } else {
             // SAFETY: `graph` is a live, complete graph (capture ended); default flags.
-            match unsafe { result::graph::instantiate(graph, sys::CUgraphInstantiate_flags(0)) } {
+            match unsafe { driver::graph::instantiate(graph) } {
                 Ok(exec) => exec,
                 Err(e) => {
                     destroy_graph(graph);
@@ -200,7 +201,7 @@ impl Graph {
         let exec = self.exec("upload")?;
         self.stream.context().bind_to_thread().map_err(|e| Error::driver("graph upload: bind context", e))?;
         // SAFETY: `exec` and the stream are live and belong to the bound context.
-        unsafe { result::graph::upload(exec, self.stream.cu_stream()) }.map_err(|e| Error::driver("graph upload", e))
+        unsafe { driver::graph::upload(exec, self.stream.cu_stream()) }.map_err(|e| Error::driver("graph upload", e))
     }
 
     /// Launches the graph on its stream (asynchronous). [`Error::Graph`] for an empty graph, and
@@ -224,7 +225,7 @@ impl Graph {
     /// Launches `exec` (from [`Self::launchable`]) on the graph's stream.
     fn launch(&self, exec: sys::CUgraphExec) -> Result<()> {
         // SAFETY: `exec` and the stream are live and belong to the context `launchable` bound.
-        unsafe { result::graph::launch(exec, self.stream.cu_stream()) }.map_err(|e| Error::driver("graph replay", e))
+        unsafe { driver::graph::launch(exec, self.stream.cu_stream()) }.map_err(|e| Error::driver("graph replay", e))
     }
 
     /// Replays once between two timing events and waits: the GPU time of the replay in
@@ -270,8 +271,7 @@ impl Graph {
         let (no_nodes, no_data) = (std::ptr::null_mut(), std::ptr::null_mut());
         let mut count = 0usize;
         // SAFETY: `graph` is live; null arrays ask for the edge count only.
-        unsafe { sys::cuGraphGetEdges_v2(self.graph, no_nodes, no_nodes, no_data, &mut count) }
-            .result()
+        unsafe { driver::graph::get_edges(self.graph, no_nodes, no_nodes, no_data, &mut count) }
             .map_err(|e| Error::driver("graph edges: count", e))?;
         if count == 0 {
             return Ok(Vec::new());
@@ -283,9 +283,8 @@ impl Graph {
         // SAFETY: the three arrays hold `count` entries each, as the driver is told; it writes
         // at most that many and updates `count` to the number written.
         unsafe {
-            sys::cuGraphGetEdges_v2(self.graph, from.as_mut_ptr(), to.as_mut_ptr(), data.as_mut_ptr(), &mut count)
+            driver::graph::get_edges(self.graph, from.as_mut_ptr(), to.as_mut_ptr(), data.as_mut_ptr(), &mut count)
         }
-        .result()
         .map_err(|e| Error::driver("graph edges: list", e))?;
         let lookup = |node: &sys::CUgraphNode| {
             index
@@ -329,8 +328,7 @@ impl Graph {
     fn nodes(&self) -> Result<Vec<sys::CUgraphNode>> {
         let mut count = 0usize;
         // SAFETY: `graph` is live; a null array asks for the count only.
-        unsafe { sys::cuGraphGetNodes(self.graph, std::ptr::null_mut(), &mut count) }
-            .result()
+        unsafe { driver::graph::get_nodes(self.graph, std::ptr::null_mut(), &mut count) }
             .map_err(|e| Error::driver("graph nodes: count", e))?;
         if count == 0 {
             // The driver rejects a listing into an empty array (a dangling pointer).
@@ -338,8 +336,7 @@ impl Graph {
         }
         let mut nodes = vec![std::ptr::null_mut(); count];
         // SAFETY: `nodes` holds `count` entries, as the driver is told; it updates `count`.
-        unsafe { sys::cuGraphGetNodes(self.graph, nodes.as_mut_ptr(), &mut count) }
-            .result()
+        unsafe { driver::graph::get_nodes(self.graph, nodes.as_mut_ptr(), &mut count) }
             .map_err(|e| Error::driver("graph nodes: list", e))?;
         nodes.truncate(count);
         Ok(nodes)
@@ -353,7 +350,7 @@ impl Drop for Graph {
         if !self.exec.is_null() {
             // SAFETY: `exec` is owned by this graph and destroyed once; an in-flight replay is
             // allowed (the driver frees it when the replay completes).
-            ctx.record_err(unsafe { result::graph::exec_destroy(self.exec) });
+            ctx.record_err(unsafe { driver::graph::exec_destroy(self.exec) });
         }
         destroy_graph(self.graph);
         if let Some(g) = self.updated_from.take() {
@@ -367,17 +364,13 @@ impl Drop for Graph {
 fn end_capture(stream: &CudaStream) -> Result<sys::CUgraph> {
     make_current(stream);
     // SAFETY: `stream` is live and capturing (begun by `Graph::capture` on this thread).
-    match unsafe { result::stream::end_capture(stream.cu_stream()) } {
+    match unsafe { driver::stream::end_capture(stream.cu_stream()) } {
         Ok(graph) if !graph.is_null() => Ok(graph),
         Ok(_) => {
             // The driver may hand back no graph for a capture that recorded nothing; stand an
             // empty graph in for it so the rest of `Graph` keeps one shape.
-            let mut empty: sys::CUgraph = std::ptr::null_mut();
-            // SAFETY: `empty` is a valid out-pointer; flags must be 0.
-            unsafe { sys::cuGraphCreate(&mut empty, 0) }
-                .result()
-                .map_err(|e| Error::driver("end capture: create an empty graph", e))?;
-            Ok(empty)
+            // SAFETY: the stream's context is current (`make_current` above).
+            unsafe { driver::graph::create() }.map_err(|e| Error::driver("end capture: create an empty graph", e))
         }
         Err(DriverError(code @ sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED))
         | Err(DriverError(code @ sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNJOINED)) => Err(Error::graph(
@@ -396,7 +389,7 @@ pub(crate) fn abort_capture(stream: &CudaStream) {
     make_current(stream);
     // SAFETY: `stream` is live; ending a capture that is invalidated or already ended just
     // returns an error, which is ignored.
-    if let Ok(graph) = unsafe { result::stream::end_capture(stream.cu_stream()) } {
+    if let Ok(graph) = unsafe { driver::stream::end_capture(stream.cu_stream()) } {
         if !graph.is_null() {
             destroy_graph(graph);
         }
@@ -408,12 +401,12 @@ pub(crate) fn abort_capture(stream: &CudaStream) {
 /// because of one.
 fn make_current(stream: &CudaStream) {
     // SAFETY: the context is live (the stream holds it); setting it current has no other effect.
-    let _ = unsafe { result::ctx::set_current(stream.context().cu_ctx()) };
+    let _ = unsafe { driver::ctx_set_current(stream.context().cu_ctx()) };
 }
 
 /// Destroys a graph template owned by the caller; a failure is stored in no context (there is
 /// nothing to report it to) and ignored.
 pub(crate) fn destroy_graph(graph: sys::CUgraph) {
     // SAFETY: `graph` is a live graph owned by the caller and destroyed exactly once, here.
-    let _ = unsafe { result::graph::destroy(graph) };
+    let _ = unsafe { driver::graph::destroy(graph) };
 }

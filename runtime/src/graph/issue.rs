@@ -10,6 +10,7 @@ use cudarc::driver::{sys, CudaFunction, LaunchConfig};
 
 use crate::capture_guard::check_stream;
 use crate::context::Stream;
+use crate::driver;
 use crate::error::{Error, Result};
 use crate::graph::build::{Dep, EdgeKind, GraphBuilder, NodeRef};
 use crate::graph::capture::Graph;
@@ -118,13 +119,13 @@ pub unsafe fn memset_async(
     // SAFETY: the caller's promise on `dst`; `s` is a live stream of the bound context.
     let r = unsafe {
         match elem_size {
-            1 => sys::cuMemsetD8Async(dst, pattern as u8, count, s),
-            2 => sys::cuMemsetD16Async(dst, pattern as u16, count, s),
-            4 => sys::cuMemsetD32Async(dst, pattern, count, s),
+            1 => driver::memory::memset_d8_async(dst, pattern as u8, count, s),
+            2 => driver::memory::memset_d16_async(dst, pattern as u16, count, s),
+            4 => driver::memory::memset_d32_async(dst, pattern, count, s),
             other => return Err(Error::graph(what, format!("memset element size {other} (must be 1, 2 or 4)"))),
         }
     };
-    r.result().map_err(|e| Error::driver(what.to_string(), e))
+    r.map_err(|e| Error::driver(what.to_string(), e))
 }
 
 /// Copies `bytes` bytes from `src` to `dst` on `stream` (device or mapped pinned addresses).
@@ -142,7 +143,6 @@ pub unsafe fn memcpy_async(
     stream.context().bind_to_thread().map_err(|e| Error::driver(what.to_string(), e))?;
     check_stream(stream, || what.to_string())?;
     // SAFETY: the caller's promise on both addresses; unified addressing resolves their kinds.
-    unsafe { sys::cuMemcpyAsync(dst, src, bytes, stream.cu_stream()) }
-        .result()
+    unsafe { driver::memory::memcpy_async(dst, src, bytes, stream.cu_stream()) }
         .map_err(|e| Error::driver(what.to_string(), e))
 }

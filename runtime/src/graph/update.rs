@@ -6,8 +6,9 @@
 use std::ffi::{c_void, CString};
 use std::path::Path;
 
-use cudarc::driver::{sys, CudaFunction, LaunchConfig};
+use cudarc::driver::{sys, CudaFunction, DriverError, LaunchConfig};
 
+use crate::driver;
 use crate::error::{Error, Result};
 use crate::graph::build::{copy_1d, kernel_node_params, GraphBuilder};
 use crate::graph::capture::{destroy_graph, Graph};
@@ -44,8 +45,7 @@ impl Graph {
         let p = kernel_node_params!(CUDA_KERNEL_NODE_PARAMS, func, cfg, params);
         // SAFETY: `exec` is live and was instantiated from the graph owning `node`; the
         // parameters as the caller promises.
-        unsafe { sys::cuGraphExecKernelNodeSetParams_v2(exec, node, &p) }
-            .result()
+        unsafe { driver::graph::exec_kernel_node_set_params(exec, node, &p) }
             .map_err(|e| Error::driver(what.to_string(), e))
     }
 
@@ -65,8 +65,7 @@ impl Graph {
         let copy = copy_1d(dst, src, bytes);
         let ctx = self.stream().context().cu_ctx();
         // SAFETY: `exec` was instantiated from the graph owning `node`; addresses as promised.
-        unsafe { sys::cuGraphExecMemcpyNodeSetParams(exec, node, &copy, ctx) }
-            .result()
+        unsafe { driver::graph::exec_memcpy_node_set_params(exec, node, &copy, ctx) }
             .map_err(|e| Error::driver(what.to_string(), e))
     }
 
@@ -87,8 +86,7 @@ impl Graph {
         let p = sys::CUDA_MEMSET_NODE_PARAMS { dst, pitch: 0, value, elementSize: elem_size, width: count, height: 1 };
         let ctx = self.stream().context().cu_ctx();
         // SAFETY: `exec` was instantiated from the graph owning `node`; `dst` as promised.
-        unsafe { sys::cuGraphExecMemsetNodeSetParams(exec, node, &p, ctx) }
-            .result()
+        unsafe { driver::graph::exec_memset_node_set_params(exec, node, &p, ctx) }
             .map_err(|e| Error::driver(what.to_string(), e))
     }
 
@@ -100,8 +98,7 @@ impl Graph {
     pub unsafe fn set_child_graph_node(&self, node: sys::CUgraphNode, child: sys::CUgraph, what: &str) -> Result<()> {
         let exec = self.bind(what)?;
         // SAFETY: `exec` was instantiated from the graph owning `node`; `child` as promised.
-        unsafe { sys::cuGraphExecChildGraphNodeSetParams(exec, node, child) }
-            .result()
+        unsafe { driver::graph::exec_child_graph_node_set_params(exec, node, child) }
             .map_err(|e| Error::driver(what.to_string(), e))
     }
 
@@ -127,8 +124,7 @@ impl Graph {
         let graph = rebuilt.into_raw();
         // SAFETY: `exec` and `graph` are live graphs of the same context; `info` is a valid
         // out-parameter.
-        let status = unsafe { sys::cuGraphExecUpdate_v2(exec, graph, &mut info) };
-        if status != sys::CUresult::CUDA_SUCCESS {
+        if let Err(DriverError(status)) = unsafe { driver::graph::exec_update(exec, graph, &mut info) } {
             destroy_graph(graph);
             return Err(Error::GraphUpdate { op: what.to_string(), reason: format!("{:?} ({status:?})", info.result) });
         }
@@ -147,8 +143,7 @@ impl Graph {
         let graph = self.updated_from.unwrap_or(self.cu_graph());
         let flags = sys::CUgraphDebugDot_flags::CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE as u32;
         // SAFETY: `graph` is live; `c` is a NUL-terminated path that outlives the call.
-        unsafe { sys::cuGraphDebugDotPrint(graph, c.as_ptr(), flags) }
-            .result()
+        unsafe { driver::graph::debug_dot_print(graph, c.as_ptr(), flags) }
             .map_err(|e| Error::driver(format!("debug_dot: write {text}"), e))
     }
 }

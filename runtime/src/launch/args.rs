@@ -96,11 +96,11 @@ pub fn check_same_stream(
     Ok(())
 }
 
-/// Checks that a mapped pinned argument ([`PinnedPtr::context`], [`PinnedMutPtr::context`])
-/// belongs to the context of the `launch` stream: [`Error::ForeignContext`] otherwise. A null
-/// `arg_ctx` (a pointer made with `from_raw`, whose caller took on the lifetime contract)
-/// passes. The buffer's host views and `Drop` wait for its own context only, which is why a
-/// launch in another context must be refused.
+/// Checks that a mapped pinned argument ([`PinnedPtr::context`](crate::PinnedPtr::context),
+/// [`PinnedMutPtr::context`](crate::PinnedMutPtr::context)) belongs to the context of the `launch`
+/// stream: [`Error::ForeignContext`] otherwise. A null `arg_ctx` (a pointer made with `from_raw`,
+/// whose caller took on the lifetime contract) passes. The buffer's host views and `Drop` wait for
+/// its own context only, which is why a launch in another context must be refused.
 pub fn check_same_context(
     kernel: &'static str,
     param: &'static str,

@@ -9,6 +9,7 @@ use cudarc::driver::{sys, CudaFunction, LaunchConfig};
 
 use crate::capture_guard::check_stream;
 use crate::context::Stream;
+use crate::driver;
 use crate::error::{Error, Result};
 
 /// Per-launch options beyond grid/block/shared memory.
@@ -125,12 +126,10 @@ fn raise_dynamic_shared(function: &CudaFunction, kernel: &'static str, bytes: u3
         return Ok(current);
     }
     let fixed = function.get_attribute(STATIC).map_err(refused)?;
-    let mut device: sys::CUdevice = 0;
-    let mut opt_in = 0i32;
-    // SAFETY: out-parameters of plain integers; the context is current (bound just above).
-    unsafe { sys::cuCtxGetDevice(&mut device) }.result().map_err(refused)?;
-    // SAFETY: as above, for a device handle the driver just returned.
-    unsafe { sys::cuDeviceGetAttribute(&mut opt_in, OPT_IN, device) }.result().map_err(refused)?;
+    // SAFETY: the context is current (bound just above).
+    let device = unsafe { driver::ctx_device() }.map_err(refused)?;
+    // SAFETY: a device handle the driver just returned.
+    let opt_in = unsafe { driver::device_attribute(device, OPT_IN) }.map_err(refused)?;
     let limit = opt_in.saturating_sub(fixed).max(0);
     // `limit` is a non-negative `i32`.
     let limit_bytes = limit as u32;
@@ -194,8 +193,7 @@ pub unsafe fn launch_ex(
     };
     // SAFETY: `config` and `attr` live across the call; the function handle is alive (borrowed);
     // the caller guarantees `args` matches the kernel (see # Safety).
-    unsafe { sys::cuLaunchKernelEx(&config, function.cu_function(), args.as_mut_ptr(), std::ptr::null_mut()) }
-        .result()
+    unsafe { driver::launch::launch_kernel_ex(&config, function.cu_function(), args.as_mut_ptr()) }
         .map_err(|source| Error::Launch { kernel, source })
 }
 

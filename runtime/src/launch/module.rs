@@ -4,10 +4,11 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{sys, CudaContext, CudaFunction, CudaModule};
+use cudarc::driver::{sys, CudaContext, CudaFunction, CudaModule, DriverError};
 use cudarc::nvrtc::{CompileOptions, Ptx};
 
 use crate::context::Context;
+use crate::driver;
 use crate::error::{Error, Result};
 use crate::launch::module_registry::{load_once, ModuleCode};
 
@@ -73,7 +74,7 @@ impl KernelSource {
 
     fn compile_text_with_nvrtc(&self, ctx: &Arc<CudaContext>, source: &str) -> Result<Ptx> {
         // SAFETY: only asks the loader whether libnvrtc can be opened; nothing is called.
-        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        if !unsafe { driver::nvrtc_library_present() } {
             return Err(Error::ModuleLoad {
                 file: self.file,
                 detail: "built without nvcc (no cubin embedded) and libnvrtc is not available at run time; rebuild with nvcc (scripts/install-nvcc)".into(),
@@ -178,24 +179,21 @@ const PARAM_INFO_DRIVER: i32 = 12040;
 /// (the driver of kgraph's CUDA 13.0 bindings has no `cuFuncGetParamCount`). A kernel with more
 /// parameters than declared is caught at compile time by the record, and by the source check.
 pub fn check_param_sizes(ctx: &Context, function: &CudaFunction, kernel: &'static str, expected: &[u32]) -> Result<()> {
-    let mut version = 0i32;
-    // SAFETY: writes one int; the driver library is loaded (a context exists).
-    let queried = unsafe { sys::cuDriverGetVersion(&mut version) };
-    if queried != sys::CUresult::CUDA_SUCCESS || version < PARAM_INFO_DRIVER {
-        return Ok(());
+    // SAFETY: the driver library is loaded (a context exists).
+    match unsafe { driver::driver_version() } {
+        Ok(version) if version >= PARAM_INFO_DRIVER => {}
+        _ => return Ok(()),
     }
     ctx.inner().bind_to_thread().map_err(|e| Error::driver("bind the context to query kernel parameters", e))?;
     let func = function.cu_function();
     for (index, &want) in expected.iter().enumerate() {
-        let (mut offset, mut size) = (0usize, 0usize);
-        // SAFETY: `func` is a live function handle (borrowed from `function`); the driver writes
-        // the two out-parameters or returns an error (CUDA_ERROR_INVALID_VALUE past the last
-        // parameter).
-        let status = unsafe { sys::cuFuncGetParamInfo(func, index, &mut offset, &mut size) };
-        let found = match status {
-            sys::CUresult::CUDA_SUCCESS => Some(u32::try_from(size).unwrap_or(u32::MAX)),
+        // SAFETY: `func` is a live function handle (borrowed from `function`); the driver is at
+        // least CUDA 12.4 (checked above). Past the last parameter it answers
+        // CUDA_ERROR_INVALID_VALUE.
+        let found = match unsafe { driver::launch::func_param_info(func, index) } {
+            Ok((_offset, size)) => Some(u32::try_from(size).unwrap_or(u32::MAX)),
             // The function has fewer parameters than declared.
-            sys::CUresult::CUDA_ERROR_INVALID_VALUE => None,
+            Err(DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE)) => None,
             // The driver cannot say for this function: nothing to check against.
             _ => return Ok(()),
         };

@@ -47,7 +47,7 @@ unsafe impl<T: Sync> Sync for PinnedPtr<'_, T> {}
 
 impl<T> PinnedPtr<'_, T> {
     /// Wraps a mapped device address, with an unbounded lifetime and no context (so
-    /// [`check_same_context`] passes it).
+    /// [`check_same_context`](crate::check_same_context) passes it).
     ///
     /// # Safety
     /// `addr` must be the device address of mapped pinned host memory holding at least `len`
@@ -68,7 +68,7 @@ impl<T> PinnedPtr<'_, T> {
     }
 
     /// The context the buffer was allocated in (null for a pointer made with `from_raw`), for
-    /// [`check_same_context`].
+    /// [`check_same_context`](crate::check_same_context).
     pub fn context(&self) -> sys::CUcontext {
         self.ctx
     }
@@ -121,7 +121,7 @@ unsafe impl<T: Sync> Sync for PinnedMutPtr<'_, T> {}
 
 impl<T> PinnedMutPtr<'_, T> {
     /// Wraps a mapped device address that kernels may write, with an unbounded lifetime and no
-    /// context (so [`check_same_context`] passes it).
+    /// context (so [`check_same_context`](crate::check_same_context) passes it).
     ///
     /// # Safety
     /// `addr` must be the device address of mapped pinned host memory holding at least `len`
@@ -149,7 +149,7 @@ impl<T> PinnedMutPtr<'_, T> {
     }
 
     /// The context the buffer was allocated in (null for a pointer made with `from_raw`), for
-    /// [`check_same_context`].
+    /// [`check_same_context`](crate::check_same_context).
     pub fn context(&self) -> sys::CUcontext {
         self.ctx
     }

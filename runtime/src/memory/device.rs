@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, DriverError};
 
 use crate::context::{wait_stream_raw, Context, Stream};
+use crate::driver;
 use crate::error::{driver_library_loads, Error, Result};
 use crate::launch::args::{check_same_stream, DeviceIn, DeviceOut};
 use crate::memory::buffer::DeviceBuffer;
@@ -52,13 +53,13 @@ impl Device {
                 detail: "libcuda.so could not be loaded (no NVIDIA driver on this machine?)".into(),
             });
         }
-        let mut version = 0;
-        // SAFETY: libcuda loads (checked above) and every driver exports cuDriverGetVersion;
-        // `version` is a valid out-pointer. It needs no cuInit.
-        let status = unsafe { sys::cuDriverGetVersion(&mut version) };
-        if status != sys::CUresult::CUDA_SUCCESS {
-            return Err(Error::NoDriver { detail: format!("cuDriverGetVersion failed: {status:?}") });
-        }
+        // SAFETY: libcuda loads (checked above) and every driver exports cuDriverGetVersion.
+        let version = match unsafe { driver::driver_version() } {
+            Ok(version) => version,
+            Err(DriverError(status)) => {
+                return Err(Error::NoDriver { detail: format!("cuDriverGetVersion failed: {status:?}") })
+            }
+        };
         if version < REQUIRED_DRIVER_VERSION {
             return Err(Error::DriverTooOld { found: version, required: REQUIRED_DRIVER_VERSION });
         }

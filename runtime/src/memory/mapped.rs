@@ -5,8 +5,9 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::sync::atomic::{fence, AtomicU8, Ordering};
 
-use cudarc::driver::{result, sys, CudaContext, DriverError};
+use cudarc::driver::{sys, CudaContext, DriverError};
 
+use crate::driver;
 use crate::error::{Error, Result};
 use crate::launch::pinned_ptr::{PinnedMutPtr, PinnedPtr};
 use crate::memory::device::Device;
@@ -249,8 +250,9 @@ impl<T: Pod> MappedBuffer<T> {
 /// return (and clear) an error stored by an unrelated earlier `Drop`.
 fn synchronize_context(ctx: &CudaContext) -> std::result::Result<(), DriverError> {
     // SAFETY: the context is live (the allocation holds it); making it current has no other effect.
-    unsafe { result::ctx::set_current(ctx.cu_ctx()) }?;
-    result::ctx::synchronize()
+    unsafe { driver::ctx_set_current(ctx.cu_ctx()) }?;
+    // SAFETY: `ctx` was made current just above.
+    unsafe { driver::ctx_synchronize() }
 }
 
 impl<T: Pod> Drop for MappedBuffer<T> {

@@ -5,8 +5,9 @@
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-use cudarc::driver::{result, sys, CudaContext, DriverError};
+use cudarc::driver::{sys, CudaContext, DriverError};
 
+use crate::driver;
 use crate::error::{Error, Result};
 
 /// The alignment `cuMemHostAlloc` guarantees (it returns whole pages).
@@ -38,7 +39,7 @@ impl PinnedAlloc {
         ctx.bind_to_thread().map_err(|e| Error::driver(format!("{what}: bind context"), e))?;
         let flags = sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE;
         // SAFETY: the context is current; the memory is zeroed below before anything reads it.
-        let raw = unsafe { result::malloc_host(bytes, flags) }
+        let raw = unsafe { driver::memory::malloc_host(bytes, flags) }
             .map_err(|e| Error::driver(format!("{what}: cuMemHostAlloc of {bytes} bytes"), e))?;
         let Some(host) = NonNull::new(raw.cast::<u8>()) else {
             let oom = DriverError(sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY);
@@ -48,13 +49,9 @@ impl PinnedAlloc {
         let mut alloc = PinnedAlloc { host, device: 0, bytes, ctx: ctx.clone() };
         // SAFETY: `host` points to `bytes` writable bytes just allocated.
         unsafe { std::ptr::write_bytes(host.as_ptr(), 0, bytes) };
-        let mut device_addr: sys::CUdeviceptr = 0;
-        // SAFETY: `raw` came from cuMemHostAlloc with DEVICEMAP in the current context; the
-        // out-pointer is valid; flags must be 0.
-        unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device_addr, raw, 0) }
-            .result()
+        // SAFETY: `raw` came from cuMemHostAlloc with DEVICEMAP in the current context.
+        alloc.device = unsafe { driver::memory::host_device_pointer(raw) }
             .map_err(|e| Error::driver(format!("{what}: cuMemHostGetDevicePointer"), e))?;
-        alloc.device = device_addr;
         Ok(alloc)
     }
 
@@ -85,7 +82,7 @@ impl Drop for PinnedAlloc {
         // SAFETY: `host` came from cuMemHostAlloc and is freed exactly once, here; the owners
         // waited for every device use of it before dropping it (the staging for its last copy,
         // `MappedBuffer`'s `Drop` for the context's work once a device pointer was lent).
-        self.ctx.record_err(unsafe { result::free_host(self.host.as_ptr().cast()) });
+        self.ctx.record_err(unsafe { driver::memory::free_host(self.host.as_ptr().cast()) });
     }
 }
 

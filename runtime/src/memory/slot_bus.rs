@@ -1,10 +1,11 @@
 //! [`SlotBus`]: a small array of `f32` values in device memory that the host sets one at a time,
 //! in stream order, and reads back all at once.
 
-use cudarc::driver::{result, CudaEvent};
+use cudarc::driver::CudaEvent;
 
 use crate::memory::buffer::DeviceBuffer;
 
+use crate::driver;
 use crate::error::{Error, Result};
 use crate::launch::args::DeviceIn;
 use crate::memory::device::Device;
@@ -88,7 +89,7 @@ impl SlotBus {
         // SAFETY: `src` is the device address of staging cell `slot` (< n_slots cells) and `dst`
         // of device slot `slot` (< n_slots slots), 4 bytes each, both alive while `self` is;
         // the stream belongs to this context.
-        unsafe { result::memcpy_dtod_async(dst, src, cell_bytes, stream.cu_stream()) }
+        unsafe { driver::memory::memcpy_dtod_async(dst, src, cell_bytes, stream.cu_stream()) }
             .map_err(|e| Error::driver(format!("{op}: cuMemcpyDtoDAsync"), e))?;
         if let Err(e) = event.record(&stream) {
             // Without the event this copy cannot be waited for alone: wait for the stream,

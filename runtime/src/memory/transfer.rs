@@ -10,9 +10,10 @@
 //! This module sits below `device`: it works on a stream and raw device addresses, so a `Device`
 //! can own a [`Staging`] without the two modules importing each other.
 
-use cudarc::driver::{result, sys, CudaEvent, CudaStream, DriverError};
+use cudarc::driver::{sys, CudaEvent, CudaStream, DriverError};
 
 use crate::context::wait_stream_raw;
+use crate::driver;
 use crate::error::{Error, Result};
 use crate::memory::pinned::PinnedAlloc;
 
@@ -179,6 +180,6 @@ unsafe fn copy_dtod(
     stream.context().bind_to_thread().map_err(|e| Error::driver(format!("{op}: bind context"), e))?;
     // SAFETY: both addresses are valid for `bytes` bytes in this context (caller's contract);
     // the stream belongs to this context.
-    unsafe { result::memcpy_dtod_async(dst, src, bytes, stream.cu_stream()) }
+    unsafe { driver::memory::memcpy_dtod_async(dst, src, bytes, stream.cu_stream()) }
         .map_err(|e| Error::driver(format!("{op}: cuMemcpyDtoDAsync of {bytes} bytes"), e))
 }

@@ -2,11 +2,12 @@
 //! ([`CollectiveGraph`], defined with the communicator) on a stream the communicator keeps for
 //! captures, for graph builders that add it as a child-graph node.
 
-use cudarc::driver::{result, sys, CudaStream};
+use cudarc::driver::{sys, CudaStream, DriverError};
 
 use crate::context::Stream;
 
 use crate::capture_guard::OwnCapture;
+use crate::driver;
 use crate::error::{Error, Result};
 use crate::nccl::collective::{Collective, DataType};
 use crate::nccl::communicator::{bind, CollectiveGraph, Communicator};
@@ -90,10 +91,10 @@ struct OpenCapture<'a> {
 }
 
 impl OpenCapture<'_> {
-    fn end(self) -> std::result::Result<sys::CUgraph, result::DriverError> {
+    fn end(self) -> std::result::Result<sys::CUgraph, DriverError> {
         let this = std::mem::ManuallyDrop::new(self);
         // SAFETY: `this.stream` is capturing, begun on this thread by the code that made `this`.
-        unsafe { result::stream::end_capture(this.stream.cu_stream()) }
+        unsafe { driver::stream::end_capture(this.stream.cu_stream()) }
     }
 }
 

@@ -8,6 +8,7 @@ use std::marker::PhantomData;
 use cudarc::driver::sys;
 
 use crate::context::Stream;
+use crate::driver;
 use crate::error::{Error, Result};
 use crate::launch::args::{check_same_stream, DeviceIn, DeviceOut};
 use crate::memory::device::Device;
@@ -66,7 +67,7 @@ pub fn unique_id() -> Result<UniqueId> {
     let api = nccl_sys::api()?;
     let mut raw = ncclUniqueId { internal: [0; UNIQUE_ID_BYTES] };
     // SAFETY: `raw` is a valid out-pointer of NCCL's `ncclUniqueId` layout.
-    let status = unsafe { (api.get_unique_id)(&mut raw) };
+    let status = unsafe { api.get_unique_id(&mut raw) };
     if status != SUCCESS {
         return Err(Error::Nccl { rank: 0, op: "ncclGetUniqueId".into(), detail: api.describe(status, None) });
     }
@@ -136,7 +137,7 @@ impl Communicator {
         // SAFETY: `comm` is a valid out-pointer; rank and world size fit `c_int` (checked
         // above); the device's context is current on this thread, so NCCL
         // binds the communicator to that device.
-        let status = unsafe { (api.comm_init_rank)(&mut comm, world_size as c_int, raw, rank as c_int) };
+        let status = unsafe { api.comm_init_rank(&mut comm, world_size as c_int, raw, rank as c_int) };
         if status != SUCCESS {
             return Err(Error::Nccl {
                 rank,
@@ -157,7 +158,7 @@ impl Communicator {
         let ordinal = device.context().ordinal() as c_int;
         let mut comm: ncclComm_t = std::ptr::null_mut();
         // SAFETY: `comm` has room for one communicator and the device list holds one ordinal.
-        let status = unsafe { (api.comm_init_all)(&mut comm, 1, &ordinal) };
+        let status = unsafe { api.comm_init_all(&mut comm, 1, &ordinal) };
         if status != SUCCESS {
             return Err(Error::Nccl {
                 rank: 0,
@@ -181,10 +182,10 @@ impl Communicator {
         };
         let (mut count, mut user_rank) = (0, 0);
         // SAFETY: `comm` is the live communicator just created; valid out-pointers.
-        let status = unsafe { (api.comm_count)(comm, &mut count) };
+        let status = unsafe { api.comm_count(comm, &mut count) };
         this.check(status, "ncclCommCount")?;
         // SAFETY: as above.
-        let status = unsafe { (api.comm_user_rank)(comm, &mut user_rank) };
+        let status = unsafe { api.comm_user_rank(comm, &mut user_rank) };
         this.check(status, "ncclCommUserRank")?;
         if count as usize != world_size || user_rank as usize != rank {
             return Err(Error::Nccl {
@@ -221,7 +222,7 @@ impl Communicator {
     pub fn async_error(&self) -> Result<()> {
         let mut state = SUCCESS;
         // SAFETY: `self.comm` is live; `state` is a valid out-pointer.
-        let status = unsafe { (self.api.comm_get_async_error)(self.comm, &mut state) };
+        let status = unsafe { self.api.comm_get_async_error(self.comm, &mut state) };
         self.check(status, "ncclCommGetAsyncError")?;
         self.check(state, "an earlier collective (ncclCommGetAsyncError)")
     }
@@ -346,14 +347,12 @@ impl Communicator {
         // `stream` belongs to its device's context (checked above).
         let status = unsafe {
             match collective {
-                Collective::AllReduce(op) => (self.api.all_reduce)(src, dst, count, ty, op.to_nccl(), self.comm, st),
+                Collective::AllReduce(op) => self.api.all_reduce(src, dst, count, ty, op.to_nccl(), self.comm, st),
                 Collective::ReduceScatter(op) => {
-                    (self.api.reduce_scatter)(src, dst, count, ty, op.to_nccl(), self.comm, st)
+                    self.api.reduce_scatter(src, dst, count, ty, op.to_nccl(), self.comm, st)
                 }
-                Collective::AllGather => (self.api.all_gather)(src, dst, count, ty, self.comm, st),
-                Collective::Broadcast { root } => {
-                    (self.api.broadcast)(src, dst, count, ty, root as c_int, self.comm, st)
-                }
+                Collective::AllGather => self.api.all_gather(src, dst, count, ty, self.comm, st),
+                Collective::Broadcast { root } => self.api.broadcast(src, dst, count, ty, root as c_int, self.comm, st),
             }
         };
         self.check(status, &format!("nccl {collective} of {count} x {}", dtype.name()))
@@ -457,13 +456,13 @@ impl Drop for Communicator {
         let _ = bind(&self.device, self.rank, "destroy the communicator");
         let mut state = SUCCESS;
         // SAFETY: `self.comm` is live (destroyed only here); `state` is a valid out-pointer.
-        let status = unsafe { (self.api.comm_get_async_error)(self.comm, &mut state) };
+        let status = unsafe { self.api.comm_get_async_error(self.comm, &mut state) };
         // SAFETY: `self.comm` is live and never used again.
         unsafe {
             if status == SUCCESS && state == SUCCESS {
-                (self.api.comm_destroy)(self.comm);
+                self.api.comm_destroy(self.comm);
             } else {
-                (self.api.comm_abort)(self.comm);
+                self.api.comm_abort(self.comm);
             }
         }
     }
@@ -490,7 +489,7 @@ impl CollectiveGraph {
 impl Drop for CollectiveGraph {
     fn drop(&mut self) {
         // SAFETY: `self.graph` is a live graph owned by `self`, never used again.
-        let _ = unsafe { sys::cuGraphDestroy(self.graph) };
+        let _ = unsafe { driver::graph::destroy(self.graph) };
     }
 }
 

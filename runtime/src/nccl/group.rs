@@ -8,6 +8,7 @@ use cudarc::driver::sys;
 
 use crate::capture_guard::check_stream;
 use crate::context::Stream;
+use crate::driver;
 use crate::error::{Error, Result};
 use crate::launch::args::{DeviceIn, DeviceOut};
 use crate::nccl::collective::{Collective, DataType, NcclType, ReduceOp};
@@ -44,7 +45,7 @@ impl Communicator {
             });
         }
         // SAFETY: ncclGroupStart only opens a (thread-local) group.
-        let status = unsafe { (self.api.group_start)() };
+        let status = unsafe { self.api.group_start() };
         self.check(status, "ncclGroupStart")?;
         let open = OpenGroup::enter(self);
         let out = f(&Group::new(self));
@@ -72,7 +73,7 @@ impl Communicator {
         let checked = check_stream(stream, || format!("Communicator::group: ncclGroupEnd on rank {}", self.rank()));
         if checked.is_err() {
             // SAFETY: the stream is live; querying it has no effect but on its capture.
-            let _ = unsafe { sys::cuStreamQuery(stream.cu_stream()) };
+            let _ = unsafe { driver::stream::query(stream.cu_stream()) };
         }
         checked
     }
@@ -101,7 +102,7 @@ impl<'c> OpenGroup<'c> {
     fn close(&self) -> Result<()> {
         count_group(-1);
         // SAFETY: closes the group this value counts, opened by `ncclGroupStart` on this thread.
-        let status = unsafe { (self.comm.api.group_end)() };
+        let status = unsafe { self.comm.api.group_end() };
         self.comm.check(status, "ncclGroupEnd")
     }
 }

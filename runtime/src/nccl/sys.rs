@@ -16,6 +16,8 @@ pub use cudarc::nccl::sys::{ncclComm_t, ncclDataType_t, ncclRedOp_t, ncclUniqueI
 
 use crate::error::{Error, Result};
 
+mod calls;
+
 /// The library names tried, in order, after `KGRAPH_NCCL_LIB` (a path or name) when it is set.
 pub const LIBRARY_CANDIDATES: &[&str] = &["libnccl.so.2", "libnccl.so"];
 
@@ -42,17 +44,17 @@ pub struct Api {
     pub library: String,
     /// `ncclGetVersion`'s code.
     pub version: c_int,
-    pub get_unique_id: unsafe extern "C" fn(*mut ncclUniqueId) -> RawResult,
-    pub comm_init_rank: unsafe extern "C" fn(*mut ncclComm_t, c_int, ncclUniqueId, c_int) -> RawResult,
-    pub comm_init_all: unsafe extern "C" fn(*mut ncclComm_t, c_int, *const c_int) -> RawResult,
-    pub comm_destroy: unsafe extern "C" fn(ncclComm_t) -> RawResult,
-    pub comm_abort: unsafe extern "C" fn(ncclComm_t) -> RawResult,
-    pub comm_get_async_error: unsafe extern "C" fn(ncclComm_t, *mut RawResult) -> RawResult,
-    pub comm_count: unsafe extern "C" fn(ncclComm_t, *mut c_int) -> RawResult,
-    pub comm_user_rank: unsafe extern "C" fn(ncclComm_t, *mut c_int) -> RawResult,
+    get_unique_id: unsafe extern "C" fn(*mut ncclUniqueId) -> RawResult,
+    comm_init_rank: unsafe extern "C" fn(*mut ncclComm_t, c_int, ncclUniqueId, c_int) -> RawResult,
+    comm_init_all: unsafe extern "C" fn(*mut ncclComm_t, c_int, *const c_int) -> RawResult,
+    comm_destroy: unsafe extern "C" fn(ncclComm_t) -> RawResult,
+    comm_abort: unsafe extern "C" fn(ncclComm_t) -> RawResult,
+    comm_get_async_error: unsafe extern "C" fn(ncclComm_t, *mut RawResult) -> RawResult,
+    comm_count: unsafe extern "C" fn(ncclComm_t, *mut c_int) -> RawResult,
+    comm_user_rank: unsafe extern "C" fn(ncclComm_t, *mut c_int) -> RawResult,
     pub get_error_string: unsafe extern "C" fn(RawResult) -> *const c_char,
     pub get_last_error: unsafe extern "C" fn(ncclComm_t) -> *const c_char,
-    pub all_reduce: unsafe extern "C" fn(
+    all_reduce: unsafe extern "C" fn(
         *const c_void,
         *mut c_void,
         usize,
@@ -61,7 +63,7 @@ pub struct Api {
         ncclComm_t,
         *mut c_void,
     ) -> RawResult,
-    pub reduce_scatter: unsafe extern "C" fn(
+    reduce_scatter: unsafe extern "C" fn(
         *const c_void,
         *mut c_void,
         usize,
@@ -70,9 +72,9 @@ pub struct Api {
         ncclComm_t,
         *mut c_void,
     ) -> RawResult,
-    pub all_gather:
+    all_gather:
         unsafe extern "C" fn(*const c_void, *mut c_void, usize, ncclDataType_t, ncclComm_t, *mut c_void) -> RawResult,
-    pub broadcast: unsafe extern "C" fn(
+    broadcast: unsafe extern "C" fn(
         *const c_void,
         *mut c_void,
         usize,
@@ -81,8 +83,8 @@ pub struct Api {
         ncclComm_t,
         *mut c_void,
     ) -> RawResult,
-    pub group_start: unsafe extern "C" fn() -> RawResult,
-    pub group_end: unsafe extern "C" fn() -> RawResult,
+    group_start: unsafe extern "C" fn() -> RawResult,
+    group_end: unsafe extern "C" fn() -> RawResult,
 }
 
 impl std::fmt::Debug for Api {
