@@ -29,6 +29,7 @@ mod model_util;
 mod nccl; // kgraph's `nccl` feature is on for this package (Cargo.toml)
 mod ppo;
 mod ppo_update;
+mod rows;
 mod smoke;
 mod types;
 mod verified;

@@ -1,5 +1,5 @@
 // `shared = <bytes>` (dynamic shared memory): part of the extents promise, over integer scalars
-// and `block.x`/`block.y`/`block.z`; pointer extents cannot name the block.
+// and the launch's shape (`grid.x` ... `block.z`), as pointer extents are; only those six axes exist.
 #[kgraph::kernels]
 mod k {
     #[kernel("ui.cu", shared = block.x * 4)]
@@ -13,9 +13,9 @@ mod float_scalar {
 }
 
 #[kgraph::kernels]
-mod block_in_extent {
+mod bad_grid_axis {
     #[kernel("ui.cu", unsafe(extents))]
-    pub fn axpb(x: &[f32; block.x], y: &mut [f32; n], a: f32, b: f32, n: i32);
+    pub fn axpb(x: &[f32; grid.w], y: &mut [f32; n], a: f32, b: f32, n: i32);
 }
 
 #[kgraph::kernels]

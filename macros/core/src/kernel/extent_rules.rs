@@ -58,7 +58,7 @@ fn extent_name_errors(decl: &KernelDecl) -> Vec<syn::Error> {
                 name.span(),
                 format!(
                     "{what} names {why}: an extent is an integer expression over the kernel's integer \
-                     scalar parameters {}",
+                     scalar parameters {} and the launch's shape (`grid.x` ... `block.z`)",
                     integer_scalars_hint(decl)
                 ),
             ));

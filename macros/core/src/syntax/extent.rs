@@ -1,14 +1,14 @@
 //! Extents: how many elements a pointer parameter must hold, written as the length of an
 //! array type in the declaration (`x: &[f32; n]`, `w: &[f32; n_hid * (n_in + n_hid)]`,
-//! `snap: Pinned<[f32; batch * 40]>`). An extent is an integer expression over the kernel's
-//! scalar parameters and integer literals with `+ - * / %`, parentheses, `min(a, b)` and
-//! `max(a, b)`. This file reads them from `syn::Expr` into the model's [`Extent`] and says
+//! `snap: Pinned<[f32; batch * 40]>`, `out: &mut [f32; grid.x * hidden]`). An extent is an
+//! integer expression over the kernel's scalar parameters, the launch's shape (`grid.x` ...
+//! `block.z`) and integer literals with `+ - * / %`, parentheses, `min(a, b)` and `max(a, b)`. This file reads them from `syn::Expr` into the model's [`Extent`] and says
 //! which type each is computed in; which names are allowed is a rule of
 //! `kernel/extent_rules` (it needs the whole parameter list).
 
 use syn::spanned::Spanned;
 
-use super::model::{Axis, Elem, Extent, ExtentExpr, ExtentFn, ExtentOp, KernelDecl};
+use super::model::{Axis, Elem, Extent, ExtentExpr, ExtentFn, ExtentOp, KernelDecl, LaunchDim};
 
 /// The type C evaluates an extent in, from the types of the scalars it names (the usual
 /// arithmetic conversions: everything narrower than `int` becomes `int`; `unsigned int` wins
@@ -30,52 +30,63 @@ pub fn evaluation_type(scalars: impl IntoIterator<Item = Elem>) -> Elem {
     }
 }
 
-/// The type the extent is computed in, from the scalars of `decl` it names (and `block.x`
-/// and the like, `unsigned int` as in C).
+/// The type the extent is computed in, from the scalars of `decl` it names (and `grid.x`,
+/// `block.x` and the like, `unsigned int` as in C).
 pub fn extent_type(decl: &KernelDecl, extent: &Extent) -> Elem {
     let scalar = |name: &syn::Ident| decl.param(&name.to_string()).map(|p| p.kind.elem());
-    let block = extent.expr.uses_block().then_some(Elem::U32);
-    evaluation_type(extent.expr.names().into_iter().filter_map(scalar).chain(block))
+    let launch = extent.expr.uses_launch().then_some(Elem::U32);
+    evaluation_type(extent.expr.names().into_iter().filter_map(scalar).chain(launch))
 }
 
-const EXTENT_HELP: &str = "an extent is an integer expression over the kernel's scalar parameters and integer \
-     literals: `+ - * / %`, parentheses, `min(a, b)`, `max(a, b)`, e.g. `[f32; batch * (n_in + n_hid)]`";
+const EXTENT_HELP: &str = "an extent is an integer expression over the kernel's scalar parameters, the launch's \
+     shape (`grid.x`, `grid.y`, `grid.z`, `block.x`, `block.y`, `block.z`) and integer literals: `+ - * / %`, \
+     parentheses, `min(a, b)`, `max(a, b)`, e.g. `[f32; batch * (n_in + n_hid)]`, `[f32; grid.x * hidden]`";
 
 /// Reads an extent from the length expression of an array type; `text` is how it is written.
 pub fn extent_from_expr(expr: &syn::Expr, text: String) -> syn::Result<Extent> {
-    Ok(Extent { expr: read_expr(expr, false)?, text, span: expr.span() })
+    Ok(Extent { expr: read_expr(expr)?, text, span: expr.span() })
 }
 
-/// Reads the dynamic shared memory requirement of `shared = <expr>` (bytes), where `block.x`,
-/// `block.y` and `block.z` name the launch's block dims too.
+/// Reads the dynamic shared memory requirement of `shared = <expr>` (bytes), an expression of
+/// the same form as an extent.
 pub fn shared_from_expr(expr: &syn::Expr, text: String) -> syn::Result<Extent> {
-    Ok(Extent { expr: read_expr(expr, true)?, text, span: expr.span() })
+    Ok(Extent { expr: read_expr(expr)?, text, span: expr.span() })
 }
 
-/// `block.x`, `block.y` or `block.z`.
-fn block_axis(field: &syn::ExprField) -> Option<Axis> {
-    let syn::Expr::Path(base) = &*field.base else { return None };
-    let syn::Member::Named(axis) = &field.member else { return None };
-    if !base.path.is_ident("block") {
-        return None;
+/// `grid.x` ... `block.z`; `Err` for another field of `grid` or `block`, `Ok(None)` for any other
+/// field expression.
+fn launch_field(field: &syn::ExprField) -> syn::Result<Option<(LaunchDim, Axis)>> {
+    let syn::Expr::Path(base) = &*field.base else { return Ok(None) };
+    let dim = if base.path.is_ident("grid") {
+        LaunchDim::Grid
+    } else if base.path.is_ident("block") {
+        LaunchDim::Block
+    } else {
+        return Ok(None);
+    };
+    let axis = match &field.member {
+        syn::Member::Named(axis) => {
+            [("x", Axis::X), ("y", Axis::Y), ("z", Axis::Z)].into_iter().find(|(n, _)| axis == n).map(|(_, a)| a)
+        }
+        syn::Member::Unnamed(_) => None,
+    };
+    let name = if dim == LaunchDim::Grid { "grid" } else { "block" };
+    match axis {
+        Some(axis) => Ok(Some((dim, axis))),
+        None => Err(syn::Error::new_spanned(field, format!("the launch's {name} has axes `{name}.x`, `{name}.y` and `{name}.z`"))),
     }
-    [("x", Axis::X), ("y", Axis::Y), ("z", Axis::Z)].into_iter().find(|(n, _)| axis == n).map(|(_, a)| a)
 }
 
-fn read_expr(expr: &syn::Expr, block_dims: bool) -> syn::Result<ExtentExpr> {
-    let read = |e: &syn::Expr| read_expr(e, block_dims);
+fn read_expr(expr: &syn::Expr) -> syn::Result<ExtentExpr> {
+    let read = read_expr;
     let unsupported = |what: &str| syn::Error::new_spanned(expr, format!("{what} in an extent: {EXTENT_HELP}"));
     match expr {
         syn::Expr::Paren(p) => read(&p.expr),
         syn::Expr::Group(g) => read(&g.expr),
-        syn::Expr::Field(f) if block_dims => match block_axis(f) {
-            Some(axis) => Ok(ExtentExpr::Block { axis, span: f.span() }),
-            None => Err(syn::Error::new_spanned(f, "`shared` names the block as `block.x`, `block.y` or `block.z`")),
+        syn::Expr::Field(f) => match launch_field(f)? {
+            Some((dim, axis)) => Ok(ExtentExpr::Launch { dim, axis, span: f.span() }),
+            None => Err(unsupported("a field")),
         },
-        syn::Expr::Field(f) if block_axis(f).is_some() => Err(syn::Error::new_spanned(
-            f,
-            "an extent cannot name the block: `block.x` is for `shared = ...` (dynamic shared memory) only",
-        )),
         syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(lit), .. }) => {
             if !lit.suffix().is_empty() {
                 return Err(syn::Error::new(lit.span(), "an extent's literals take no suffix (`40`, not `40i32`)"));
@@ -98,13 +109,13 @@ fn read_expr(expr: &syn::Expr, block_dims: bool) -> syn::Result<ExtentExpr> {
             };
             Ok(ExtentExpr::Binary { op, lhs: Box::new(read(&b.left)?), rhs: Box::new(read(&b.right)?) })
         }
-        syn::Expr::Call(call) => read_call(call, block_dims),
+        syn::Expr::Call(call) => read_call(call),
         syn::Expr::Lit(_) => Err(unsupported("a non-integer literal")),
         _ => Err(unsupported("an unsupported expression")),
     }
 }
 
-fn read_call(call: &syn::ExprCall, block_dims: bool) -> syn::Result<ExtentExpr> {
+fn read_call(call: &syn::ExprCall) -> syn::Result<ExtentExpr> {
     let func = match &*call.func {
         syn::Expr::Path(p) if p.path.is_ident("min") => ExtentFn::Min,
         syn::Expr::Path(p) if p.path.is_ident("max") => ExtentFn::Max,
@@ -119,5 +130,5 @@ fn read_call(call: &syn::ExprCall, block_dims: bool) -> syn::Result<ExtentExpr> 
     let [a, b] = args[..] else {
         return Err(syn::Error::new_spanned(call, "`min` and `max` take two arguments"));
     };
-    Ok(ExtentExpr::Call { func, a: Box::new(read_expr(a, block_dims)?), b: Box::new(read_expr(b, block_dims)?) })
+    Ok(ExtentExpr::Call { func, a: Box::new(read_expr(a)?), b: Box::new(read_expr(b)?) })
 }
