@@ -16,11 +16,13 @@
 //!
 //! - [`derive`](mod@derive): `#[derive(kgraph::DeviceStruct)]` (a `#[repr(C)]` twin of a kernel's C struct).
 //!
-//! `emit_util` holds the token helpers both emitters use (doc attributes).
+//! [`diagnostics`] is the one error collector every stage pushes into ([`diagnostics::Ctxt`],
+//! serde_derive's model); `emit_util` holds the token helpers both emitters use (doc attributes).
 
 pub mod compiled;
 pub mod cuda;
 pub mod derive;
+pub mod diagnostics;
 mod emit_util;
 pub mod graph;
 pub mod kernel;

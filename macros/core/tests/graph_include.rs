@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use kgraph_codegen::diagnostics::Ctxt;
 use kgraph_codegen::graph::ir::{Binding, Value};
-use kgraph_codegen::graph::spec::diag::Diagnostics;
 use kgraph_codegen::graph::spec::include::{node_order, substitute};
 use kgraph_codegen::graph::spec::read;
 use kgraph_codegen::graph::{analyze, Analysis, GraphRequest};
@@ -245,13 +245,15 @@ fn node_order_places_included_nodes_at_their_include_for_repeat() {
     let root = workspace_root();
     let read_file = |p: &str| std::fs::read_to_string(root.join(p)).ok();
     let text = std::fs::read_to_string(root.join("tests/graphs/test_include.toml")).unwrap();
-    let mut diags = Diagnostics::new();
+    let mut diags = Ctxt::new();
     let raw = read(&text, &mut diags);
-    assert!(diags.is_empty());
+    assert!(diags.check().is_ok());
     assert_eq!(node_order(&raw, &read_file), ["first_affine", "second_affine", "scale"]);
     // A cycle stops after 16 levels instead of recursing forever.
     let cyclic = "[[include]]\nname = \"me\"\nspec = \"self.toml\"\n";
+    let mut diags = Ctxt::new();
     let raw = read(cyclic, &mut diags);
+    assert!(diags.check().is_ok());
     assert!(node_order(&raw, &|_| Some(cyclic.to_string())).is_empty());
 }
 

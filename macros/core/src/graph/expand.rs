@@ -11,6 +11,7 @@ use syn::{Ident, LitStr, Token};
 
 use super::pipeline::{generate_with_records, GraphRequest};
 use super::spec::include::node_order;
+use crate::diagnostics::{Ctxt, Errors};
 use crate::syntax::naming::graph_struct_ident;
 
 /// Environment variable naming the directory `graph!` paths are relative to; defaults to
@@ -123,7 +124,7 @@ pub fn expand(input: TokenStream) -> TokenStream {
     };
     let text = match override_dims(&text, &args.dims) {
         Ok(t) => t,
-        Err(e) => return stub(e.to_compile_error()),
+        Err(errors) => return stub(errors.to_compile_error(args.path.span())),
     };
     let text = match &args.repeat {
         Some(k) => match k.base10_parse::<u32>() {
@@ -159,9 +160,9 @@ pub fn expand(input: TokenStream) -> TokenStream {
 /// `repeat_steps` (appended after the file's own text; a spec that does not parse is left as it
 /// is, for its own errors). Included nodes are in the body too, by their prefixed names.
 fn repeat_all(text: &str, k: u32, read_file: &dyn Fn(&str) -> Option<String>) -> String {
-    let mut diags = super::spec::diag::Diagnostics::new();
+    let mut diags = Ctxt::new();
     let raw = super::spec::read(text, &mut diags);
-    if !diags.is_empty() {
+    if diags.check().is_err() {
         return text.to_string();
     }
     let names: Vec<String> = node_order(&raw, read_file).iter().map(|n| format!("{n:?}")).collect();
@@ -171,39 +172,33 @@ fn repeat_all(text: &str, k: u32, read_file: &dyn Fn(&str) -> Option<String>) ->
 /// The spec text with each `dims` override written over its dim's value (so every later check,
 /// and every message quoting the line, sees the value in force); an override of a dim the spec
 /// does not have is an error at its name. A spec that does not parse is left as it is.
-fn override_dims(text: &str, dims: &[(Ident, syn::LitInt)]) -> syn::Result<String> {
+fn override_dims(text: &str, dims: &[(Ident, syn::LitInt)]) -> Result<String, Errors> {
     if dims.is_empty() {
         return Ok(text.to_string());
     }
-    let mut diags = super::spec::diag::Diagnostics::new();
+    let mut diags = Ctxt::new();
     let raw = super::spec::read(text, &mut diags);
-    if !diags.is_empty() {
+    if diags.check().is_err() {
         return Ok(text.to_string());
     }
     let mut edits = Vec::new();
-    let mut errors: Option<syn::Error> = None;
-    let mut push = |e: syn::Error| match &mut errors {
-        Some(all) => all.combine(e),
-        None => errors = Some(e),
-    };
+    let mut cx = Ctxt::new();
     for (i, (name, value)) in dims.iter().enumerate() {
         if dims[..i].iter().any(|(earlier, _)| earlier == name) {
-            push(syn::Error::new(name.span(), format!("dim `{name}` is given twice")));
+            cx.push(name.span(), format!("dim `{name}` is given twice"));
             continue;
         }
         let Some(dim) = raw.dims.iter().find(|d| *name == d.name.v) else {
             let have: Vec<&str> = raw.dims.iter().map(|d| d.name.v.as_str()).collect();
-            push(syn::Error::new(name.span(), format!("the spec has no dim `{name}` (its dims: {})", have.join(", "))));
+            cx.push(name.span(), format!("the spec has no dim `{name}` (its dims: {})", have.join(", ")));
             continue;
         };
         match value.base10_parse::<i64>() {
             Ok(v) => edits.push((dim.value.span.clone(), v.to_string())),
-            Err(_) => push(syn::Error::new(value.span(), "a dim is an integer (i64)")),
+            Err(_) => cx.push(value.span(), "a dim is an integer (i64)"),
         }
     }
-    if let Some(e) = errors {
-        return Err(e);
-    }
+    cx.check()?;
     edits.sort_by_key(|(span, _)| std::cmp::Reverse(span.start));
     let mut out = text.to_string();
     for (span, value) in edits {

@@ -11,8 +11,9 @@ use super::dataflow;
 use super::emit::{self, diagram, docs, CodegenInput};
 use super::ir::GraphIr;
 use super::plan;
-use super::spec::diag::{Diagnostics, SourceMap};
+use super::spec::diag::SourceMap;
 use super::spec::{self, include, RawSpec};
+use crate::diagnostics::{Ctxt, Errors, Location};
 use crate::syntax::naming::graph_struct_ident;
 use crate::syntax::source::decls_with_modules;
 
@@ -69,70 +70,67 @@ pub fn analyze(req: &GraphRequest<'_>) -> Result<Analysis, Vec<String>> {
 /// `$OUT_DIR/kgraph`) every PDL node's kernel must be proven to wait on its grid dependency
 /// (`check::pdl`).
 pub fn analyze_with_records(req: &GraphRequest<'_>, record_dir: Option<&Path>) -> Result<Analysis, Vec<String>> {
-    analyze_in(req, record_dir, &[]).map(|(a, _)| a)
+    let analyzed = analyze_in(req, record_dir, &[]);
+    analyzed.map(|(a, _)| a).map_err(|errors| SourceMap::new(req.spec_path, req.spec_text).render_errors(&errors))
 }
 
 /// [`analyze_with_records`] for a spec included through `chain` (the including specs' paths,
-/// outermost first): the analysis and the raw model with every include spliced in.
+/// outermost first): the analysis and the raw model with every include spliced in, or every
+/// error (an included spec's already rendered in its own file).
 fn analyze_in(
     req: &GraphRequest<'_>,
     record_dir: Option<&Path>,
     chain: &[&str],
-) -> Result<(Analysis, RawSpec), Vec<String>> {
-    let map = SourceMap::new(req.spec_path, req.spec_text);
-    let mut diags = Diagnostics::new();
+) -> Result<(Analysis, RawSpec), Errors> {
+    let mut diags = Ctxt::new();
     let mut raw = spec::read(req.spec_text, &mut diags);
-    if !diags.is_empty() {
-        return Err(diags.render(&map));
+    if !diags.has_errors() {
+        let chain: Vec<&str> = chain.iter().copied().chain([req.spec_path]).collect();
+        splice_includes(&mut raw, req, record_dir, &chain, &mut diags);
     }
-    let mut foreign = Vec::new();
-    let chain: Vec<&str> = chain.iter().copied().chain([req.spec_path]).collect();
-    splice_includes(&mut raw, req, record_dir, &chain, &mut diags, &mut foreign);
-    if !foreign.is_empty() || !diags.is_empty() {
-        foreign.extend(diags.render(&map));
-        return Err(foreign);
-    }
+    // A spec that does not read, or whose includes do not splice, is not checked further.
+    diags.check()?;
+    let mut diags = Ctxt::new();
     let kernels = load_kernels(&raw, req, &mut diags);
     let ir = check::validate(&raw, &kernels, req.spec_path, &mut diags);
     if let (Some(ir), Some(dir)) = (&ir, record_dir) {
         check::pdl::check_pdl_waits(&raw, ir, dir, &mut diags);
     }
     include::name_spliced_nodes(&raw, &mut diags);
-    match ir {
-        Some(ir) if diags.is_empty() => {
-            let edges = dataflow::dependencies(&ir);
-            let pdl: Vec<bool> = ir.nodes.iter().map(|n| n.pdl).collect();
-            let schedule = dataflow::schedule(ir.nodes.len(), &edges, &pdl);
-            let serial = dataflow::serial_schedule(ir.nodes.len(), &pdl);
-            let (branched, serialized) = (plan::branched(&ir), plan::serialized(&ir));
-            Ok((Analysis { ir, edges, schedule, serial, branched, serialized }, raw))
-        }
-        _ => Err(diags.render(&map)),
-    }
+    diags.check()?;
+    // `validate` returns no IR only with an error recorded: this is a kgraph bug, not a silent stub.
+    let Some(ir) = ir else {
+        return Err(Errors::one(Location::SpecFile, "internal error: the spec's checks found no graph and no error"));
+    };
+    let edges = dataflow::dependencies(&ir);
+    let pdl: Vec<bool> = ir.nodes.iter().map(|n| n.pdl).collect();
+    let schedule = dataflow::schedule(ir.nodes.len(), &edges, &pdl);
+    let serial = dataflow::serial_schedule(ir.nodes.len(), &pdl);
+    let (branched, serialized) = (plan::branched(&ir), plan::serialized(&ir));
+    Ok((Analysis { ir, edges, schedule, serial, branched, serialized }, raw))
 }
 
 /// Splices every `[[include]]` of `raw` into it, in file order. Each included spec is analyzed
-/// on its own first (its errors, rendered in its own file, go to `foreign`, plus one error at
-/// the include); binding errors go to `diags`.
+/// on its own first (its errors, rendered in its own file, go to `diags` as positioned ones,
+/// plus one error at the include); binding errors go to `diags`.
 fn splice_includes(
     raw: &mut RawSpec,
     req: &GraphRequest<'_>,
     record_dir: Option<&Path>,
     chain: &[&str],
-    diags: &mut Diagnostics,
-    foreign: &mut Vec<String>,
+    diags: &mut Ctxt,
 ) {
     for inc in std::mem::take(&mut raw.includes) {
         let Some((name, path)) = include::header(&inc, diags) else { continue };
         if chain.contains(&path.v.as_str()) {
             let cycle: Vec<&str> = chain.iter().copied().chain([path.v.as_str()]).collect();
-            diags.error(path.span.clone(), format!("include cycle: {}", cycle.join(" -> ")));
+            diags.push(path.span.clone(), format!("include cycle: {}", cycle.join(" -> ")));
             continue;
         }
         let text = match (req.read_file)(&path.v) {
             Ok(t) => t,
             Err(e) => {
-                diags.error(
+                diags.push(
                     path.span.clone(),
                     format!("cannot read included spec `{}` (relative to the crate root): {e}", path.v),
                 );
@@ -145,11 +143,14 @@ fn splice_includes(
                 include::splice(raw, &inc, &name.v, &path, &sub, diags);
             }
             Err(errors) => {
-                diags.error(
+                let rendered = SourceMap::new(&path.v, &text).render_errors(&errors);
+                diags.push(
                     path.span.clone(),
-                    format!("included spec `{}` has {} error(s), reported in that file", path.v, errors.len()),
+                    format!("included spec `{}` has {} error(s), reported in that file", path.v, rendered.len()),
                 );
-                foreign.extend(errors);
+                for message in rendered {
+                    diags.push(Location::Positioned, message);
+                }
             }
         }
         raw.includes.push(inc);
@@ -157,14 +158,14 @@ fn splice_includes(
 }
 
 /// The `#[kernel]` declarations of the spec's `[kernels] source`, read through `req`.
-fn load_kernels(raw: &RawSpec, req: &GraphRequest<'_>, diags: &mut Diagnostics) -> Kernels {
+fn load_kernels(raw: &RawSpec, req: &GraphRequest<'_>, diags: &mut Ctxt) -> Kernels {
     let Some(source) = raw.kernels.as_ref().and_then(|k| k.source.as_ref()) else {
         return Kernels::Unavailable;
     };
     let text = match (req.read_file)(&source.v) {
         Ok(t) => t,
         Err(e) => {
-            diags.error(
+            diags.push(
                 source.span.clone(),
                 format!("cannot read kernel declarations `{}` (relative to the crate root): {e}", source.v),
             );
@@ -173,13 +174,13 @@ fn load_kernels(raw: &RawSpec, req: &GraphRequest<'_>, diags: &mut Diagnostics) 
     };
     match decls_with_modules(&text) {
         Ok(decls) if decls.is_empty() => {
-            diags.error(source.span.clone(), format!("`{}` has no `#[kernel]` declarations", source.v));
+            diags.push(source.span.clone(), format!("`{}` has no `#[kernel]` declarations", source.v));
             Kernels::Unavailable
         }
         Ok(decls) => Kernels::Loaded(decls),
         Err(errors) => {
             for e in errors {
-                diags.error(
+                diags.push(
                     source.span.clone(),
                     format!("`{}`: a `#[kernel]` declaration does not parse: {e}", source.v),
                 );

@@ -67,7 +67,7 @@ pub(crate) fn bind_nodes(cx: &mut Ctx<'_>, raw: &RawSpec, env: &Env<'_>) -> Boun
     let mut out = Bound { kernels: Vec::new(), nodes: Vec::new(), arg_spans: Vec::new() };
     let mut node_names: BTreeMap<String, Span> = BTreeMap::new();
     if raw.nodes.is_empty() {
-        cx.diags.error(0..0, "the spec has no nodes: add at least one `[[node]]` table");
+        cx.diags.push(0..0, "the spec has no nodes: add at least one `[[node]]` table");
     }
     for node in &raw.nodes {
         bind_node(cx, raw, node, env, &mut node_names, &mut out);
@@ -81,7 +81,7 @@ fn unchecked_kernel(cx: &mut Ctx<'_>, kernel: &S<String>, decl: &KernelDecl) {
     if decl.has_checked_launch() {
         return;
     }
-    cx.diags.error(
+    cx.diags.push(
         kernel.span.clone(),
         format!(
             "kernel `{}` is declared without extents, so its `launch` is `unsafe` and a graph cannot launch it: \
@@ -107,7 +107,7 @@ fn bind_node(
                 ok.then_some(n.v)
             }
             None => {
-                cx.diags.error(node.span.clone(), "a memset, memcpy or collective node needs a `name`");
+                cx.diags.push(node.span.clone(), "a memset, memcpy or collective node needs a `name`");
                 None
             }
         };
@@ -118,7 +118,7 @@ fn bind_node(
         return;
     }
     let Some(kernel) = &node.kernel else {
-        cx.diags.error(
+        cx.diags.push(
             node.span.clone(),
             "node has no `kernel` (the name of a `#[kernel]` declaration), `memset` or `memcpy`",
         );
@@ -156,11 +156,11 @@ fn node_name(
 ) -> (S<String>, bool) {
     let name = node.name.clone().unwrap_or_else(|| kernel.clone());
     let ok = if !is_snake_ident(&name.v) {
-        cx.diags.error(name.span.clone(), format!("node name `{}` must be a lowercase snake_case identifier", name.v));
+        cx.diags.push(name.span.clone(), format!("node name `{}` must be a lowercase snake_case identifier", name.v));
         false
     } else if node_names.contains_key(&name.v) {
         let hint = if node.name.is_none() { "; give the nodes distinct `name`s" } else { "" };
-        cx.diags.error(name.span.clone(), format!("duplicate node name `{}`{hint}", name.v));
+        cx.diags.push(name.span.clone(), format!("duplicate node name `{}`{hint}", name.v));
         false
     } else {
         node_names.insert(name.v.clone(), name.span.clone());
@@ -171,7 +171,7 @@ fn node_name(
 
 fn unknown_kernel(cx: &mut Ctx<'_>, kernel: &S<String>, decls: &[KernelDecl]) {
     let names: Vec<String> = decls.iter().map(|d| ident_text(&d.name)).collect();
-    cx.diags.error(
+    cx.diags.push(
         kernel.span.clone(),
         format!(
             "unknown kernel `{}` (declared kernels: {}){}",
@@ -228,7 +228,7 @@ fn arguments_match_parameters(
     for (key, _) in given {
         if !params.contains(&key.v) {
             ok = false;
-            cx.diags.error(
+            cx.diags.push(
                 key.span.clone(),
                 format!(
                     "extra argument `{}`: kernel `{sig}` has no such parameter{}",
@@ -243,7 +243,7 @@ fn arguments_match_parameters(
     if !missing.is_empty() {
         ok = false;
         let at = node.args.as_ref().map_or(kernel.span.clone(), |a| a.span.clone());
-        cx.diags.error(at, format!("missing argument(s) {} for kernel `{sig}`", list(missing)));
+        cx.diags.push(at, format!("missing argument(s) {} for kernel `{sig}`", list(missing)));
     }
     ok
 }
@@ -261,7 +261,7 @@ fn no_written_buffer_aliased(cx: &mut Ctx<'_>, args: &[Arg], spans: &[Span], buf
                 let pinned =
                     matches!(a.binding, Binding::PinnedMut { .. }) || matches!(b.binding, Binding::PinnedMut { .. });
                 let writer = if pinned { "`PinnedMut`" } else { "`&mut`" };
-                cx.diags.error(
+                cx.diags.push(
                     spans[j].clone(),
                     format!(
                         "buffer `{}` is passed to both `{}` and `{}` of kernel `{sig}`, and one of them is {writer}: a written buffer must not be aliased",
@@ -294,7 +294,7 @@ fn bind_one(cx: &mut Ctx<'_>, what: &str, kind: ParamKind, value: &S<ArgValue>, 
         ArgValue::Lit(lit) => return bind_literal(cx, what, kind, &S { v: lit.clone(), span }),
         ArgValue::Other(ty) => {
             cx.diags
-                .error(span, format!("{what}: an argument is a name, an expression over dims or a number, found {ty}"));
+                .push(span, format!("{what}: an argument is a name, an expression over dims or a number, found {ty}"));
             return None;
         }
     };
@@ -320,7 +320,7 @@ fn bind_one(cx: &mut Ctx<'_>, what: &str, kind: ParamKind, value: &S<ArgValue>, 
 /// A number: a constant for a value parameter, never a buffer.
 fn bind_literal(cx: &mut Ctx<'_>, what: &str, kind: ParamKind, lit: &S<Lit>) -> Option<Binding> {
     let ParamKind::Scalar(elem) = kind else {
-        cx.diags.error(lit.span.clone(), format!("{what} takes a buffer name, found a number"));
+        cx.diags.push(lit.span.clone(), format!("{what} takes a buffer name, found a number"));
         return None;
     };
     let value = typed_value(cx.diags, lit, elem, what)?;
@@ -351,16 +351,16 @@ fn bind_buffer(
                 suggest(text, buffers.iter().map(|b| b.name.as_str()))
             ),
         };
-        cx.diags.error(span, msg);
+        cx.diags.push(span, msg);
         return None;
     };
     let buf = &buffers[b];
     if buf.elem != elem {
-        cx.diags.error(span, format!("dtype mismatch: buffer `{text}` is {} but {what} takes {elem}", buf.elem));
+        cx.diags.push(span, format!("dtype mismatch: buffer `{text}` is {} but {what} takes {elem}", buf.elem));
         return None;
     }
     if let Some(msg) = memory_mismatch(what, kind, text, buf) {
-        cx.diags.error(span, msg);
+        cx.diags.push(span, msg);
         return None;
     }
     Some(match kind {
@@ -377,13 +377,13 @@ fn bind_value(cx: &mut Ctx<'_>, what: &str, elem: Elem, arg: &NamedArg<'_>, env:
     if let Some(&s) = env.scalar_index.get(text) {
         if scalars[s].elem != elem {
             cx.diags
-                .error(span, format!("dtype mismatch: scalar `{text}` is {} but {what} takes {elem}", scalars[s].elem));
+                .push(span, format!("dtype mismatch: scalar `{text}` is {} but {what} takes {elem}", scalars[s].elem));
             return None;
         }
         return Some(Binding::Scalar { scalar: s });
     }
     if arg.buffer.is_some() {
-        cx.diags.error(span, format!("{what} takes a value, but `{text}` is a buffer"));
+        cx.diags.push(span, format!("{what} takes a value, but `{text}` is a buffer"));
         return None;
     }
     let is_name = text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
@@ -396,7 +396,7 @@ fn bind_value(cx: &mut Ctx<'_>, what: &str, elem: Elem, arg: &NamedArg<'_>, env:
             list(names.iter().copied()),
             suggest(text, names.iter().copied())
         );
-        cx.diags.error(span, msg);
+        cx.diags.push(span, msg);
         return None;
     }
     let v = cx.whole(&S { v: Num::Expr(text.to_string(), arg.start), span: span.clone() }, what)?;

@@ -18,7 +18,7 @@ fn buffer<'b>(cx: &mut Ctx<'_>, name: &S<String>, buffers: &'b [Buffer], what: &
     let b = cx.named_buffer(name, buffers, what)?;
     let buf = &buffers[b];
     if buf.role.is_host() || !NCCL_TYPES.contains(&buf.elem) {
-        cx.diags.error(
+        cx.diags.push(
             name.span.clone(),
             format!(
                 "{what}: buffer `{}` is {} with role `{}`; a collective takes device memory of a type NCCL reduces ({})",
@@ -35,13 +35,13 @@ fn buffer<'b>(cx: &mut Ctx<'_>, name: &S<String>, buffers: &'b [Buffer], what: &
 
 fn reduction(cx: &mut Ctx<'_>, c: &S<RawCollective>, op: &str) -> Option<Reduction> {
     let Some(r) = &c.v.reduce else {
-        cx.diags.error(c.span.clone(), format!("`{op}` needs `reduce` ({})", list(Reduction::ALL.map(|r| r.1))));
+        cx.diags.push(c.span.clone(), format!("`{op}` needs `reduce` ({})", list(Reduction::ALL.map(|r| r.1))));
         return None;
     };
     let found = Reduction::ALL.iter().find(|(_, n)| *n == r.v).map(|(r, _)| *r);
     if found.is_none() {
         let names = Reduction::ALL.map(|r| r.1);
-        cx.diags.error(
+        cx.diags.push(
             r.span.clone(),
             format!("unknown reduction `{}` (expected {}){}", r.v, list(names), suggest(&r.v, names)),
         );
@@ -51,19 +51,19 @@ fn reduction(cx: &mut Ctx<'_>, c: &S<RawCollective>, op: &str) -> Option<Reducti
 
 fn collective_op(cx: &mut Ctx<'_>, c: &S<RawCollective>) -> Option<CollectiveOp> {
     let Some(op) = &c.v.op else {
-        cx.diags.error(c.span.clone(), format!("`collective` needs `op` ({})", list(OPS)));
+        cx.diags.push(c.span.clone(), format!("`collective` needs `op` ({})", list(OPS)));
         return None;
     };
     let reduces = matches!(op.v.as_str(), "all_reduce" | "reduce_scatter");
     if !reduces {
         if let Some(r) = &c.v.reduce {
-            cx.diags.error(r.span.clone(), format!("`{}` takes no `reduce`", op.v));
+            cx.diags.push(r.span.clone(), format!("`{}` takes no `reduce`", op.v));
             return None;
         }
     }
     if op.v != "broadcast" {
         if let Some(r) = &c.v.root {
-            cx.diags.error(r.span.clone(), format!("only `broadcast` takes a `root`, not `{}`", op.v));
+            cx.diags.push(r.span.clone(), format!("only `broadcast` takes a `root`, not `{}`", op.v));
             return None;
         }
     }
@@ -75,12 +75,12 @@ fn collective_op(cx: &mut Ctx<'_>, c: &S<RawCollective>) -> Option<CollectiveOp>
             None => Some(CollectiveOp::Broadcast(0)),
             Some(r) if (0..=i128::from(u32::MAX)).contains(&r.v) => Some(CollectiveOp::Broadcast(r.v as u32)),
             Some(r) => {
-                cx.diags.error(r.span.clone(), format!("`root` = {} is not a rank", r.v));
+                cx.diags.push(r.span.clone(), format!("`root` = {} is not a rank", r.v));
                 None
             }
         },
         other => {
-            cx.diags.error(
+            cx.diags.push(
                 op.span.clone(),
                 format!("unknown collective `{other}` (expected {}){}", list(OPS), suggest(other, OPS)),
             );
@@ -102,7 +102,7 @@ fn lengths_fit(cx: &mut Ctx<'_>, op: CollectiveOp, send: &Buffer, recv: &Buffer,
         _ if send.elem != recv.elem => "send and recv must have the same dtype",
         _ => return true,
     };
-    cx.diags.error(
+    cx.diags.push(
         span.clone(),
         format!(
             "`{}` from `{}` ({s} x {}) into `{}` ({r} x {}): {why}",
@@ -134,14 +134,14 @@ pub(crate) fn bind_collective(
                 buf.name,
                 buf.role.name()
             );
-            cx.diags.error(span.clone(), msg);
+            cx.diags.push(span.clone(), msg);
             None
         }
     };
     let (args, spans) = match (&c.v.buffer, &c.v.send, &c.v.recv) {
         (Some(b), None, None) => {
             if !matches!(op, CollectiveOp::AllReduce(_) | CollectiveOp::Broadcast(_)) {
-                cx.diags.error(b.span.clone(), format!("`{}` is not in place: give `send` and `recv`", op.name()));
+                cx.diags.push(b.span.clone(), format!("`{}` is not in place: give `send` and `recv`", op.name()));
                 return None;
             }
             let (i, buf) = buffer(cx, b, buffers, "`collective.buffer`")?;
@@ -152,7 +152,7 @@ pub(crate) fn bind_collective(
             let (si, sb) = (buffer(cx, s, buffers, "`collective.send`"), buffer(cx, r, buffers, "`collective.recv`"));
             let ((si, sb), (ri, rb)) = (si?, sb?);
             if si == ri {
-                cx.diags.error(r.span.clone(), "send and recv are the same buffer: use `buffer` for in place");
+                cx.diags.push(r.span.clone(), "send and recv are the same buffer: use `buffer` for in place");
                 return None;
             }
             if !lengths_fit(cx, op, sb, rb, &r.span) {
@@ -164,7 +164,7 @@ pub(crate) fn bind_collective(
             (vec![send, Arg { param: "recv".into(), elem: rb.elem, binding }], vec![s.span.clone(), r.span.clone()])
         }
         _ => {
-            cx.diags.error(c.span.clone(), "a collective takes `buffer` (in place) or both `send` and `recv`");
+            cx.diags.push(c.span.clone(), "a collective takes `buffer` (in place) or both `send` and `recv`");
             return None;
         }
     };

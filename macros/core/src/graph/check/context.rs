@@ -4,8 +4,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
+use crate::diagnostics::Ctxt;
 use crate::graph::ir::Buffer;
-use crate::graph::spec::diag::{clip, list, suggest, Diagnostics};
+use crate::graph::spec::diag::{clip, list, suggest};
 use crate::graph::spec::expr;
 use crate::graph::spec::{Num, Span, S};
 
@@ -32,7 +33,7 @@ impl std::fmt::Display for NameKind {
 
 /// Shared state of one validation run.
 pub(crate) struct Ctx<'a> {
-    pub diags: &'a mut Diagnostics,
+    pub diags: &'a mut Ctxt,
     /// Name → (kind, span of its declaration), for dims, buffers and scalars.
     pub names: BTreeMap<String, (NameKind, Span)>,
     pub dims: BTreeMap<String, i128>,
@@ -42,7 +43,7 @@ pub(crate) struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     /// A run reporting to `diags`, with nothing declared yet.
-    pub fn new(diags: &'a mut Diagnostics) -> Self {
+    pub fn new(diags: &'a mut Ctxt) -> Self {
         Ctx { diags, names: BTreeMap::new(), dims: BTreeMap::new(), poisoned: BTreeSet::new() }
     }
 }
@@ -64,7 +65,7 @@ impl Ctx<'_> {
         let e = match expr::parse(src) {
             Ok(e) => e,
             Err(err) => {
-                self.diags.error(at(err.span), format!("{what}: cannot parse `{shown}`: {}", err.message));
+                self.diags.push(at(err.span), format!("{what}: cannot parse `{shown}`: {}", err.message));
                 return None;
             }
         };
@@ -75,7 +76,7 @@ impl Ctx<'_> {
             Ok(r) => match r.whole() {
                 Some(v) => Some(v),
                 None => {
-                    self.diags.error(
+                    self.diags.push(
                         n.span.clone(),
                         format!("{what}: `{shown}` = {r} is not a whole number; round it with ceil() or floor()"),
                     );
@@ -83,7 +84,7 @@ impl Ctx<'_> {
                 }
             },
             Err(msg) => {
-                self.diags.error(n.span.clone(), format!("{what}: `{shown}`: {msg}"));
+                self.diags.push(n.span.clone(), format!("{what}: `{shown}`: {msg}"));
                 None
             }
         }
@@ -102,7 +103,7 @@ impl Ctx<'_> {
             return None;
         }
         let names = buffers.iter().map(|b| b.name.as_str());
-        self.diags.error(
+        self.diags.push(
             name.span.clone(),
             format!(
                 "unknown buffer `{}` for {what} (buffers: {}){}",
@@ -123,7 +124,7 @@ impl Ctx<'_> {
                     Some((kind, _)) => format!("; `{name}` is a {kind}, only dims can appear in expressions"),
                     None => suggest(name, self.dims.keys().map(String::as_str)),
                 };
-                self.diags.error(at(span), format!("{what}: unknown dim `{name}` in `{src}`{kind}"));
+                self.diags.push(at(span), format!("{what}: unknown dim `{name}` in `{src}`{kind}"));
             }
         }
         ok

@@ -43,18 +43,16 @@ pub(crate) fn controls(cx: &mut Ctx<'_>, raw: &RawSpec, bound: &Bound, env: &Env
 /// Rule: a control has a snake_case name no node or other control has.
 fn control_name(cx: &mut Ctx<'_>, c: &RawControl, taken: &mut BTreeSet<String>) -> Option<String> {
     let Some(name) = &c.name else {
-        cx.diags.error(c.span.clone(), format!("{} needs a `name`", kind_name(c.kind)));
+        cx.diags.push(c.span.clone(), format!("{} needs a `name`", kind_name(c.kind)));
         return None;
     };
     if !is_snake_ident(&name.v) {
-        cx.diags.error(name.span.clone(), format!("`{}` must be a lowercase snake_case identifier", name.v));
+        cx.diags.push(name.span.clone(), format!("`{}` must be a lowercase snake_case identifier", name.v));
         return None;
     }
     if !taken.insert(name.v.clone()) {
-        cx.diags.error(
-            name.span.clone(),
-            format!("duplicate name `{}` (node and control names are one namespace)", name.v),
-        );
+        cx.diags
+            .push(name.span.clone(), format!("duplicate name `{}` (node and control names are one namespace)", name.v));
         return None;
     }
     Some(name.v.clone())
@@ -64,11 +62,11 @@ fn control_name(cx: &mut Ctx<'_>, c: &RawControl, taken: &mut BTreeSet<String>) 
 /// control's body. `(first, len)`.
 fn body(cx: &mut Ctx<'_>, c: &RawControl, bound: &Bound, in_body: &mut [bool]) -> Option<(usize, usize)> {
     let Some(nodes) = &c.nodes else {
-        cx.diags.error(c.span.clone(), format!("{} needs `nodes`, the names of the nodes it runs", kind_name(c.kind)));
+        cx.diags.push(c.span.clone(), format!("{} needs `nodes`, the names of the nodes it runs", kind_name(c.kind)));
         return None;
     };
     if nodes.v.is_empty() {
-        cx.diags.error(nodes.span.clone(), "`nodes` is empty: a conditional body needs at least one node");
+        cx.diags.push(nodes.span.clone(), "`nodes` is empty: a conditional body needs at least one node");
         return None;
     }
     let names = bound.nodes.iter().map(|n| n.name.as_str());
@@ -76,7 +74,7 @@ fn body(cx: &mut Ctx<'_>, c: &RawControl, bound: &Bound, in_body: &mut [bool]) -
     for n in &nodes.v {
         match bound.nodes.iter().position(|b| b.name == n.v) {
             Some(i) => indices.push((i, n)),
-            None => cx.diags.error(
+            None => cx.diags.push(
                 n.span.clone(),
                 format!("unknown node `{}` (nodes: {}){}", n.v, list(names.clone()), suggest(&n.v, names.clone())),
             ),
@@ -87,7 +85,7 @@ fn body(cx: &mut Ctx<'_>, c: &RawControl, bound: &Bound, in_body: &mut [bool]) -
     }
     for w in indices.windows(2) {
         if w[1].0 != w[0].0 + 1 {
-            cx.diags.error(
+            cx.diags.push(
                 w[1].1.span.clone(),
                 format!(
                     "node `{}` does not follow `{}` in the file: a body is a run of consecutive `[[node]]`s, listed in file order",
@@ -99,7 +97,7 @@ fn body(cx: &mut Ctx<'_>, c: &RawControl, bound: &Bound, in_body: &mut [bool]) -
     }
     for &(i, n) in &indices {
         if in_body[i] {
-            cx.diags.error(n.span.clone(), format!("node `{}` is already in the body of another control", n.v));
+            cx.diags.push(n.span.clone(), format!("node `{}` is already in the body of another control", n.v));
             return None;
         }
     }
@@ -115,7 +113,7 @@ fn count(cx: &mut Ctx<'_>, n: &S<Num>, what: &str) -> Option<u32> {
     match u32::try_from(v) {
         Ok(v) if v >= 1 => Some(v),
         _ => {
-            cx.diags.error(n.span.clone(), format!("{what} is {v}; it must be between 1 and {}", u32::MAX));
+            cx.diags.push(n.span.clone(), format!("{what} is {v}; it must be between 1 and {}", u32::MAX));
             None
         }
     }
@@ -126,7 +124,7 @@ fn condition_buffer(cx: &mut Ctx<'_>, name: &S<String>, elem: Elem, env: &Env<'_
     let b = cx.named_buffer(name, env.buffers, what)?;
     let buf = &env.buffers[b];
     if buf.elem != elem || buf.role.is_host() {
-        cx.diags.error(
+        cx.diags.push(
             name.span.clone(),
             format!(
                 "{what} reads its condition from device memory of dtype {elem}, but buffer `{}` is {} with role `{}`",
@@ -146,21 +144,21 @@ fn loop_condition(cx: &mut Ctx<'_>, c: &RawControl, env: &Env<'_>) -> Option<Con
         (Some(r), None) => {
             if let Some(m) = &c.max {
                 cx.diags
-                    .error(m.span.clone(), "`max` caps an `until` loop; a `repeat` loop runs exactly `repeat` times");
+                    .push(m.span.clone(), "`max` caps an `until` loop; a `repeat` loop runs exactly `repeat` times");
                 return None;
             }
             count(cx, r, "`repeat`").map(ControlKind::Repeat)
         }
         (None, Some(u)) => {
             let Some(max) = &c.max else {
-                cx.diags.error(u.span.clone(), "an `until` loop needs `max`, the most iterations one launch may run");
+                cx.diags.push(u.span.clone(), "an `until` loop needs `max`, the most iterations one launch may run");
                 return None;
             };
             let max = count(cx, max, "`max`");
             let buffer = match &u.v.buffer {
                 Some(b) => condition_buffer(cx, b, Elem::F32, env, "`until.buffer`"),
                 None => {
-                    cx.diags.error(
+                    cx.diags.push(
                         u.span.clone(),
                         "`until` needs `buffer`, a device f32 buffer tested after each iteration",
                     );
@@ -173,7 +171,7 @@ fn loop_condition(cx: &mut Ctx<'_>, c: &RawControl, env: &Env<'_>) -> Option<Con
                     typed_value(cx.diags, &as_float, Elem::F32, "`until.below`")
                 }
                 None => {
-                    cx.diags.error(u.span.clone(), "`until` needs `below`, the threshold that ends the loop");
+                    cx.diags.push(u.span.clone(), "`until` needs `below`, the threshold that ends the loop");
                     None
                 }
             };
@@ -183,11 +181,11 @@ fn loop_condition(cx: &mut Ctx<'_>, c: &RawControl, env: &Env<'_>) -> Option<Con
             }
         }
         (Some(_), Some(u)) => {
-            cx.diags.error(u.span.clone(), "a `[[while]]` has `repeat` or `until`, not both");
+            cx.diags.push(u.span.clone(), "a `[[while]]` has `repeat` or `until`, not both");
             None
         }
         (None, None) => {
-            cx.diags.error(
+            cx.diags.push(
                 c.span.clone(),
                 "a `[[while]]` needs `repeat = n` (iterations per launch) or `until = { buffer, below }` with `max`",
             );
@@ -208,7 +206,7 @@ fn lit_text(l: &Lit) -> String {
 fn if_condition(cx: &mut Ctx<'_>, c: &RawControl, env: &Env<'_>) -> Option<ControlKind> {
     let Some(flag) = &c.flag else {
         cx.diags
-            .error(c.span.clone(), "an `[[if]]` needs `flag`, a device i32 buffer: the body runs when it is non-zero");
+            .push(c.span.clone(), "an `[[if]]` needs `flag`, a device i32 buffer: the body runs when it is non-zero");
         return None;
     };
     condition_buffer(cx, flag, Elem::I32, env, "`flag`").map(|flag| ControlKind::If { flag })

@@ -23,7 +23,7 @@ fn kernel_only_keys(cx: &mut Ctx<'_>, node: &RawNode, what: &str) -> bool {
     for (key, span) in spans {
         if let Some(span) = span {
             ok = false;
-            cx.diags.error(span, format!("a {what} node takes no `{key}` (it launches no kernel)"));
+            cx.diags.push(span, format!("a {what} node takes no `{key}` (it launches no kernel)"));
         }
     }
     ok
@@ -37,7 +37,7 @@ fn written(cx: &mut Ctx<'_>, b: usize, buf: &Buffer, span: &Span, what: &str) ->
     if buf.role.kernel_writable_pinned() {
         return Some(Binding::PinnedMut { buffer: b });
     }
-    cx.diags.error(
+    cx.diags.push(
         span.clone(),
         format!(
             "{what} writes buffer `{}`, whose role `{}` the graph may not write; use role `state`, `scratch`, `output` or `pinned_out`",
@@ -89,7 +89,7 @@ fn bind_memset(
     doc: Option<String>,
 ) -> Option<(Node, Vec<Span>)> {
     let Some(dst) = &m.v.dst else {
-        cx.diags.error(m.span.clone(), "`memset` needs `dst`, the buffer to set");
+        cx.diags.push(m.span.clone(), "`memset` needs `dst`, the buffer to set");
         return None;
     };
     let b = cx.named_buffer(dst, buffers, "`memset.dst`")?;
@@ -101,7 +101,7 @@ fn bind_memset(
     let (pattern, elem_size) = match memset_pattern(&value, buf.elem) {
         Ok(p) => p,
         Err(why) => {
-            cx.diags.error(lit.span.clone(), format!("{what}: {why}"));
+            cx.diags.push(lit.span.clone(), format!("{what}: {why}"));
             return None;
         }
     };
@@ -121,18 +121,18 @@ fn bind_memcpy(
     doc: Option<String>,
 ) -> Option<(Node, Vec<Span>)> {
     let (Some(src), Some(dst)) = (&m.v.src, &m.v.dst) else {
-        cx.diags.error(m.span.clone(), "`memcpy` needs `src` and `dst`, the buffers to copy from and into");
+        cx.diags.push(m.span.clone(), "`memcpy` needs `src` and `dst`, the buffers to copy from and into");
         return None;
     };
     let (s, d) = (cx.named_buffer(src, buffers, "`memcpy.src`"), cx.named_buffer(dst, buffers, "`memcpy.dst`"));
     let (s, d) = (s?, d?);
     let (sb, db) = (&buffers[s], &buffers[d]);
     if s == d {
-        cx.diags.error(dst.span.clone(), format!("`memcpy` copies buffer `{}` onto itself", sb.name));
+        cx.diags.push(dst.span.clone(), format!("`memcpy` copies buffer `{}` onto itself", sb.name));
         return None;
     }
     if sb.elem != db.elem || sb.len != db.len {
-        cx.diags.error(
+        cx.diags.push(
             dst.span.clone(),
             format!(
                 "`memcpy` from `{}` ({} x {}) into `{}` ({} x {}): the buffers must have the same dtype and length",
@@ -161,7 +161,7 @@ pub(crate) fn bind_copy_node(
         + usize::from(node.memcpy.is_some())
         + usize::from(node.collective.is_some());
     if kinds > 1 {
-        cx.diags.error(node.span.clone(), "a node is one of `memset`, `memcpy` and `collective`, not several");
+        cx.diags.push(node.span.clone(), "a node is one of `memset`, `memcpy` and `collective`, not several");
         return None;
     }
     if let Some(c) = &node.collective {

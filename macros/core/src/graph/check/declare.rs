@@ -32,14 +32,14 @@ impl<T> Default for Declared<T> {
 /// Enters `name` into the namespace: it must be a snake_case identifier, declared once.
 fn check_name(cx: &mut Ctx<'_>, name: &S<String>, kind: NameKind) -> bool {
     if !is_snake_ident(&name.v) {
-        cx.diags.error(
+        cx.diags.push(
             name.span.clone(),
             format!("{kind} name `{}` must be a lowercase snake_case Rust identifier (not a keyword)", name.v),
         );
         return false;
     }
     if let Some((other, _)) = cx.names.get(&name.v) {
-        cx.diags.error(
+        cx.diags.push(
             name.span.clone(),
             format!(
                 "duplicate name `{}`: already declared as a {other} (dims, buffers and scalars share one namespace)",
@@ -57,7 +57,7 @@ fn check_name(cx: &mut Ctx<'_>, name: &S<String>, kind: NameKind) -> bool {
 /// handles (`None` when missing or not a path; reported).
 pub(crate) fn kernels_table(cx: &mut Ctx<'_>, raw: &RawSpec) -> (String, Option<syn::Path>) {
     let Some(k) = &raw.kernels else {
-        cx.diags.error(
+        cx.diags.push(
             0..0,
             "the spec has no `[kernels]` table: add `source = \"src/....rs\"` (the Rust file with the `#[kernel]` declarations) and `module = \"crate::...\"` (where their handle types live)",
         );
@@ -66,7 +66,7 @@ pub(crate) fn kernels_table(cx: &mut Ctx<'_>, raw: &RawSpec) -> (String, Option<
     let source = match &k.source {
         Some(s) => s.v.clone(),
         None => {
-            cx.diags.error(k.key.clone(), "`[kernels]` has no `source` (the Rust file with the `#[kernel]` declarations, relative to the crate root)");
+            cx.diags.push(k.key.clone(), "`[kernels]` has no `source` (the Rust file with the `#[kernel]` declarations, relative to the crate root)");
             String::new()
         }
     };
@@ -79,7 +79,7 @@ pub(crate) fn dims(cx: &mut Ctx<'_>, raw: &RawSpec) -> Vec<Dim> {
     for d in &raw.dims {
         if !(0..=i128::from(i64::MAX)).contains(&d.value.v) {
             cx.diags
-                .error(d.value.span.clone(), format!("dim `{}` = {}: dims are sizes, at least 0", d.name.v, d.value.v));
+                .push(d.value.span.clone(), format!("dim `{}` = {}: dims are sizes, at least 0", d.name.v, d.value.v));
             cx.poisoned.insert(d.name.v.clone());
             continue;
         }
@@ -100,7 +100,7 @@ pub(crate) fn buffers(cx: &mut Ctx<'_>, raw: &RawSpec) -> Declared<Buffer> {
         let elem = match &b.dtype {
             Some(d) => dtype(cx.diags, d, &what),
             None => {
-                cx.diags.error(b.name.span.clone(), format!("{what} has no `dtype` (e.g. `dtype = \"f32\"`)"));
+                cx.diags.push(b.name.span.clone(), format!("{what} has no `dtype` (e.g. `dtype = \"f32\"`)"));
                 None
             }
         };
@@ -119,7 +119,7 @@ pub(crate) fn buffers(cx: &mut Ctx<'_>, raw: &RawSpec) -> Declared<Buffer> {
 
 fn buffer_role(cx: &mut Ctx<'_>, b: &RawBuffer, what: &str) -> Option<Role> {
     let Some(r) = &b.role else {
-        cx.diags.error(
+        cx.diags.push(
             b.name.span.clone(),
             format!("{what} has no `role` (input, output, parameter, state, scratch, pinned, slot or pinned_out)"),
         );
@@ -128,7 +128,7 @@ fn buffer_role(cx: &mut Ctx<'_>, b: &RawBuffer, what: &str) -> Option<Role> {
     let found = Role::ALL.iter().find(|(_, n)| *n == r.v).map(|(role, _)| *role);
     if found.is_none() {
         let names = Role::ALL.map(|(_, n)| n);
-        cx.diags.error(
+        cx.diags.push(
             r.span.clone(),
             format!("{what}: unknown role `{}` (expected one of {}){}", r.v, list(names), suggest(&r.v, names)),
         );
@@ -142,15 +142,15 @@ fn buffer_len(cx: &mut Ctx<'_>, b: &RawBuffer, what: &str, role: Option<Role>) -
         if role == Some(Role::Slot) {
             return Some(1);
         }
-        cx.diags.error(b.name.span.clone(), format!("{what} has no `len` (an integer or an expression over dims)"));
+        cx.diags.push(b.name.span.clone(), format!("{what} has no `len` (an integer or an expression over dims)"));
         return None;
     };
     let v = cx.whole(l, &format!("{what}: `len`"))?;
     if v <= 0 || v > 1 << 48 {
-        cx.diags.error(l.span.clone(), format!("{what}: `len` = {v}, must be at least 1 (and below 2^48)"));
+        cx.diags.push(l.span.clone(), format!("{what}: `len` = {v}, must be at least 1 (and below 2^48)"));
         None
     } else if role == Some(Role::Slot) && v != 1 {
-        cx.diags.error(
+        cx.diags.push(
             l.span.clone(),
             format!("{what}: a `slot` holds one value, but `len` = {v}; use role `pinned` for a buffer"),
         );
@@ -167,7 +167,7 @@ pub(crate) fn scalars(cx: &mut Ctx<'_>, raw: &RawSpec) -> Declared<Scalar> {
         let named = check_name(cx, &s.name, NameKind::Scalar);
         let what = format!("scalar `{}`", s.name.v);
         let Some(dtype_key) = &s.dtype else {
-            cx.diags.error(s.name.span.clone(), format!("{what} has no `dtype` (e.g. `dtype = \"f32\"`)"));
+            cx.diags.push(s.name.span.clone(), format!("{what} has no `dtype` (e.g. `dtype = \"f32\"`)"));
             continue;
         };
         let Some(elem) = dtype(cx.diags, dtype_key, &what) else { continue };

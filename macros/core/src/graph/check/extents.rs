@@ -208,7 +208,7 @@ pub(crate) fn extents_fit_buffers(
         let decl = &kernels[k];
         for u in node.extent_uses(decl) {
             if let Some(msg) = extent_problem(node, decl, &u, buffers, scalars) {
-                cx.diags.error(arg_spans[n][u.arg].clone(), msg);
+                cx.diags.push(arg_spans[n][u.arg].clone(), msg);
             }
         }
     }
@@ -267,7 +267,7 @@ pub(crate) fn threads_within_promise(cx: &mut Ctx<'_>, node: &RawNode, grid: &Di
         return;
     }
     let at: Span = node.grid.as_ref().map_or(node.span.clone(), |g| g.span.clone());
-    cx.diags.error(
+    cx.diags.push(
         at,
         format!(
             "`grid` {:?} × `block` {:?} = {threads} threads, more than the 2^31 = {MAX_THREADS} a checked launch \
@@ -286,13 +286,13 @@ pub(crate) fn shared_memory_fits(cx: &mut Ctx<'_>, raw: &RawNode, decl: &KernelD
     let (Some(_), Some(launch)) = (&decl.shared, node.launch()) else { return };
     let at = raw.shared.as_ref().map(|s| s.span.clone()).or_else(|| raw.kernel.as_ref().map(|k| k.span.clone()));
     if let Some(problem) = shared_problem(decl, node, launch.block.value, launch.shared, scalars) {
-        cx.diags.error(at.unwrap_or_else(|| raw.span.clone()), problem);
+        cx.diags.push(at.unwrap_or_else(|| raw.span.clone()), problem);
         return;
     }
     let tune_at = raw.tune.as_ref().map_or_else(|| raw.span.clone(), |t| t.span.clone());
     for &candidate in &launch.tune {
         if let Some(problem) = shared_problem(decl, node, [candidate, 1, 1], launch.shared, scalars) {
-            cx.diags.error(tune_at.clone(), format!("`tune` candidate {candidate}: {problem}"));
+            cx.diags.push(tune_at.clone(), format!("`tune` candidate {candidate}: {problem}"));
         }
     }
 }

@@ -39,12 +39,12 @@ pub(crate) fn launch(cx: &mut Ctx<'_>, node: &RawNode) -> Launch {
 fn tune_candidates(cx: &mut Ctx<'_>, node: &RawNode, grid: Option<&Dim3>, block: Option<&Dim3>) -> Option<Vec<u32>> {
     let Some(t) = &node.tune else { return Some(Vec::new()) };
     if t.v.is_empty() {
-        cx.diags.error(t.span.clone(), "`tune` is empty: list candidate block sizes, e.g. [64, 128, 256]");
+        cx.diags.push(t.span.clone(), "`tune` is empty: list candidate block sizes, e.g. [64, 128, 256]");
         return None;
     }
     let one_d = |d: Option<&Dim3>| d.map_or(true, |d| d.value[1] == 1 && d.value[2] == 1);
     if !one_d(grid) || !one_d(block) {
-        cx.diags.error(t.span.clone(), "`tune` needs a 1-D launch (`grid` and `block` with y = z = 1)");
+        cx.diags.push(t.span.clone(), "`tune` needs a 1-D launch (`grid` and `block` with y = z = 1)");
         return None;
     }
     let mut out = Vec::new();
@@ -52,11 +52,11 @@ fn tune_candidates(cx: &mut Ctx<'_>, node: &RawNode, grid: Option<&Dim3>, block:
         match cx.whole(c, "`tune`") {
             Some(b) if (1..=1024).contains(&b) && !out.contains(&(b as u32)) => out.push(b as u32),
             Some(b) if (1..=1024).contains(&b) => {
-                cx.diags.error(c.span.clone(), format!("`tune` lists block size {b} twice"));
+                cx.diags.push(c.span.clone(), format!("`tune` lists block size {b} twice"));
                 return None;
             }
             Some(b) => {
-                cx.diags.error(c.span.clone(), format!("`tune` candidate {b} must be between 1 and 1024 threads"));
+                cx.diags.push(c.span.clone(), format!("`tune` candidate {b} must be between 1 and 1024 threads"));
                 return None;
             }
             None => return None,
@@ -68,7 +68,7 @@ fn tune_candidates(cx: &mut Ctx<'_>, node: &RawNode, grid: Option<&Dim3>, block:
 fn launch_dims(cx: &mut Ctx<'_>, v: &Option<S<Vec<S<Num>>>>, node: &RawNode, key: &str, max: [u32; 3]) -> Option<Dim3> {
     let Some(v) = v else {
         let at = node.kernel.as_ref().map_or(node.span.clone(), |k| k.span.clone());
-        cx.diags.error(at, format!("node has no `{key}` (an integer, an expression over dims, or [x, y, z])"));
+        cx.diags.push(at, format!("node has no `{key}` (an integer, an expression over dims, or [x, y, z])"));
         return None;
     };
     let mut value = [1u32; 3];
@@ -78,14 +78,14 @@ fn launch_dims(cx: &mut Ctx<'_>, v: &Option<S<Vec<S<Num>>>>, node: &RawNode, key
         match cx.whole(part, &format!("`{key}`")) {
             Some(x) if x >= 1 && x <= i128::from(max[i]) => value[i] = x as u32,
             Some(x) => {
-                cx.diags.error(part.span.clone(), format!("`{key}`.{axis} = {x}, must be between 1 and {}", max[i]));
+                cx.diags.push(part.span.clone(), format!("`{key}`.{axis} = {x}, must be between 1 and {}", max[i]));
                 ok = false;
             }
             None => ok = false,
         }
     }
     if ok && key == "block" && value.iter().map(|&x| u64::from(x)).product::<u64>() > 1024 {
-        cx.diags.error(v.span.clone(), format!("`block` = {value:?} has more than 1024 threads"));
+        cx.diags.push(v.span.clone(), format!("`block` = {value:?} has more than 1024 threads"));
         ok = false;
     }
     let src: Vec<String> = v.v.iter().map(|p| num_src(&p.v)).collect();
@@ -100,7 +100,7 @@ fn shared_mem(cx: &mut Ctx<'_>, node: &RawNode) -> Option<u32> {
     if (0..=MAX_SHARED).contains(&v) {
         Some(v as u32)
     } else {
-        cx.diags.error(s.span.clone(), format!("`shared` = {v} bytes, must be between 0 and {MAX_SHARED}"));
+        cx.diags.push(s.span.clone(), format!("`shared` = {v} bytes, must be between 0 and {MAX_SHARED}"));
         None
     }
 }

@@ -27,8 +27,8 @@ mod values;
 
 use context::Ctx;
 
+use crate::diagnostics::Ctxt;
 use crate::graph::ir::{GraphIr, Include};
-use crate::graph::spec::diag::Diagnostics;
 use crate::graph::spec::RawSpec;
 use crate::syntax::model::KernelDecl;
 use crate::syntax::source::SourceDecl;
@@ -43,7 +43,7 @@ pub enum Kernels {
 }
 
 /// Validates `raw` against `kernels`; `None` when anything is wrong (all reported in `diags`).
-pub fn validate(raw: &RawSpec, kernels: &Kernels, spec_path: &str, diags: &mut Diagnostics) -> Option<GraphIr> {
+pub fn validate(raw: &RawSpec, kernels: &Kernels, spec_path: &str, diags: &mut Ctxt) -> Option<GraphIr> {
     let errors_before = diags.len();
     let mut cx = Ctx::new(diags);
     let (kernel_source, module) = declare::kernels_table(&mut cx, raw);

@@ -12,7 +12,7 @@ use crate::syntax::source::SourceDecl;
 /// missing or not one (reported).
 pub(crate) fn module_path(cx: &mut Ctx<'_>, k: &RawKernels) -> Option<syn::Path> {
     let Some(m) = &k.module else {
-        cx.diags.error(
+        cx.diags.push(
             k.key.clone(),
             "`[kernels]` has no `module` (the Rust module path of the generated kernel handles, e.g. `crate::model`)",
         );
@@ -20,7 +20,7 @@ pub(crate) fn module_path(cx: &mut Ctx<'_>, k: &RawKernels) -> Option<syn::Path>
     };
     let path = syn::parse_str::<syn::Path>(&m.v).ok().filter(|p| p.segments.iter().all(|s| s.arguments.is_none()));
     if path.is_none() {
-        cx.diags.error(
+        cx.diags.push(
             m.span.clone(),
             format!("`kernels.module`: `{}` is not a Rust module path (e.g. `crate::model`)", m.v),
         );
@@ -74,7 +74,7 @@ fn used_chain<'a>(
         used.iter().filter_map(|d| Some((ident_text(&d.name), chain_of(d)?))).collect();
     let (_, first) = chains.first()?;
     if let Some((other, chain)) = chains.iter().find(|(_, c)| c != first) {
-        cx.diags.error(
+        cx.diags.push(
             m.span.clone(),
             format!(
                 "`kernels.module`: the kernels used are declared in different modules of `{source}`: `{}` {}, `{other}` {}; one `module` names a single module, so declare them together",
@@ -118,7 +118,7 @@ pub(crate) fn module_matches_source(
             FileModule::Named(name) => format!("end in `{name}`, the file's own module"),
         }
     };
-    cx.diags.error(
+    cx.diags.push(
         m.span.clone(),
         format!(
             "`kernels.module`: `{}` is not where the kernels' handles are: `{source}` declares the kernels used {}, so the path should {expected}",

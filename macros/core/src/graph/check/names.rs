@@ -90,7 +90,7 @@ pub(crate) fn check_generated_names(cx: &mut Ctx<'_>, dims: &[Dim], buffers: &[B
         if let Some(prev) = table.get(&item) {
             let span = cx.names.get(&name).map(|(_, s)| s.clone()).unwrap_or(0..0);
             let msg = format!("{owner} would generate the {kind_name} `{item}`, which is already {prev}; rename it");
-            cx.diags.error(span, msg);
+            cx.diags.push(span, msg);
         } else {
             table.insert(item, format!("generated for {owner}"));
         }

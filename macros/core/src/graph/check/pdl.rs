@@ -9,8 +9,8 @@
 use std::path::Path;
 
 use crate::compiled::{pdl_waits, read_record, Lookup};
+use crate::diagnostics::Ctxt;
 use crate::graph::ir::GraphIr;
-use crate::graph::spec::diag::Diagnostics;
 use crate::graph::spec::RawSpec;
 
 /// Why the wait of a node's kernel is not proven, if it is not.
@@ -44,7 +44,7 @@ fn unproven(record_dir: &Path, file: &str, symbol: &str) -> Option<String> {
 }
 
 /// Reports every PDL node whose kernel's wait is not proven by the records in `record_dir`.
-pub fn check_pdl_waits(raw: &RawSpec, ir: &GraphIr, record_dir: &Path, diags: &mut Diagnostics) {
+pub fn check_pdl_waits(raw: &RawSpec, ir: &GraphIr, record_dir: &Path, diags: &mut Ctxt) {
     for (index, node) in ir.nodes.iter().enumerate() {
         if !node.pdl {
             continue;
@@ -58,7 +58,7 @@ pub fn check_pdl_waits(raw: &RawSpec, ir: &GraphIr, record_dir: &Path, diags: &m
             .or_else(|| raw.pdl.as_ref().map(|p| p.span.clone()))
             .or_else(|| raw_node.and_then(|n| n.kernel.as_ref().map(|k| k.span.clone())))
             .unwrap_or(0..0);
-        diags.error(
+        diags.push(
             span,
             format!(
                 "node `{}` is launched with PDL (`pdl = true`), but its kernel `{}` ({}) is not proven to wait on its grid dependency: {why}. A PDL launch may start before the previous kernel finishes, so the kernel must execute `griddepcontrol.wait` (`cudaGridDependencySynchronize()`) before reading its inputs; add it, or set `pdl = false` on this node",

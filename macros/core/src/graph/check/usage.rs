@@ -45,7 +45,7 @@ fn no_read_before_write(cx: &mut Ctx<'_>, bound: &Bound, buffers: &[Buffer], fir
                     Some(w) => format!("the first node that writes it is `{w}`, later in the file"),
                     None => "no node writes it".to_string(),
                 };
-                cx.diags.error(
+                cx.diags.push(
                     bound.arg_spans[n][i].clone(),
                     format!(
                         "node `{}` reads {} buffer `{}` before anything writes it: nodes run in file order and {later}",
@@ -85,10 +85,9 @@ fn buffers_used_and_results_written(
     }
     for (b, buf) in buffers.iter().enumerate() {
         if !used[b] {
-            cx.diags
-                .error(buffer_spans[b].clone(), format!("buffer `{}` is not used by any node; remove it", buf.name));
+            cx.diags.push(buffer_spans[b].clone(), format!("buffer `{}` is not used by any node; remove it", buf.name));
         } else if buf.role.must_be_written() && first_writer[b].is_none() {
-            cx.diags.error(
+            cx.diags.push(
                 buffer_spans[b].clone(),
                 format!("{} buffer `{}` is never written by any node", buf.role.name(), buf.name),
             );
@@ -106,7 +105,7 @@ fn scalars_used(cx: &mut Ctx<'_>, bound: &Bound, scalars: &[Scalar], scalar_span
     }
     for (s, sc) in scalars.iter().enumerate() {
         if !used[s] {
-            cx.diags.error(scalar_spans[s].clone(), format!("scalar `{}` is not used by any node; remove it", sc.name));
+            cx.diags.push(scalar_spans[s].clone(), format!("scalar `{}` is not used by any node; remove it", sc.name));
         }
     }
 }

@@ -1,8 +1,9 @@
 //! Typed values in a spec: dtypes, literals checked against the element type they are for, and
 //! the source text of lengths and launch dimensions.
 
+use crate::diagnostics::Ctxt;
 use crate::graph::ir::Value;
-use crate::graph::spec::diag::{list, suggest, Diagnostics};
+use crate::graph::spec::diag::{list, suggest};
 use crate::graph::spec::{Lit, Num, Span, S};
 use crate::syntax::model::Elem;
 
@@ -15,11 +16,11 @@ pub(crate) fn num_src(n: &Num) -> String {
 }
 
 /// The element type a `dtype` names, or an error naming the known ones.
-pub(crate) fn dtype(diags: &mut Diagnostics, s: &S<String>, what: &str) -> Option<Elem> {
+pub(crate) fn dtype(diags: &mut Ctxt, s: &S<String>, what: &str) -> Option<Elem> {
     let e = Elem::from_rust(&s.v);
     if e.is_none() {
         let names = Elem::ALL.map(Elem::rust_name);
-        diags.error(
+        diags.push(
             s.span.clone(),
             format!("{what}: unknown dtype `{}` (expected one of {}){}", s.v, list(names), suggest(&s.v, names)),
         );
@@ -28,12 +29,12 @@ pub(crate) fn dtype(diags: &mut Diagnostics, s: &S<String>, what: &str) -> Optio
 }
 
 /// Checks that `value` fits `elem`; returns the typed constant or records an error.
-pub(crate) fn typed_value(diags: &mut Diagnostics, lit: &S<Lit>, elem: Elem, what: &str) -> Option<Value> {
+pub(crate) fn typed_value(diags: &mut Ctxt, lit: &S<Lit>, elem: Elem, what: &str) -> Option<Value> {
     match &lit.v {
         Lit::Int(v) => int_value(diags, *v, &lit.span, elem, what),
         Lit::Float(text) => {
             if !matches!(elem, Elem::F32 | Elem::F64) {
-                diags.error(lit.span.clone(), format!("dtype mismatch: {what} is {elem}, found the float `{text}`"));
+                diags.push(lit.span.clone(), format!("dtype mismatch: {what} is {elem}, found the float `{text}`"));
                 return None;
             }
             float_value(diags, text, &lit.span, elem, what)
@@ -45,7 +46,7 @@ pub(crate) fn typed_value(diags: &mut Diagnostics, lit: &S<Lit>, elem: Elem, wha
 /// (they become the type's constants); any other spelling must give a finite value of `elem`
 /// (`1e39` is no f32: it would silently become infinity) that is not a nonzero value rounding
 /// to 0 (`1e-50` in f32).
-fn float_value(diags: &mut Diagnostics, text: &str, span: &Span, elem: Elem, what: &str) -> Option<Value> {
+fn float_value(diags: &mut Ctxt, text: &str, span: &Span, elem: Elem, what: &str) -> Option<Value> {
     let digits = text.replace('_', "");
     if matches!(digits.trim_start_matches(['+', '-']), "inf" | "nan") {
         return Some(Value::Float(text.to_string()));
@@ -66,7 +67,7 @@ fn float_value(diags: &mut Diagnostics, text: &str, span: &Span, elem: Elem, wha
     };
     match problem {
         Some(p) => {
-            diags.error(span.clone(), format!("{what} is {elem}: the value `{text}` {p}"));
+            diags.push(span.clone(), format!("{what} is {elem}: the value `{text}` {p}"));
             None
         }
         None => Some(Value::Float(text.to_string())),
@@ -89,7 +90,7 @@ fn min_float(elem: Elem) -> String {
 }
 
 /// An integer constant for `elem` (range-checked; exactly representable for floats).
-pub(crate) fn int_value(diags: &mut Diagnostics, v: i128, span: &Span, elem: Elem, what: &str) -> Option<Value> {
+pub(crate) fn int_value(diags: &mut Ctxt, v: i128, span: &Span, elem: Elem, what: &str) -> Option<Value> {
     let range: (i128, i128) = match elem {
         Elem::I8 => (i8::MIN.into(), i8::MAX.into()),
         Elem::U8 => (0, u8::MAX.into()),
@@ -102,13 +103,13 @@ pub(crate) fn int_value(diags: &mut Diagnostics, v: i128, span: &Span, elem: Ele
         Elem::F32 => (-(1 << 24), 1 << 24),
         Elem::F64 => (-(1 << 53), 1 << 53),
         Elem::F16 | Elem::Bf16 | Elem::Bool | Elem::Vector(_) | Elem::Struct(_) => {
-            diags.error(span.clone(), format!("{what} is {elem}: a graph spec gives values to number parameters only"));
+            diags.push(span.clone(), format!("{what} is {elem}: a graph spec gives values to number parameters only"));
             return None;
         }
     };
     if v < range.0 || v > range.1 {
         let why = if matches!(elem, Elem::F32 | Elem::F64) { " exactly" } else { "" };
-        diags.error(span.clone(), format!("{what} is {elem}: the value {v} does not fit{why}"));
+        diags.push(span.clone(), format!("{what} is {elem}: the value {v} does not fit{why}"));
         return None;
     }
     Some(Value::Int(v))

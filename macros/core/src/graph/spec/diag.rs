@@ -1,6 +1,6 @@
 //! Error reporting for graph specs: byte offsets into the TOML file become `file:line:col`
-//! plus the offending line with a caret underline, and every error of one spec is collected
-//! before any is reported.
+//! plus the offending line with a caret underline. Every error of one spec is collected (in a
+//! [`crate::diagnostics::Ctxt`]) before any is reported.
 //!
 //! Output stays bounded whatever the input (a generated spec may have one line of megabytes
 //! and thousands of errors): a long line is quoted as a window around the caret, messages and
@@ -8,6 +8,9 @@
 
 use std::ops::Range;
 
+use proc_macro2::{LineColumn, Span};
+
+use crate::diagnostics::{Errors, Location};
 use crate::syntax::text::code_list;
 
 /// At most this many errors of one spec are shown; one more error counts the rest.
@@ -135,76 +138,49 @@ fn floor_char_boundary(s: &str, mut i: usize) -> usize {
     i
 }
 
-/// One problem found in a spec.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SpecError {
-    /// Byte range in the spec file (`None`: about the file as a whole).
-    pub span: Option<Range<usize>>,
-    /// What is wrong, without the position.
-    pub message: String,
-}
-
-/// Collects [`SpecError`]s so all of a spec's problems are reported together.
-#[derive(Debug, Default)]
-pub struct Diagnostics {
-    errors: Vec<SpecError>,
-}
-
-impl Diagnostics {
-    /// An empty collection.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Records an error at `span`.
-    pub fn error(&mut self, span: Range<usize>, message: impl Into<String>) {
-        self.errors.push(SpecError { span: Some(span), message: message.into() });
-    }
-
-    /// Records an error about the whole file.
-    pub fn file_error(&mut self, message: impl Into<String>) {
-        self.errors.push(SpecError { span: None, message: message.into() });
-    }
-
-    /// Lets `f` change the message of every error recorded so far (given its span).
-    pub fn annotate(&mut self, mut f: impl FnMut(Option<&Range<usize>>, &mut String)) {
-        for e in &mut self.errors {
-            f(e.span.as_ref(), &mut e.message);
+impl SourceMap<'_> {
+    /// Renders `errors` (those of this spec, and those positioned in included specs) with
+    /// positions from this map: the included specs' first, then this file's in file order
+    /// (file-level ones first), duplicates removed, at most [`MAX_ERRORS`] plus one more (at
+    /// the first one left out) saying how many were left out. A Rust span (`kgraph check`
+    /// parses Rust files with span locations) is placed by its line and column.
+    pub fn render_errors(&self, errors: &Errors) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let mut own: Vec<(Option<Range<usize>>, &str)> = Vec::new();
+        for e in errors {
+            match &e.location {
+                Location::Positioned => out.push(e.message.clone()),
+                Location::SpecFile => own.push((None, &e.message)),
+                Location::Spec(range) => own.push((Some(range.clone()), &e.message)),
+                Location::Span(span) => own.push((Some(self.span_bytes(*span)), &e.message)),
+            }
         }
-    }
-
-    /// True when nothing was recorded.
-    pub fn is_empty(&self) -> bool {
-        self.errors.is_empty()
-    }
-
-    /// Number of errors recorded.
-    pub fn len(&self) -> usize {
-        self.errors.len()
-    }
-
-    /// The errors, in file order (file-level ones first), duplicates removed.
-    pub fn into_sorted(mut self) -> Vec<SpecError> {
-        self.errors.sort_by_key(|e| e.span.as_ref().map_or((0, 0), |s| (s.start + 1, s.end)));
-        self.errors.dedup();
-        self.errors
-    }
-
-    /// Renders the errors with positions from `map`: the first [`MAX_ERRORS`], then one more
-    /// (at the first error left out) saying how many were left out.
-    pub fn render(self, map: &SourceMap<'_>) -> Vec<String> {
-        let errors = self.into_sorted();
-        let render = |e: &SpecError, message: &str| match &e.span {
-            Some(span) => map.render(span, message),
-            None => format!("{}: {}", map.path(), clip(message, MAX_MESSAGE)),
+        own.sort_by_key(|(span, _)| span.as_ref().map_or((0, 0), |s| (s.start + 1, s.end)));
+        own.dedup();
+        let render = |span: &Option<Range<usize>>, message: &str| match span {
+            Some(span) => self.render(span, message),
+            None => format!("{}: {}", self.path(), clip(message, MAX_MESSAGE)),
         };
-        let mut out: Vec<String> = errors.iter().take(MAX_ERRORS).map(|e| render(e, &e.message)).collect();
-        if let Some(first_left_out) = errors.get(MAX_ERRORS) {
-            let more = errors.len() - MAX_ERRORS;
+        out.extend(own.iter().take(MAX_ERRORS).map(|(span, message)| render(span, message)));
+        if let Some((first_left_out, _)) = own.get(MAX_ERRORS) {
+            let more = own.len() - MAX_ERRORS;
             let message = format!("and {more} more error(s) from here on (only the first {MAX_ERRORS} are shown)");
             out.push(render(first_left_out, &message));
         }
         out
+    }
+
+    /// The bytes of this text a span (of tokens parsed from it with span locations) covers.
+    fn span_bytes(&self, span: Span) -> Range<usize> {
+        let start = self.byte_offset(span.start());
+        start..self.byte_offset(span.end()).max(start)
+    }
+
+    /// The byte offset of a span position (1-based line, 0-based column in characters).
+    fn byte_offset(&self, at: LineColumn) -> usize {
+        let Some(&line_start) = self.line_starts.get(at.line.saturating_sub(1)) else { return self.text.len() };
+        let column: usize = self.text[line_start..].chars().take(at.column).map(char::len_utf8).sum();
+        (line_start + column).min(self.text.len())
     }
 }
 

@@ -13,21 +13,22 @@
 
 use std::collections::BTreeMap;
 
-use super::diag::{list, suggest, Diagnostics};
+use super::diag::{list, suggest};
 use super::expr;
 use super::raw::{
     ArgValue, IncludedFile, Lit, Num, RawBuffer, RawControl, RawInclude, RawNode, RawScalar, RawSpec, ScalarTarget,
     Span, S,
 };
+use crate::diagnostics::{Ctxt, Location};
 use crate::syntax::naming::is_snake_ident;
 
 /// Rule: an include has a snake_case `name` and a `spec` naming a `.toml` file (a Rust or CUDA
 /// file named by mistake gets one error here, not TOML syntax errors inside it). Both, when valid.
-pub fn header(inc: &RawInclude, diags: &mut Diagnostics) -> Option<(S<String>, S<String>)> {
+pub fn header(inc: &RawInclude, diags: &mut Ctxt) -> Option<(S<String>, S<String>)> {
     let name = match &inc.name {
         Some(n) if is_snake_ident(&n.v) => Some(n.clone()),
         Some(n) => {
-            diags.error(
+            diags.push(
                 n.span.clone(),
                 format!(
                     "include name `{}` must be a lowercase snake_case identifier (it prefixes the included names)",
@@ -37,21 +38,21 @@ pub fn header(inc: &RawInclude, diags: &mut Diagnostics) -> Option<(S<String>, S
             None
         }
         None => {
-            diags.error(inc.span.clone(), "`[[include]]` needs a `name`, the prefix of the included names");
+            diags.push(inc.span.clone(), "`[[include]]` needs a `name`, the prefix of the included names");
             None
         }
     };
     let spec = match &inc.spec {
         Some(p) if p.v.ends_with(".toml") => Some(p.clone()),
         Some(p) => {
-            diags.error(
+            diags.push(
                 p.span.clone(),
                 format!("`[[include]]` `spec` must name a graph spec (a `.toml` file), found `{}`", p.v),
             );
             None
         }
         None => {
-            diags.error(
+            diags.push(
                 inc.span.clone(),
                 "`[[include]]` needs a `spec`, the included spec's path (relative to the crate root)",
             );
@@ -63,17 +64,18 @@ pub fn header(inc: &RawInclude, diags: &mut Diagnostics) -> Option<(S<String>, S
 
 /// Adds to every error located at an include (about a node spliced by it) which spliced nodes
 /// it is about: `(in node `w_affine`, spliced from `graphs/x.toml` by `[[include]]` `w`)`.
-pub fn name_spliced_nodes(raw: &RawSpec, diags: &mut Diagnostics) {
+pub fn name_spliced_nodes(raw: &RawSpec, diags: &mut Ctxt) {
     if raw.includes.is_empty() {
         return;
     }
-    diags.annotate(|span, message| {
-        let Some(inc) = raw.includes.iter().find(|i| Some(&i.span) == span) else { return };
+    diags.annotate(|at, message| {
+        let Location::Spec(span) = at else { return };
+        let Some(inc) = raw.includes.iter().find(|i| i.span == *span) else { return };
         let (Some(name), Some(spec)) = (&inc.name, &inc.spec) else { return };
         let nodes: Vec<&str> = raw
             .nodes
             .iter()
-            .filter(|n| &n.span == span.unwrap())
+            .filter(|n| n.span == *span)
             .filter_map(|n| n.name.as_ref().map(|s| s.v.as_str()))
             .collect();
         let named = nodes.iter().filter(|n| message.contains(&format!("`{n}`"))).count();
@@ -102,8 +104,10 @@ fn node_order_at(raw: &RawSpec, read_file: &dyn Fn(&str) -> Option<String>, dept
     for inc in raw.includes.iter().filter(|_| depth < 16) {
         let (Some(name), Some(spec)) = (&inc.name, &inc.spec) else { continue };
         let Some(text) = read_file(&spec.v) else { continue };
-        let mut diags = Diagnostics::new();
+        let mut diags = Ctxt::new();
         let sub = super::read(&text, &mut diags);
+        // The analysis reports the included spec's errors; its names are ordered all the same.
+        let _reported_by_the_analysis = diags.check();
         let names = node_order_at(&sub, read_file, depth + 1).iter().map(|n| format!("{}_{n}", name.v)).collect();
         placed.push((inc.span.start, names));
     }
@@ -129,7 +133,7 @@ pub fn splice(
     name: &str,
     path: &S<String>,
     sub: &RawSpec,
-    diags: &mut Diagnostics,
+    diags: &mut Ctxt,
 ) -> bool {
     let errors_before = diags.len();
     same_kernels(parent, path, sub, diags);
@@ -191,7 +195,7 @@ fn len_text(b: &RawBuffer) -> String {
 
 /// Rule: the included spec's `[kernels] source` and `module` are this spec's (one handle module
 /// per struct).
-fn same_kernels(parent: &RawSpec, path: &S<String>, sub: &RawSpec, diags: &mut Diagnostics) {
+fn same_kernels(parent: &RawSpec, path: &S<String>, sub: &RawSpec, diags: &mut Ctxt) {
     let table = |raw: &RawSpec| {
         let k = raw.kernels.as_ref();
         let get = |s: Option<&S<String>>| s.map_or_else(|| "?".to_string(), |s| s.v.clone());
@@ -199,7 +203,7 @@ fn same_kernels(parent: &RawSpec, path: &S<String>, sub: &RawSpec, diags: &mut D
     };
     let (mine, theirs) = (table(parent), table(sub));
     if mine != theirs {
-        diags.error(
+        diags.push(
             path.span.clone(),
             format!(
                 "included spec `{}` declares its kernels in `{}` (module `{}`), but this spec in `{}` (module `{}`): an included spec must have the same `[kernels] source` and `module`",
@@ -219,7 +223,7 @@ fn bind_buffers(
     path: &S<String>,
     sub: &RawSpec,
     sub_dims: &BTreeMap<String, i128>,
-    diags: &mut Diagnostics,
+    diags: &mut Ctxt,
 ) -> BTreeMap<String, String> {
     let parent_dims = dims_of(parent);
     let sub_names: Vec<&str> = sub.buffers.iter().map(|b| b.name.v.as_str()).collect();
@@ -227,7 +231,7 @@ fn bind_buffers(
     let mut out = BTreeMap::new();
     for (key, target) in inc.buffers.iter().flat_map(|b| &b.v) {
         let Some(theirs) = sub.buffers.iter().find(|b| b.name.v == key.v) else {
-            diags.error(
+            diags.push(
                 key.span.clone(),
                 format!(
                     "included spec `{}` has no buffer `{}` (its buffers: {}){}",
@@ -240,7 +244,7 @@ fn bind_buffers(
             continue;
         };
         let Some(mine) = parent.buffers.iter().find(|b| b.name.v == target.v) else {
-            diags.error(
+            diags.push(
                 target.span.clone(),
                 format!(
                     "unknown buffer `{}` for included buffer `{}` of `{}` (buffers: {}){}",
@@ -256,7 +260,7 @@ fn bind_buffers(
         let (their_dtype, my_dtype) = (theirs.dtype.as_ref().map(|d| &d.v), mine.dtype.as_ref().map(|d| &d.v));
         if let (Some(t), Some(m)) = (their_dtype, my_dtype) {
             if t != m {
-                diags.error(
+                diags.push(
                     target.span.clone(),
                     format!(
                         "included buffer `{}` of `{}` is `{t}`, but `{}` is `{m}`: a bound buffer must have the same dtype",
@@ -268,7 +272,7 @@ fn bind_buffers(
         }
         if let (Some(t), Some(m)) = (len_of(theirs, sub_dims), len_of(mine, &parent_dims)) {
             if t != m {
-                diags.error(
+                diags.push(
                     target.span.clone(),
                     format!(
                         "included buffer `{}` of `{}` holds {t} elements (len = `{}` with its dims), but `{}` holds {m} (len = `{}`): a bound buffer must have the same length",
@@ -293,7 +297,7 @@ fn bind_buffers(
         if role == "scratch" {
             out.insert(b.name.v.clone(), format!("{name}_{}", b.name.v));
         } else {
-            diags.error(
+            diags.push(
                 missing_at.clone(),
                 format!(
                     "included buffer `{}` of `{}` (role `{role}`) is not bound: add `{} = \"<a buffer of this spec>\"` to this include's `buffers` (only `scratch` buffers may stay unbound)",
@@ -313,7 +317,7 @@ fn bind_scalars(
     name: &str,
     path: &S<String>,
     sub: &RawSpec,
-    diags: &mut Diagnostics,
+    diags: &mut Ctxt,
 ) -> BTreeMap<String, ScalarTarget> {
     let sub_names: Vec<&str> = sub.scalars.iter().map(|s| s.name.v.as_str()).collect();
     let parent_names: Vec<&str> = parent.scalars.iter().map(|s| s.name.v.as_str()).collect();
@@ -321,7 +325,7 @@ fn bind_scalars(
     let bindings = inc.scalars.iter().flat_map(|s| &s.v);
     for (key, target) in bindings.clone() {
         let Some(theirs) = sub.scalars.iter().find(|s| s.name.v == key.v) else {
-            diags.error(
+            diags.push(
                 key.span.clone(),
                 format!(
                     "included spec `{}` has no scalar `{}` (its scalars: {}){}",
@@ -335,7 +339,7 @@ fn bind_scalars(
         };
         if let ScalarTarget::Scalar(t) = &target.v {
             let Some(mine) = parent.scalars.iter().find(|s| &s.name.v == t) else {
-                diags.error(
+                diags.push(
                     target.span.clone(),
                     format!(
                         "unknown scalar `{t}` for included scalar `{}` of `{}` (scalars: {}){}",
@@ -349,7 +353,7 @@ fn bind_scalars(
             };
             if let (Some(a), Some(b)) = (&theirs.dtype, &mine.dtype) {
                 if a.v != b.v {
-                    diags.error(
+                    diags.push(
                         target.span.clone(),
                         format!(
                             "included scalar `{}` of `{}` is `{}`, but `{t}` is `{}`: a bound scalar must have the same dtype",

@@ -4,11 +4,12 @@
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
-use super::diag::{list, suggest, Diagnostics};
+use super::diag::{list, suggest};
 use super::raw::{
     ArgValue, Lit, Num, RawBuffer, RawCollective, RawControl, RawControlKind, RawDim, RawInclude, RawKernels,
     RawMemcpy, RawMemset, RawNode, RawScalar, RawSpec, RawUntil, ScalarTarget, Span, S,
 };
+use crate::diagnostics::Ctxt;
 
 type Entry<'a, 'i> = (&'a Spanned<std::borrow::Cow<'i, str>>, &'a Spanned<DeValue<'i>>);
 
@@ -21,7 +22,7 @@ fn entries<'a, 'i>(t: &'a DeTable<'i>) -> Vec<Entry<'a, 'i>> {
 
 struct Reader<'t> {
     text: &'t str,
-    diags: &'t mut Diagnostics,
+    diags: &'t mut Ctxt,
 }
 
 fn type_name(v: &DeValue<'_>) -> &'static str {
@@ -49,12 +50,12 @@ impl Reader<'_> {
             DeValue::Integer(i) => match i128::from_str_radix(i.as_str(), i.radix()) {
                 Ok(n) => Some(n),
                 Err(_) => {
-                    self.diags.error(v.span(), format!("{what}: integer out of range"));
+                    self.diags.push(v.span(), format!("{what}: integer out of range"));
                     None
                 }
             },
             other => {
-                self.diags.error(v.span(), format!("{what} must be an integer, found {}", type_name(other)));
+                self.diags.push(v.span(), format!("{what} must be an integer, found {}", type_name(other)));
                 None
             }
         }
@@ -64,7 +65,7 @@ impl Reader<'_> {
         match v.get_ref() {
             DeValue::String(s) => Some(S { v: s.to_string(), span: v.span() }),
             other => {
-                self.diags.error(v.span(), format!("{what} must be a string, found {}", type_name(other)));
+                self.diags.push(v.span(), format!("{what} must be a string, found {}", type_name(other)));
                 None
             }
         }
@@ -75,7 +76,7 @@ impl Reader<'_> {
             DeValue::String(s) => Some(S { v: Num::Expr(s.to_string(), self.str_start(&v.span(), s)), span: v.span() }),
             DeValue::Integer(_) => self.int(v, what).map(|n| S { v: Num::Int(n), span: v.span() }),
             other => {
-                self.diags.error(
+                self.diags.push(
                     v.span(),
                     format!("{what} must be an integer or an expression string, found {}", type_name(other)),
                 );
@@ -87,7 +88,7 @@ impl Reader<'_> {
     fn dims3(&mut self, v: &Spanned<DeValue<'_>>, what: &str) -> Option<S<Vec<S<Num>>>> {
         if let DeValue::Array(items) = v.get_ref() {
             if items.is_empty() || items.len() > 3 {
-                self.diags.error(v.span(), format!("{what} takes 1 to 3 dimensions [x, y, z], found {}", items.len()));
+                self.diags.push(v.span(), format!("{what} takes 1 to 3 dimensions [x, y, z], found {}", items.len()));
                 return None;
             }
             let parts: Option<Vec<_>> = items.iter().map(|i| self.num(i, what)).collect();
@@ -100,7 +101,7 @@ impl Reader<'_> {
         match v.get_ref() {
             DeValue::Boolean(b) => Some(S { v: *b, span: v.span() }),
             other => {
-                self.diags.error(
+                self.diags.push(
                     v.span(),
                     format!("{what} must be a boolean (`true` or `false`), found {}", type_name(other)),
                 );
@@ -113,14 +114,14 @@ impl Reader<'_> {
         match v.get_ref() {
             DeValue::Table(t) => Some(t),
             other => {
-                self.diags.error(v.span(), format!("{what} must be a table, found {}", type_name(other)));
+                self.diags.push(v.span(), format!("{what} must be a table, found {}", type_name(other)));
                 None
             }
         }
     }
 
     fn unknown_key(&mut self, key: &Spanned<std::borrow::Cow<'_, str>>, place: &str, known: &[&str]) {
-        self.diags.error(
+        self.diags.push(
             key.span(),
             format!(
                 "unknown key `{}` in {place} (expected {}){}",
@@ -136,7 +137,7 @@ impl Reader<'_> {
             DeValue::Integer(_) => self.int(v, what).map(|n| S { v: Lit::Int(n), span: v.span() }),
             DeValue::Float(f) => Some(S { v: Lit::Float(f.as_str().to_string()), span: v.span() }),
             other => {
-                self.diags.error(v.span(), format!("{what} must be a number, found {}", type_name(other)));
+                self.diags.push(v.span(), format!("{what} must be a number, found {}", type_name(other)));
                 None
             }
         }
@@ -158,11 +159,11 @@ const UNTIL_KEYS: &[&str] = &["buffer", "below"];
 const INCLUDE_KEYS: &[&str] = &["name", "spec", "buffers", "scalars"];
 
 /// Parses `text`; TOML syntax errors and structural problems go to `diags`.
-pub fn read(text: &str, diags: &mut Diagnostics) -> RawSpec {
+pub fn read(text: &str, diags: &mut Ctxt) -> RawSpec {
     let (root, errors) = DeTable::parse_recoverable(text);
     for e in &errors {
         let span = e.span().unwrap_or(0..0);
-        diags.error(span, format!("TOML syntax: {}", e.message().trim_end()));
+        diags.push(span, format!("TOML syntax: {}", e.message().trim_end()));
     }
     let mut spec = RawSpec::default();
     if !errors.is_empty() {
@@ -209,7 +210,7 @@ pub fn read(text: &str, diags: &mut Diagnostics) -> RawSpec {
                         }
                     }
                 }
-                other => r.diags.error(
+                other => r.diags.push(
                     value.span(),
                     format!("`node` must be an array of tables (`[[node]]`), found {}", type_name(other)),
                 ),
@@ -224,7 +225,7 @@ pub fn read(text: &str, diags: &mut Diagnostics) -> RawSpec {
                             }
                         }
                     }
-                    other => r.diags.error(
+                    other => r.diags.push(
                         value.span(),
                         format!(
                             "`{}` must be an array of tables (`[[{}]]`), found {}",
@@ -243,7 +244,7 @@ pub fn read(text: &str, diags: &mut Diagnostics) -> RawSpec {
                         }
                     }
                 }
-                other => r.diags.error(
+                other => r.diags.push(
                     value.span(),
                     format!("`include` must be an array of tables (`[[include]]`), found {}", type_name(other)),
                 ),
@@ -339,7 +340,7 @@ fn read_node(r: &mut Reader<'_>, item: &Spanned<DeValue<'_>>) -> Option<RawNode>
                     let c: Option<Vec<_>> = items.iter().map(|i| r.num(i, "`tune`")).collect();
                     n.tune = c.map(|c| S { v: c, span: v.span() });
                 }
-                other => r.diags.error(
+                other => r.diags.push(
                     v.span(),
                     format!("`tune` must be an array of candidate block sizes, found {}", type_name(other)),
                 ),
@@ -441,7 +442,7 @@ fn read_control(r: &mut Reader<'_>, kind: RawControlKind, item: &Spanned<DeValue
                         items.iter().map(|i| r.string(i, &format!("{place} `nodes`"))).collect();
                     c.nodes = names.map(|n| S { v: n, span: v.span() });
                 }
-                other => r.diags.error(
+                other => r.diags.push(
                     v.span(),
                     format!("{place} `nodes` must be an array of node names, found {}", type_name(other)),
                 ),
@@ -500,7 +501,7 @@ fn read_include(r: &mut Reader<'_>, item: &Spanned<DeValue<'_>>) -> Option<RawIn
                         DeValue::String(s) => Some(ScalarTarget::Scalar(s.to_string())),
                         DeValue::Integer(_) | DeValue::Float(_) => r.lit(sv, &what).map(|l| ScalarTarget::Lit(l.v)),
                         other => {
-                            r.diags.error(
+                            r.diags.push(
                                 sv.span(),
                                 format!("{what} must be a scalar's name or a number, found {}", type_name(other)),
                             );
