@@ -27,6 +27,7 @@ mod model_snap;
 mod model_train_graphs;
 mod model_util;
 mod nccl; // kgraph's `nccl` feature is on for this package (Cargo.toml)
+mod nullable;
 mod ppo;
 mod ppo_update;
 mod rows;
