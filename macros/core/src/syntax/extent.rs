@@ -30,11 +30,13 @@ pub fn evaluation_type(scalars: impl IntoIterator<Item = Elem>) -> Elem {
     }
 }
 
-/// The type the extent is computed in, from the scalars of `decl` it names (and `grid.x`,
-/// `block.x` and the like, `unsigned int` as in C).
+/// The type the extent is computed in, from the scalars of `decl` it names. `grid.x`,
+/// `block.x` and the like count as `int`, not as C's `unsigned int` `gridDim`/`blockDim`:
+/// kernels copy them into `int` (`int row = blockIdx.x;`), so an extent that overflows `int`
+/// must refuse the launch rather than wrap in the kernel (every grid and block size fits `int`).
 pub fn extent_type(decl: &KernelDecl, extent: &Extent) -> Elem {
     let scalar = |name: &syn::Ident| decl.param(&name.to_string()).map(|p| p.kind.elem());
-    let launch = extent.expr.uses_launch().then_some(Elem::U32);
+    let launch = extent.expr.uses_launch().then_some(Elem::I32);
     evaluation_type(extent.expr.names().into_iter().filter_map(scalar).chain(launch))
 }
 
