@@ -67,7 +67,7 @@ pub fn run(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()
     let cache = std::env::temp_dir().join("kgraph_bench_tune.txt");
     let _ = std::fs::remove_file(&cache);
     let tuned = g.autotune(&cache, iters.min(300))?;
-    print!("{}", kgraph::tune::report_table("Perception", &tuned));
+    print!("{}", kgraph::expert::tune::report_table("Perception", &tuned));
     for t in &tuned {
         report.add(format!("kgraph_perception_tune_{}_spec_block{}", t.node, t.default.0), t.default.1, "us");
         report.add(format!("kgraph_perception_tune_{}_tuned_block{}", t.node, t.chosen.0), t.chosen.1, "us");
@@ -191,9 +191,10 @@ fn measure(dev: &Device, iters: usize, report: &mut Report, builds: &[Build<'_>]
 /// now copied by its features kernel), a 32-float device copy (`carry`) and a 2464-float zero
 /// fill (a gradient buffer).
 pub fn copy_nodes(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()> {
-    use kgraph::{DeviceIn, GraphBuilder, Issue, LaunchOptions};
+    use kgraph::expert::{GraphBuilder, Issue};
+    use kgraph::{DeviceIn, LaunchOptions};
     use kgraph_model::model::{launch, CopyF32, CopyF32Pinned, ZeroF32};
-    let mut cache = kgraph::ModuleCache::new(dev.context());
+    let mut cache = kgraph::expert::ModuleCache::new(dev.context());
     let (copy, copy_pinned, zero) =
         (CopyF32::load(&mut cache)?, CopyF32Pinned::load(&mut cache)?, ZeroF32::load(&mut cache)?);
     let dt = kgraph::MappedBuffer::<f32>::new(dev, 1)?;

@@ -14,7 +14,7 @@ mod kernels;
 use std::collections::{BTreeMap, BTreeSet};
 
 use kgraph::cudarc::driver::sys;
-use kgraph::CapturedGraph;
+use kgraph::expert::CapturedGraph;
 
 use super::common::{device, random};
 use super::graph::TestBranches;

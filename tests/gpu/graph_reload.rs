@@ -28,7 +28,7 @@ fn a_changed_kernel_runs_at_the_next_replay_and_a_changed_signature_keeps_the_ol
     let path = crate::graph::kernels::HrScale::SOURCE.disk_path();
     let original = std::fs::read_to_string(&path).expect("the kernel file is where the build found it");
     let _restore = Restore(path.clone(), original.clone());
-    kgraph::reload::set_enabled(true);
+    kgraph::expert::reload::set_enabled(true);
     // SAFETY (every `reload_kernels` below): the edits keep the kernel's parameters as
     // declared, or change `int n` to `long long n`, a size the reload check refuses.
     let dev = device();
@@ -58,5 +58,5 @@ fn a_changed_kernel_runs_at_the_next_replay_and_a_changed_signature_keeps_the_ol
     g.replay().unwrap();
     assert_eq!(g.download_y().unwrap(), scaled(&x, 3.0), "the old (reloaded) code still runs");
     assert!(!unsafe { g.reload_kernels() }.unwrap(), "a refused file is not retried until it changes again");
-    kgraph::reload::set_enabled(false);
+    kgraph::expert::reload::set_enabled(false);
 }

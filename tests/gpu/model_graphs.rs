@@ -8,7 +8,8 @@
 use std::collections::BTreeSet;
 
 use kgraph::cudarc::driver::sys;
-use kgraph::{CapturedGraph, LaunchConfig};
+use kgraph::expert::CapturedGraph;
+use kgraph::LaunchConfig;
 use kgraph_model::graphs::synthetic::{BookStream, Tick};
 use kgraph_model::graphs::{ModelWeights, Perception, PerceptionFused, TrainStep};
 use kgraph_model::model::{launch, CopyF32, MultiHorizonHeads, Projection, ZeroF32, FEAT_VALID, N_LEVELS, SNAP_LEN};
@@ -362,7 +363,7 @@ fn autotune_picks_block_sizes_caches_them_and_keeps_the_results_bit_for_bit() {
         assert!(!r.cached && [32, 64, 128, 256].contains(&r.chosen.0), "{r:?}");
         assert!(r.chosen.1 <= r.default.1, "the choice is at least as fast as the spec's block: {r:?}");
     }
-    println!("{}", kgraph::tune::report_table("Perception", &report));
+    println!("{}", kgraph::expert::tune::report_table("Perception", &report));
     // The cache round-trips: a second autotune and a fresh struct take the same shapes untimed.
     let again = tuned.autotune(&cache, 20).unwrap();
     assert!(again.iter().all(|r| r.cached));

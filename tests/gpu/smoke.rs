@@ -1,7 +1,8 @@
 //! Foundation smoke test: a cubin built from `kernels/` by build.rs loads and runs.
 
 use kgraph::cudarc::driver::PushKernelArg;
-use kgraph::{KernelSource, LaunchConfig, ModuleCache};
+use kgraph::expert::{KernelSource, ModuleCache};
+use kgraph::LaunchConfig;
 
 const SMOKE: KernelSource = KernelSource {
     file: "tests/kernels/smoke.cu",

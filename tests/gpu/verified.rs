@@ -4,7 +4,8 @@
 //! written; the load-time parameter check (`cuFuncGetParamInfo`); and C++ kernels bound by
 //! their C++ names. Kernels: `tests/kernels/test_args.cu`, `tests/kernels/test_cpp.cu`.
 
-use kgraph::{check_param_sizes, Error, LaunchConfig, LaunchOptions};
+use kgraph::expert::check_param_sizes;
+use kgraph::{Error, LaunchConfig, LaunchOptions};
 
 use super::common::device;
 

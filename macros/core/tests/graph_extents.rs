@@ -218,12 +218,12 @@ fn setters_of_scalars_that_feed_extents_re_check_them_before_changing_anything()
     let code = code(spec);
     let rows = setter_checks(&code, "rows");
     // x and y have the same extent and length: one check.
-    assert_eq!(rows.matches("::kgraph::extent::within(").count(), 1, "{rows}");
+    assert_eq!(rows.matches("::kgraph::__private::extent::within(").count(), 1, "{rows}");
     let compact: String = rows.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         compact.contains(
-            "::kgraph::extent::within( ::kgraph::extent::mul( ::kgraph::extent::scalar::<i32, _>(\"rows\", value), \
-             ::kgraph::extent::scalar::<i32, _>(\"cols\", 64i32), ), 4096u64, )"
+            "::kgraph::__private::extent::within( ::kgraph::__private::extent::mul( ::kgraph::__private::extent::scalar::<i32, _>(\"rows\", value), \
+             ::kgraph::__private::extent::scalar::<i32, _>(\"cols\", 64i32), ), 4096u64, )"
         ),
         "{rows}"
     );
@@ -231,7 +231,7 @@ fn setters_of_scalars_that_feed_extents_re_check_them_before_changing_anything()
         .contains("node: \"k_grid\", param: \"x\", expr: \"rows * cols\", buffer: \"x\", required, len: 4096u64"));
     // `n` reaches y (4096) and z (64): two checks, each against its own length.
     let n = setter_checks(&code, "n");
-    assert_eq!(n.matches("::kgraph::extent::within(").count(), 2, "{n}");
+    assert_eq!(n.matches("::kgraph::__private::extent::within(").count(), 2, "{n}");
     assert!(n.contains("4096u64") && n.contains("64u64"), "{n}");
     // A scalar that feeds no extent is set without a check, as before.
     assert!(!setter_checks(&code, "a").contains("within"), "{code}");

@@ -5,7 +5,7 @@
 #[kgraph::kernel("saxpy.cu", unsafe(extents))]
 pub fn saxpy(a: f32, x: &[f32; n], y: &mut [f32; n], n: i32);
 
-pub fn repoint(h: &mut Saxpy, other: &kgraph::CudaFunction) {
+pub fn repoint(h: &mut Saxpy, other: &kgraph::cudarc::driver::CudaFunction) {
     h.function = other.clone();
 }
 

@@ -61,7 +61,7 @@ impl HandleSignatures {
     }
 
     fn load() -> TokenStream {
-        quote!(load(cache: &mut ::kgraph::ModuleCache) -> ::kgraph::Result<Self>)
+        quote!(load(cache: &mut ::kgraph::expert::ModuleCache) -> ::kgraph::Result<Self>)
     }
 
     fn new_fn() -> TokenStream {
@@ -146,7 +146,7 @@ fn cfg_for() -> TokenStream {
         /// `min(MAX_THREADS, 256)` threads (256 without bounds), as many as cover `n`, at
         /// least one.
         pub fn cfg_for(&self, n: u32) -> ::kgraph::LaunchConfig {
-            ::kgraph::config_for(n, Self::MAX_THREADS)
+            ::kgraph::__private::config_for(n, Self::MAX_THREADS)
         }
     }
 }
@@ -156,7 +156,7 @@ fn block_check(resolved: &Resolved) -> TokenStream {
     match resolved.kernel.launch_bounds {
         Some(bounds) => {
             let (max, line) = (bounds.max_threads, u32::try_from(bounds.line).unwrap_or(u32::MAX));
-            quote!(::kgraph::check_block(Self::NAME, &cfg, #max, Self::FILE, #line)?;)
+            quote!(::kgraph::__private::check_block(Self::NAME, &cfg, #max, Self::FILE, #line)?;)
         }
         None => TokenStream::new(),
     }
@@ -202,7 +202,7 @@ fn handle_consts(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
         #record
         #max_threads
         /// The kernel's module: the cubin `kgraph-build` compiled, and the source for the NVRTC fallback.
-        pub const SOURCE: ::kgraph::KernelSource = ::kgraph::KernelSource {
+        pub const SOURCE: ::kgraph::expert::KernelSource = ::kgraph::expert::KernelSource {
             file: #file,
             image: ::core::include_bytes!(::core::concat!(::core::env!("OUT_DIR"), #cubin)),
             source: ::core::include_str!(#source_path),
@@ -235,16 +235,16 @@ fn loaders() -> TokenStream {
         ///
         /// As [`Self::load`].
         pub fn #new {
-            Self::load(&mut ::kgraph::ModuleCache::new(device.context()))
+            Self::load(&mut ::kgraph::expert::ModuleCache::new(device.context()))
         }
 
         /// The loaded function, e.g. to launch it by hand.
-        pub fn function(&self) -> &::kgraph::CudaFunction {
+        pub fn function(&self) -> &::kgraph::cudarc::driver::CudaFunction {
             &self.function
         }
 
         /// The module the kernel was loaded from.
-        pub fn module(&self) -> &::std::sync::Arc<::kgraph::CudaModule> {
+        pub fn module(&self) -> &::std::sync::Arc<::kgraph::cudarc::driver::CudaModule> {
             &self.module
         }
     }
@@ -352,7 +352,7 @@ fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignat
         #[allow(clippy::too_many_arguments)]
         pub unsafe fn #ordered {
             // SAFETY: the caller's contract (`# Safety`) is `__issue`'s for a stream.
-            unsafe { self.__issue(::kgraph::Issue::Stream(stream), cfg, opts, #(#names),*) }.map(|_| ())
+            unsafe { self.__issue(::kgraph::expert::Issue::Stream(stream), cfg, opts, #(#names),*) }.map(|_| ())
         }
 
         /// [`Self::__launch_ordered`] to any [`kgraph::Issue`] target: a stream, a kernel node
@@ -371,20 +371,20 @@ fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignat
         #[allow(clippy::too_many_arguments)]
         pub unsafe fn __issue(
             &self,
-            target: ::kgraph::Issue<'_, '_>,
+            target: ::kgraph::expert::Issue<'_, '_>,
             cfg: ::kgraph::LaunchConfig,
             opts: ::kgraph::LaunchOptions,
             #(#param_decls),*
-        ) -> ::kgraph::Result<::kgraph::Issued> {
+        ) -> ::kgraph::Result<::kgraph::expert::Issued> {
             #block_check
             #lengths
             #(#addresses)*
             #overlaps
             #pdl
             #opt_in
-            if let (::kgraph::Issue::Stream(stream), true) = (&target, opts == ::kgraph::LaunchOptions::default()) {
+            if let (::kgraph::expert::Issue::Stream(stream), true) = (&target, opts == ::kgraph::LaunchOptions::default()) {
                 use ::kgraph::cudarc::driver::PushKernelArg as _;
-                ::kgraph::__check_capture(stream, Self::NAME)?;
+                ::kgraph::__private::__check_capture(stream, Self::NAME)?;
                 #body
                 // SAFETY: the argument list matches the kernel's parameters in the `.cu` in count,
                 // order, element type and constness (verified by `check.rs` at expansion) and in
@@ -398,7 +398,7 @@ fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignat
                 // the arguments' streams (`# Safety`). Scalars are pushed by reference to locals
                 // that outlive the call.
                 return unsafe { #args.launch(cfg) }
-                    .map(|_events| ::kgraph::Issued::Launched)
+                    .map(|_events| ::kgraph::expert::Issued::Launched)
                     .map_err(|source| ::kgraph::Error::Launch { kernel: Self::NAME, source });
             }
             #ex_args
@@ -407,7 +407,7 @@ fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignat
             // values), the arguments checked against the extents the declaration promises; PDL
             // only for a kernel whose wait on its grid dependency is proven (`check_pdl` above);
             // the lifetime of the addresses in a graph as the caller promises (`# Safety`).
-            unsafe { ::kgraph::issue_kernel(target, &self.function, Self::NAME, cfg, opts, &mut #args) }
+            unsafe { ::kgraph::__private::issue_kernel(target, &self.function, Self::NAME, cfg, opts, &mut #args) }
         }
     }
 }
@@ -434,7 +434,7 @@ fn unsafe_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignatu
             use ::kgraph::cudarc::driver::PushKernelArg as _;
             #streams
             #block_check
-            ::kgraph::__check_capture(stream, Self::NAME)?;
+            ::kgraph::__private::__check_capture(stream, Self::NAME)?;
             #(#addresses)*
             #opt_in
             #body
@@ -473,7 +473,7 @@ fn unsafe_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignatu
             // SAFETY: as in `launch`: one pointer per kernel parameter, in the verified order,
             // each to a local (device address or scalar) that outlives the call; the caller
             // upholds the contract on what the kernel accesses.
-            unsafe { ::kgraph::launch_ex(stream, &self.function, Self::NAME, cfg, opts, &mut #args) }
+            unsafe { ::kgraph::__private::launch_ex(stream, &self.function, Self::NAME, cfg, opts, &mut #args) }
         }
     }
 }
@@ -498,9 +498,9 @@ pub(crate) fn handle(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
         #(#other_attrs)*
         #[derive(::core::fmt::Debug, ::core::clone::Clone)]
         pub struct #ty {
-            module: ::std::sync::Arc<::kgraph::CudaModule>,
-            function: ::kgraph::CudaFunction,
-            shared_limit: ::kgraph::DynamicSharedLimit,
+            module: ::std::sync::Arc<::kgraph::cudarc::driver::CudaModule>,
+            function: ::kgraph::cudarc::driver::CudaFunction,
+            shared_limit: ::kgraph::__private::DynamicSharedLimit,
         }
 
         #(#cfgs)*

@@ -72,7 +72,7 @@ pub(crate) fn registry(entries: &[Entry<'_>], stub: bool) -> TokenStream {
             ///
             /// The first kernel that fails to load (`kgraph::Error::ModuleLoad` or `FunctionNotFound`).
             pub fn load(device: &::kgraph::Device) -> ::kgraph::Result<Self> {
-                Self::load_with(&mut ::kgraph::ModuleCache::new(device.context()))
+                Self::load_with(&mut ::kgraph::expert::ModuleCache::new(device.context()))
             }
 
             /// Loads every kernel through `cache`, reusing the modules already in it.
@@ -80,7 +80,7 @@ pub(crate) fn registry(entries: &[Entry<'_>], stub: bool) -> TokenStream {
             /// # Errors
             ///
             /// As [`Self::load`].
-            pub fn load_with(cache: &mut ::kgraph::ModuleCache) -> ::kgraph::Result<Self> {
+            pub fn load_with(cache: &mut ::kgraph::expert::ModuleCache) -> ::kgraph::Result<Self> {
                 #load_with_body
             }
         }

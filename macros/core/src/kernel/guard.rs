@@ -32,7 +32,7 @@ pub(crate) fn guard(decl: &KernelDecl) -> Guard {
     let overlaps = overlap_checks(&pointers);
     let shared = decl.shared.as_ref().map(|s| shared_check(decl, s));
     let lengths = quote! {
-        ::kgraph::extent::check_threads(Self::NAME, &cfg)?;
+        ::kgraph::__private::extent::check_threads(Self::NAME, &cfg)?;
         #shared
         #(#extents)*
         #(#lengths)*
@@ -45,7 +45,7 @@ fn extent_local(param: &Param) -> Ident {
     Ident::new(&format!("{}_extent", ident_text(&param.name)), Span::mixed_site())
 }
 
-/// `let x_extent: u64 = ::kgraph::extent::extent(NAME, "x", "n", <n, checked>)?;`
+/// `let x_extent: u64 = ::kgraph::__private::extent::extent(NAME, "x", "n", <n, checked>)?;`
 fn extent_value(decl: &KernelDecl, param: &Param) -> TokenStream {
     let extent = param.extent.as_ref().expect("only parameters with extents");
     let ty = extent_type(decl, extent);
@@ -53,18 +53,18 @@ fn extent_value(decl: &KernelDecl, param: &Param) -> TokenStream {
     let local = extent_local(param);
     let (name, text) = (ident_text(&param.name), &extent.text);
     quote! {
-        let #local: u64 = ::kgraph::extent::extent(Self::NAME, #name, #text, #value)?;
+        let #local: u64 = ::kgraph::__private::extent::extent(Self::NAME, #name, #text, #value)?;
     }
 }
 
-/// `::kgraph::extent::check_shared(NAME, "block.x * 4", <bytes, checked>, cfg.shared_mem_bytes)?;`
+/// `::kgraph::__private::extent::check_shared(NAME, "block.x * 4", <bytes, checked>, cfg.shared_mem_bytes)?;`
 fn shared_check(decl: &KernelDecl, shared: &Extent) -> TokenStream {
     let value = expr_tokens(&shared.expr, extent_type(decl, shared));
     let local = Ident::new("shared_bytes", Span::mixed_site());
     let text = &shared.text;
     quote! {
-        let #local: u64 = ::kgraph::extent::extent(Self::NAME, "shared", #text, #value)?;
-        ::kgraph::extent::check_shared(Self::NAME, #text, #local, cfg.shared_mem_bytes)?;
+        let #local: u64 = ::kgraph::__private::extent::extent(Self::NAME, "shared", #text, #value)?;
+        ::kgraph::__private::extent::check_shared(Self::NAME, #text, #local, cfg.shared_mem_bytes)?;
     }
 }
 
@@ -74,11 +74,11 @@ fn expr_tokens(expr: &ExtentExpr, ty: Elem) -> TokenStream {
     match expr {
         ExtentExpr::Int { value, span } => {
             let lit = LitInt::new(&format!("{value}{}", ty.rust_name()), *span);
-            quote!(::kgraph::extent::lit(#lit))
+            quote!(::kgraph::__private::extent::lit(#lit))
         }
         ExtentExpr::Name(name) => {
             let text = ident_text(name);
-            quote!(::kgraph::extent::scalar::<#t, _>(#text, #name))
+            quote!(::kgraph::__private::extent::scalar::<#t, _>(#text, #name))
         }
         ExtentExpr::Block { axis, .. } => {
             let text = axis.block_text();
@@ -87,7 +87,7 @@ fn expr_tokens(expr: &ExtentExpr, ty: Elem) -> TokenStream {
                 Axis::Y => quote!(cfg.block_dim.1),
                 Axis::Z => quote!(cfg.block_dim.2),
             };
-            quote!(::kgraph::extent::scalar::<#t, _>(#text, #dim))
+            quote!(::kgraph::__private::extent::scalar::<#t, _>(#text, #dim))
         }
         ExtentExpr::Binary { op, lhs, rhs } => {
             let f = match op {
@@ -98,7 +98,7 @@ fn expr_tokens(expr: &ExtentExpr, ty: Elem) -> TokenStream {
                 ExtentOp::Rem => quote!(rem),
             };
             let (l, r) = (expr_tokens(lhs, ty), expr_tokens(rhs, ty));
-            quote!(::kgraph::extent::#f(#l, #r))
+            quote!(::kgraph::__private::extent::#f(#l, #r))
         }
         ExtentExpr::Call { func, a, b } => {
             let f = match func {
@@ -106,12 +106,12 @@ fn expr_tokens(expr: &ExtentExpr, ty: Elem) -> TokenStream {
                 ExtentFn::Max => quote!(max),
             };
             let (a, b) = (expr_tokens(a, ty), expr_tokens(b, ty));
-            quote!(::kgraph::extent::#f(#a, #b))
+            quote!(::kgraph::__private::extent::#f(#a, #b))
         }
     }
 }
 
-/// `::kgraph::extent::check_len(NAME, "x", x_extent, <length of x>)?;`
+/// `::kgraph::__private::extent::check_len(NAME, "x", x_extent, <length of x>)?;`
 fn length_check(param: &Param) -> TokenStream {
     let (n, local, name) = (&param.name, extent_local(param), ident_text(&param.name));
     let t = elem_in_hidden_module(param.kind.elem());
@@ -122,7 +122,7 @@ fn length_check(param: &Param) -> TokenStream {
         ParamKind::Scalar(_) => unreachable!("scalars have no extent"),
     };
     quote! {
-        ::kgraph::extent::check_len(Self::NAME, #name, #local, #len)?;
+        ::kgraph::__private::extent::check_len(Self::NAME, #name, #local, #len)?;
     }
 }
 
@@ -145,15 +145,15 @@ fn overlap_checks(pointers: &[&Param]) -> Vec<TokenStream> {
     checks
 }
 
-/// `::kgraph::extent::check_disjoint(NAME, "y", <bytes of y>, "x", <bytes of x>)?;`
+/// `::kgraph::__private::extent::check_disjoint(NAME, "y", <bytes of y>, "x", <bytes of x>)?;`
 fn disjoint(written: &Param, other: &Param) -> TokenStream {
     let bytes = |p: &Param| {
         let (n, local, t) = (&p.name, extent_local(p), elem_in_hidden_module(p.kind.elem()));
-        quote!(::kgraph::extent::ByteRange::of::<#t>(#n, #local))
+        quote!(::kgraph::__private::extent::ByteRange::of::<#t>(#n, #local))
     };
     let (w_name, o_name) = (ident_text(&written.name), ident_text(&other.name));
     let (w, o) = (bytes(written), bytes(other));
     quote! {
-        ::kgraph::extent::check_disjoint(Self::NAME, #w_name, #w, #o_name, #o)?;
+        ::kgraph::__private::extent::check_disjoint(Self::NAME, #w_name, #w, #o_name, #o)?;
     }
 }

@@ -23,11 +23,11 @@ pub(crate) fn stream_checks(decl: &KernelDecl) -> TokenStream {
                     let t = elem_in_hidden_module(elem);
                     let arg = if mutable { quote!(&*#n) } else { quote!(#n) };
                     Some(quote! {
-                        ::kgraph::check_same_stream(Self::NAME, #name, stream, ::kgraph::DeviceIn::<#t>::stream(#arg))?;
+                        ::kgraph::__private::check_same_stream(Self::NAME, #name, stream, ::kgraph::DeviceIn::<#t>::stream(#arg))?;
                     })
                 }
                 ParamKind::Pinned(_) | ParamKind::PinnedMut(_) => Some(quote! {
-                    ::kgraph::check_same_context(Self::NAME, #name, stream, #n.context())?;
+                    ::kgraph::__private::check_same_context(Self::NAME, #name, stream, #n.context())?;
                 }),
                 ParamKind::Scalar(_) => None,
             }
@@ -37,7 +37,7 @@ pub(crate) fn stream_checks(decl: &KernelDecl) -> TokenStream {
 
 /// Refuses `opts` asking for PDL unless `PDL_WAITS`.
 pub(crate) fn pdl_check() -> TokenStream {
-    quote!(::kgraph::check_pdl(Self::NAME, opts, Self::PDL_WAITS)?;)
+    quote!(::kgraph::__private::check_pdl(Self::NAME, opts, Self::PDL_WAITS)?;)
 }
 
 /// Raises the kernel's dynamic shared memory limit when the launch asks for more than it

@@ -79,11 +79,11 @@ fn struct_checks(rust: &Type, s: &CStruct, file: &str) -> Vec<TokenStream> {
             const _: () = {
                 const fn device_struct<T: ::kgraph::DeviceStruct>() {}
                 device_struct::<#rust>();
-                ::kgraph::layout::expect_eq(#ctx, "size", #size, ::core::mem::size_of::<#rust>());
+                ::kgraph::__private::layout::expect_eq(#ctx, "size", #size, ::core::mem::size_of::<#rust>());
             };
         },
         quote_spanned! {span=>
-            const _: () = ::kgraph::layout::expect_eq(#ctx, "alignment", #align, ::core::mem::align_of::<#rust>());
+            const _: () = ::kgraph::__private::layout::expect_eq(#ctx, "alignment", #align, ::core::mem::align_of::<#rust>());
         },
     ];
     for f in &s.fields {
@@ -103,23 +103,23 @@ fn struct_checks(rust: &Type, s: &CStruct, file: &str) -> Vec<TokenStream> {
                 );
                 let fields = c_fields(inner);
                 let project = match f.dims.len() {
-                    0 => quote_spanned!(span=> ::kgraph::layout::nested_fields(|s: &#rust| &s.#field)),
-                    1 => quote_spanned!(span=> ::kgraph::layout::nested_array_fields(|s: &#rust| &s.#field)),
+                    0 => quote_spanned!(span=> ::kgraph::__private::layout::nested_fields(|s: &#rust| &s.#field)),
+                    1 => quote_spanned!(span=> ::kgraph::__private::layout::nested_array_fields(|s: &#rust| &s.#field)),
                     _ => TokenStream::new(),
                 };
                 if project.is_empty() {
                     TokenStream::new()
                 } else {
-                    quote_spanned!(span=> ::kgraph::layout::expect_fields(#nctx, #project, #fields);)
+                    quote_spanned!(span=> ::kgraph::__private::layout::expect_fields(#nctx, #project, #fields);)
                 }
             }
             (None, _) => TokenStream::new(),
         };
         out.push(quote_spanned! {span=>
             const _: () = {
-                ::kgraph::layout::expect_eq(#fctx, "offset", #offset, ::core::mem::offset_of!(#rust, #field));
-                ::kgraph::layout::expect_eq(
-                    #fctx, "size", #fsize, ::kgraph::layout::field_size(|s: &#rust| &s.#field)
+                ::kgraph::__private::layout::expect_eq(#fctx, "offset", #offset, ::core::mem::offset_of!(#rust, #field));
+                ::kgraph::__private::layout::expect_eq(
+                    #fctx, "size", #fsize, ::kgraph::__private::layout::field_size(|s: &#rust| &s.#field)
                 );
                 #typed
             };

@@ -9,7 +9,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use kgraph::cudarc::driver::CudaContext;
-use kgraph::{check_same_context, check_same_stream, DeviceIn, DeviceOut, Error, PinnedPtr, Stream};
+// The launch-side checks generated code runs, tested directly.
+use kgraph::__private::{check_same_context, check_same_stream};
+use kgraph::{DeviceIn, DeviceOut, Error, PinnedPtr, Stream};
 use kgraph::{MappedBuffer, PinnedSlot, Result};
 
 use super::common::device;

@@ -48,7 +48,7 @@ fn tuning(cg: &CodegenInput<'_>) -> TokenStream {
         let name = &node.name;
         let unit = ir.control_of(n).map_or(name.clone(), |c| ir.controls[c].name.clone());
         let key = quote! {
-            ::kgraph::tune::TuneKey {
+            ::kgraph::expert::tune::TuneKey {
                 gpu: gpu.clone(),
                 graph: ::std::string::String::from(#graph),
                 node: ::std::string::String::from(#name),
@@ -68,10 +68,10 @@ fn tuning(cg: &CodegenInput<'_>) -> TokenStream {
                 let key = #key;
                 if let ::core::option::Option::Some(b) = cache.get(&key).filter(|b| *b == #bx || [#(#candidates),*].contains(b)) {
                     self.set_launch(#n, cfg(b))?;
-                    out.push(::kgraph::tune::TunedNode { node: ::std::string::String::from(#name), default: (#bx, f64::NAN), chosen: (b, f64::NAN), cached: true });
+                    out.push(::kgraph::expert::tune::TunedNode { node: ::std::string::String::from(#name), default: (#bx, f64::NAN), chosen: (b, f64::NAN), cached: true });
                 } else {
                     self.set_launch(#n, cfg(#bx))?;
-                    let time = |p: &::kgraph::Profile| p.rows.iter().find(|r| r.node == #unit).map_or(f64::INFINITY, |r| r.us);
+                    let time = |p: &::kgraph::expert::Profile| p.rows.iter().find(|r| r.node == #unit).map_or(f64::INFINITY, |r| r.us);
                     let base = time(&self.profile(iters)?);
                     let mut best = (#bx, base);
                     for &b in &[#(#candidates),*] {
@@ -86,7 +86,7 @@ fn tuning(cg: &CodegenInput<'_>) -> TokenStream {
                     }
                     self.set_launch(#n, cfg(best.0))?;
                     cache.insert(key, best.0);
-                    out.push(::kgraph::tune::TunedNode { node: ::std::string::String::from(#name), default: (#bx, base), chosen: best, cached: false });
+                    out.push(::kgraph::expert::tune::TunedNode { node: ::std::string::String::from(#name), default: (#bx, base), chosen: best, cached: false });
                 }
             }
         });
@@ -111,9 +111,9 @@ fn tuning(cg: &CodegenInput<'_>) -> TokenStream {
         /// [`Self::capture`] after to build with the chosen shapes otherwise. Returns one row per
         /// tuned node (`kgraph::tune::report_table` prints them).
         #[allow(unused_variables, unused_mut)]
-        pub fn autotune(&mut self, cache_path: &::std::path::Path, iters: usize) -> ::kgraph::Result<::std::vec::Vec<::kgraph::tune::TunedNode>> {
+        pub fn autotune(&mut self, cache_path: &::std::path::Path, iters: usize) -> ::kgraph::Result<::std::vec::Vec<::kgraph::expert::tune::TunedNode>> {
             let gpu = self.device.name()?;
-            let mut cache = ::kgraph::tune::TuneCache::load(cache_path)?;
+            let mut cache = ::kgraph::expert::tune::TuneCache::load(cache_path)?;
             let mut out = ::std::vec::Vec::new();
             #timed
             cache.save(cache_path)?;
@@ -127,7 +127,7 @@ fn tuning(cg: &CodegenInput<'_>) -> TokenStream {
         #[allow(unused_variables, unused_mut)]
         pub fn apply_tuning(&mut self, cache_path: &::std::path::Path) -> ::kgraph::Result<usize> {
             let gpu = self.device.name()?;
-            let cache = ::kgraph::tune::TuneCache::load(cache_path)?;
+            let cache = ::kgraph::expert::tune::TuneCache::load(cache_path)?;
             let mut count = 0usize;
             #applied
             ::core::result::Result::Ok(count)
@@ -178,7 +178,7 @@ fn buffer_replacer(cg: &CodegenInput<'_>, b: usize) -> Option<TokenStream> {
                     actual: new.len(),
                 });
             }
-            ::kgraph::check_same_stream(#graph, #name, self.device.stream(), ::kgraph::DeviceIn::<#t>::stream(&new))?;
+            ::kgraph::__private::check_same_stream(#graph, #name, self.device.stream(), ::kgraph::DeviceIn::<#t>::stream(&new))?;
             let old = ::core::mem::replace(&mut self.#f, new);
             let rebound: ::kgraph::Result<()> = (|| {
                 #( self.#update()?; )*

@@ -25,8 +25,9 @@ enum Mode {
 
 /// The dependency slice `&[(var, kind), ...]`; `pdl` edges take the runtime switch `pdl`.
 fn deps(vars: &[(Ident, bool)]) -> TokenStream {
-    let items =
-        vars.iter().map(|(v, prog)| if *prog { quote!((#v, pdl)) } else { quote!((#v, ::kgraph::EdgeKind::Full)) });
+    let items = vars
+        .iter()
+        .map(|(v, prog)| if *prog { quote!((#v, pdl)) } else { quote!((#v, ::kgraph::expert::EdgeKind::Full)) });
     quote!(&[#(#items),*])
 }
 
@@ -41,7 +42,7 @@ fn add_node(ir: &GraphIr, n: usize, builder: &Ident, deps: TokenStream) -> Token
     let range = format!("build {}", ir.nodes[n].name);
     quote! {
         let #v = {
-            let _range = ::kgraph::nvtx::range(#range);
+            let _range = ::kgraph::expert::nvtx::range(#range);
             self.#f(&mut #builder, #deps)?
         };
         nodes[#n] = #v.cu_node() as usize;
@@ -73,7 +74,7 @@ fn control_unit(ir: &GraphIr, c: usize, body: &BodyPlan, unit_deps: TokenStream,
     let name = &ir.controls[c].name;
     let (setup, kind, tail) = match &ir.controls[c].kind {
         ControlKind::Repeat(k) => (
-            quote!(let (#var, mut #b) = root.add_conditional(#unit_deps, ::kgraph::Conditional::While, handle)?;),
+            quote!(let (#var, mut #b) = root.add_conditional(#unit_deps, ::kgraph::expert::Conditional::While, handle)?;),
             true,
             // SAFETY: the counter is this control's word of `control_counters`, a buffer of the
             // struct (outliving the graph) that only this node touches, 0 between launches.
@@ -83,7 +84,7 @@ fn control_unit(ir: &GraphIr, c: usize, body: &BodyPlan, unit_deps: TokenStream,
             let value = buffer_addr(ir, *buffer);
             let below = ir.controls[c].until_below().unwrap_or(f32::NAN);
             (
-                quote!(let (#var, mut #b) = root.add_conditional(#unit_deps, ::kgraph::Conditional::While, handle)?;),
+                quote!(let (#var, mut #b) = root.add_conditional(#unit_deps, ::kgraph::expert::Conditional::While, handle)?;),
                 true,
                 // SAFETY: as for `repeat`; the value is the first element of an f32 buffer of
                 // the struct (checked at compile time), which outlives the graph.
@@ -97,7 +98,7 @@ fn control_unit(ir: &GraphIr, c: usize, body: &BodyPlan, unit_deps: TokenStream,
                     // SAFETY: the flag is the first element of an i32 buffer of the struct
                     // (checked at compile time), which outlives the graph.
                     let set = unsafe { self.control_kernels.add_if_nonzero(&mut root, #unit_deps, handle, #flag) }?;
-                    let (#var, mut #b) = root.add_conditional(&[(set, ::kgraph::EdgeKind::Full)], ::kgraph::Conditional::If, handle)?;
+                    let (#var, mut #b) = root.add_conditional(&[(set, ::kgraph::expert::EdgeKind::Full)], ::kgraph::expert::Conditional::If, handle)?;
                 },
                 false,
                 TokenStream::new(),
@@ -135,7 +136,7 @@ fn build_fn(cg: &CodegenInput<'_>, plan: &BuildPlan, f: &Ident, mode: Mode, doc:
             }
             Mode::Profiled => {
                 let e = format_ident!("e{}", k);
-                quote!(&[(#e, ::kgraph::EdgeKind::Full)])
+                quote!(&[(#e, ::kgraph::expert::EdgeKind::Full)])
             }
         };
         body.extend(match *unit {
@@ -149,7 +150,7 @@ fn build_fn(cg: &CodegenInput<'_>, plan: &BuildPlan, f: &Ident, mode: Mode, doc:
         if mode == Mode::Profiled {
             let (e, i) = (format_ident!("e{}", k + 1), k + 1);
             body.extend(
-                quote!(let #e = unsafe { root.add_event_record(&[(#var, ::kgraph::EdgeKind::Full)], &events[#i]) }?;),
+                quote!(let #e = unsafe { root.add_event_record(&[(#var, ::kgraph::expert::EdgeKind::Full)], &events[#i]) }?;),
             );
         }
     }
@@ -158,9 +159,9 @@ fn build_fn(cg: &CodegenInput<'_>, plan: &BuildPlan, f: &Ident, mode: Mode, doc:
     quote! {
         #doc
         #[allow(unused_variables, clippy::let_and_return)]
-        fn #f(&mut self, nodes: &mut [usize], #events_param) -> ::kgraph::Result<::kgraph::GraphBuilder<'static>> {
-            let pdl = if self.pdl_enabled { ::kgraph::EdgeKind::Programmatic } else { ::kgraph::EdgeKind::Full };
-            let mut root = ::kgraph::GraphBuilder::new(self.device.context())?;
+        fn #f(&mut self, nodes: &mut [usize], #events_param) -> ::kgraph::Result<::kgraph::expert::GraphBuilder<'static>> {
+            let pdl = if self.pdl_enabled { ::kgraph::expert::EdgeKind::Programmatic } else { ::kgraph::expert::EdgeKind::Full };
+            let mut root = ::kgraph::expert::GraphBuilder::new(self.device.context())?;
             #body
             ::core::result::Result::Ok(root)
         }
@@ -270,7 +271,7 @@ pub(crate) fn build_methods(cg: &CodegenInput<'_>) -> TokenStream {
         /// `iters` times, and reports each unit's median time between its events, with the
         /// median GPU time of one replay of the graph built by [`Self::capture`] (when built)
         /// for reference. Leaves the captured graph as it was.
-        pub fn profile(&mut self, iters: usize) -> ::kgraph::Result<::kgraph::Profile> {
+        pub fn profile(&mut self, iters: usize) -> ::kgraph::Result<::kgraph::expert::Profile> {
             // SAFETY: cudarc's context only makes the timing events, recorded by event-record
             // nodes of the profiled graph and read after its replays.
             let ctx = unsafe { self.device.context().cuda() };
@@ -283,7 +284,7 @@ pub(crate) fn build_methods(cg: &CodegenInput<'_>) -> TokenStream {
             let graph = built.instantiate(self.device.stream())?;
             let names: &[&str] = &[#(#unit_names),*];
             let kinds: &[&str] = &[#(#unit_kinds),*];
-            let profile = ::kgraph::Profile::measure(#graph, &graph, &events, names, kinds, iters, self.captured.as_ref());
+            let profile = ::kgraph::expert::Profile::measure(#graph, &graph, &events, names, kinds, iters, self.captured.as_ref());
             // The events outlive every replay of the profiled graph (it drops before them): wait
             // for the last one even when the measurement stopped early. A measurement error is
             // reported before the wait's (a sticky fault would otherwise hide where it arose).

@@ -49,7 +49,7 @@ fn control_init(cg: &CodegenInput<'_>) -> TokenStream {
     let graph = cg.name.to_string();
     let n = ir.controls.len();
     quote! {
-        control_kernels: ::kgraph::control::ControlKernels::load(device.context())
+        control_kernels: ::kgraph::__private::control::ControlKernels::load(device.context())
             .map_err(|e| ::kgraph::Error::in_graph(#graph, "load the control kernels", e))?,
         control_counters: device.alloc_zeros::<u32>(#n)
             .map_err(|e| ::kgraph::Error::in_graph(#graph, "allocate the loop counters", e))?,
@@ -114,7 +114,7 @@ pub(crate) fn new_fn(cg: &CodegenInput<'_>) -> TokenStream {
         #new_doc
         pub fn new(device: &::kgraph::Device #comm_param) -> ::kgraph::Result<Self> {
             #comm_init
-            let mut modules = ::kgraph::ModuleCache::new(device.context());
+            let mut modules = ::kgraph::expert::ModuleCache::new(device.context());
             #( let #kernel_fields = #kernel_types::load(&mut modules)
                 .map_err(|e| ::kgraph::Error::in_graph(#graph, #kernel_load_ops, e))?; )*
             ::core::result::Result::Ok(Self {
@@ -126,7 +126,7 @@ pub(crate) fn new_fn(cg: &CodegenInput<'_>) -> TokenStream {
                 captured: ::core::option::Option::None,
                 built_serialized: ::core::option::Option::None,
                 node_cfgs: #cfgs,
-                kernel_watch: ::kgraph::reload::KernelWatch::new(&[#( &#kernel_types::SOURCE ),*]),
+                kernel_watch: ::kgraph::expert::reload::KernelWatch::new(&[#( &#kernel_types::SOURCE ),*]),
                 #comm_field
                 #controls
                 pdl_enabled: true,

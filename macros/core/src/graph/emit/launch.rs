@@ -156,7 +156,7 @@ pub(crate) fn launch_fn(ir: &GraphIr, n: usize) -> TokenStream {
                 // SAFETY: the destination is a buffer of the struct holding `count` elements of
                 // `elem_size` bytes (its length in bytes, checked at compile time to be a multiple),
                 // on (or ordered with) `stream` as for a kernel launch.
-                unsafe { ::kgraph::memset_async(stream, #dst, #pattern, #elem_size, #count, #what) }
+                unsafe { ::kgraph::__private::memset_async(stream, #dst, #pattern, #elem_size, #count, #what) }
             }
         }
         NodeOp::Memcpy => {
@@ -165,7 +165,7 @@ pub(crate) fn launch_fn(ir: &GraphIr, n: usize) -> TokenStream {
                 let _ = opts;
                 // SAFETY: two distinct buffers of the struct of the same length and dtype (checked
                 // at compile time), on (or ordered with) `stream` as for a kernel launch.
-                unsafe { ::kgraph::memcpy_async(stream, #dst, #src, #bytes, #what) }
+                unsafe { ::kgraph::__private::memcpy_async(stream, #dst, #src, #bytes, #what) }
             }
         }
         NodeOp::Collective(op) => {
@@ -200,12 +200,12 @@ pub(crate) fn add_node_fn(ir: &GraphIr, n: usize) -> TokenStream {
             let args = launch_args(ir, n);
             quote! {
                 let cfg = self.node_cfgs[#n];
-                let opts = if deps.iter().any(|d| d.1 == ::kgraph::EdgeKind::Programmatic) {
+                let opts = if deps.iter().any(|d| d.1 == ::kgraph::expert::EdgeKind::Programmatic) {
                     ::kgraph::LaunchOptions::PDL
                 } else {
                     ::kgraph::LaunchOptions::default()
                 };
-                let target = ::kgraph::Issue::AddNode { builder, deps };
+                let target = ::kgraph::expert::Issue::AddNode { builder, deps };
                 // SAFETY: every buffer argument is a field of this struct, which also holds the
                 // graph built here: the buffers outlive every launch of it and are never moved
                 // (replacing one updates the graph first, see `replace_<buffer>`); all work on
@@ -245,9 +245,9 @@ pub(crate) fn add_node_fn(ir: &GraphIr, n: usize) -> TokenStream {
         #doc
         fn #f(
             &mut self,
-            builder: &mut ::kgraph::GraphBuilder<'_>,
-            deps: &[::kgraph::Dep],
-        ) -> ::kgraph::Result<::kgraph::NodeRef> {
+            builder: &mut ::kgraph::expert::GraphBuilder<'_>,
+            deps: &[::kgraph::expert::Dep],
+        ) -> ::kgraph::Result<::kgraph::expert::NodeRef> {
             #body
         }
     }
@@ -269,7 +269,7 @@ pub(crate) fn update_node_fn(ir: &GraphIr, n: usize) -> TokenStream {
             let args = launch_args(ir, n);
             quote! {
                 let cfg = self.node_cfgs[#n];
-                let target = ::kgraph::Issue::SetNode { graph, node };
+                let target = ::kgraph::expert::Issue::SetNode { graph, node };
                 // SAFETY: as for `__add_node`: the node runs this kernel on this struct's buffers,
                 // which outlive the graph; every check of the launch is made again.
                 unsafe { self.#k.__issue(target, cfg, ::kgraph::LaunchOptions::default(), #(#args),*) }.map(|_| ())

@@ -50,7 +50,7 @@ fn struct_def(cg: &CodegenInput<'_>) -> TokenStream {
     } else {
         quote! {
             /// The control kernels that set the conditions of `[[while]]`/`[[if]]` nodes.
-            control_kernels: ::kgraph::control::ControlKernels,
+            control_kernels: ::kgraph::__private::control::ControlKernels,
             /// One iteration counter per control (0 between launches).
             control_counters: ::kgraph::DeviceBuffer<u32>,
         }
@@ -75,7 +75,7 @@ fn struct_def(cg: &CodegenInput<'_>) -> TokenStream {
             /// Each node's launch configuration (`set_launch` changes a kernel node's).
             node_cfgs: ::std::vec::Vec<::kgraph::LaunchConfig>,
             /// The kernel files `reload_kernels` polls (empty unless `KGRAPH_HOT_RELOAD` is set).
-            kernel_watch: ::kgraph::reload::KernelWatch,
+            kernel_watch: ::kgraph::expert::reload::KernelWatch,
             #control_fields
             #comm_field
             /// Launch the `NODE_PDL` nodes with PDL (eager runs and later captures).

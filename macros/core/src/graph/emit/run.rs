@@ -55,7 +55,7 @@ fn eager_node(cg: &CodegenInput<'_>, n: usize) -> TokenStream {
     let range = format!("{}::{}", cg.name, cg.ir.nodes[n].name);
     quote! {
         {
-            let _range = ::kgraph::nvtx::range(#range);
+            let _range = ::kgraph::expert::nvtx::range(#range);
             self.#f(&stream, #opts)?;
         }
     }
@@ -145,7 +145,7 @@ fn replay_and_inspection(cg: &CodegenInput<'_>, mark_in_flight: &TokenStream) ->
         /// [`Self::capture`], [`Self::capture_serialized`] (or `capture_streamed`).
         /// [`kgraph::Error::Graph`] if neither has run.
         pub fn replay(&self) -> ::kgraph::Result<()> {
-            let _range = ::kgraph::nvtx::range(#replay_range);
+            let _range = ::kgraph::expert::nvtx::range(#replay_range);
             #mark_in_flight
             match &self.captured {
                 ::core::option::Option::Some(graph) => graph.replay(),
@@ -164,8 +164,8 @@ fn replay_and_inspection(cg: &CodegenInput<'_>, mark_in_flight: &TokenStream) ->
         /// The captured graph (node count, edges, timed replays, raw handles), once captured.
         /// Untimed replays go through [`Self::replay`] only, which keeps track of what is in
         /// flight (see `kgraph::CapturedGraph`).
-        pub fn graph(&self) -> ::core::option::Option<::kgraph::CapturedGraph<'_>> {
-            self.captured.as_ref().map(::kgraph::CapturedGraph::new)
+        pub fn graph(&self) -> ::core::option::Option<::kgraph::expert::CapturedGraph<'_>> {
+            self.captured.as_ref().map(::kgraph::expert::CapturedGraph::new)
         }
 
         /// The captured graph's node of each spec node, indexed like `NODES` (empty before
@@ -207,13 +207,13 @@ fn reload_kernels(cg: &CodegenInput<'_>) -> TokenStream {
         /// differs from it in the size of a declared parameter or by missing one (then the
         /// reload is refused with `kgraph::Error::ParamMismatch`).
         pub unsafe fn reload_kernels(&mut self) -> ::kgraph::Result<bool> {
-            if !::kgraph::reload::enabled() || !self.kernel_watch.changed() {
+            if !::kgraph::expert::reload::enabled() || !self.kernel_watch.changed() {
                 return ::core::result::Result::Ok(false);
             }
             // SAFETY: the reloaded handles never run with PDL: they replace the struct's only
             // after `kernels_reloaded` is set and `pdl_enabled` cleared below, before the graph
             // is rebuilt or any launch, and `set_pdl_enabled` keeps PDL off from then on.
-            let mut modules = unsafe { ::kgraph::ModuleCache::from_disk(self.device.context()) };
+            let mut modules = unsafe { ::kgraph::expert::ModuleCache::from_disk(self.device.context()) };
             let loaded: ::kgraph::Result<_> = (|| {
                 ::core::result::Result::Ok(( #( #types::load(&mut modules)?, )* ))
             })();

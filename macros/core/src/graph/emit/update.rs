@@ -45,7 +45,7 @@ pub(crate) fn extent_checks(cg: &CodegenInput<'_>, s: usize) -> Vec<TokenStream>
             let len = buf.len;
             let (node_name, param, expr, buffer) = (&node.name, ident_text(&u.param.name), &u.extent.text, &buf.name);
             out.push(quote! {
-                if let ::core::result::Result::Err(required) = ::kgraph::extent::within(#value, #len) {
+                if let ::core::result::Result::Err(required) = ::kgraph::__private::extent::within(#value, #len) {
                     return ::core::result::Result::Err(::kgraph::Error::ScalarBreaksExtent {
                         graph: #graph, scalar: #scalar, node: #node_name, param: #param, expr: #expr,
                         buffer: #buffer, required, len: #len,
@@ -65,7 +65,7 @@ fn extent_tokens(ir: &GraphIr, node: &crate::graph::ir::Node, expr: &ExtentExpr,
     match expr {
         ExtentExpr::Int { value, .. } => {
             let lit = proc_macro2::Literal::u64_unsuffixed(*value);
-            quote!(::kgraph::extent::lit::<#t>(#lit))
+            quote!(::kgraph::__private::extent::lit::<#t>(#lit))
         }
         ExtentExpr::Name(name) => {
             let text = ident_text(name);
@@ -79,7 +79,7 @@ fn extent_tokens(ir: &GraphIr, node: &crate::graph::ir::Node, expr: &ExtentExpr,
                 Binding::Const { value, .. } => typed_literal(value, arg.elem),
                 _ => unreachable!("an extent names integer scalar parameters only"),
             };
-            quote!(::kgraph::extent::scalar::<#t, _>(#text, #v))
+            quote!(::kgraph::__private::extent::scalar::<#t, _>(#text, #v))
         }
         ExtentExpr::Block { .. } => unreachable!("pointer extents do not name the block (the parser refuses it)"),
         ExtentExpr::Binary { op, lhs, rhs } => {
@@ -91,7 +91,7 @@ fn extent_tokens(ir: &GraphIr, node: &crate::graph::ir::Node, expr: &ExtentExpr,
                 ExtentOp::Rem => quote!(rem),
             };
             let (l, r) = (extent_tokens(ir, node, lhs, ty, s), extent_tokens(ir, node, rhs, ty, s));
-            quote!(::kgraph::extent::#f(#l, #r))
+            quote!(::kgraph::__private::extent::#f(#l, #r))
         }
         ExtentExpr::Call { func, a, b } => {
             let f = match func {
@@ -99,7 +99,7 @@ fn extent_tokens(ir: &GraphIr, node: &crate::graph::ir::Node, expr: &ExtentExpr,
                 ExtentFn::Max => quote!(max),
             };
             let (a, b) = (extent_tokens(ir, node, a, ty, s), extent_tokens(ir, node, b, ty, s));
-            quote!(::kgraph::extent::#f(#a, #b))
+            quote!(::kgraph::__private::extent::#f(#a, #b))
         }
     }
 }

@@ -346,7 +346,8 @@ unsafe extern "C" fn record_first(data: *mut std::ffi::c_void) {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn host_nodes_run_once_per_launch_after_their_dependencies() {
-    use kgraph::{DeviceIn, EdgeKind, GraphBuilder, MappedBuffer};
+    use kgraph::expert::{EdgeKind, GraphBuilder};
+    use kgraph::{DeviceIn, MappedBuffer};
     use std::sync::atomic::Ordering::SeqCst;
     let dev = super::super::common::device();
     let mut x = dev.upload(&[0.0f32; 64]).unwrap();
@@ -379,7 +380,7 @@ fn host_nodes_run_once_per_launch_after_their_dependencies() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn builders_refuse_nodes_and_conditions_of_other_builders() {
-    use kgraph::{Conditional, EdgeKind, GraphBuilder};
+    use kgraph::expert::{Conditional, EdgeKind, GraphBuilder};
     let dev = super::super::common::device();
     let x = dev.alloc_zeros::<u32>(16).unwrap();
     let mut first = GraphBuilder::new(dev.context()).unwrap();
