@@ -15,14 +15,17 @@
 // projection both add into one g_h, and unrolled time steps add into shared weight gradients.
 // Scratch buffers (d_pre_g, d_pre_t) are overwritten. No output may alias an input.
 //
-// Launches (block 128 = 4 warps; any multiple of 32 works with the same formulas):
-//   cfc_step                   one warp per (b, j):  grid = ceil(batch * n_hid / 4)
-//   cfc_step_backward_gates    one warp per (b, j):  grid = ceil(batch * n_hid / 4)
-//   cfc_step_backward_params   block 256, one thread per item, two block-uniform roles:
-//       grid = ceil(batch * K / 256) + ceil(n_hid * (K + 1) / 256),  K = n_in + n_hid
-// Backward order: gates, then params (params reads d_pre_*). All reductions run in a fixed
-// order: results are bitwise reproducible. Sizes are ints: every tensor (and batch * (K + 1),
-// n_hid * (K + 1)) must stay below 2^31 elements; indices are 32-bit (no 64-bit division).
+// Launches (any 1-D block of whole warps works, with the grid formulas below written for it):
+//   cfc_step                   one warp per (b, j), block 128:  grid = ceil(batch * n_hid / 4)
+//   cfc_step_backward_gates    one warp per (b, j), block 128:  grid = ceil(batch * n_hid / 4)
+//   cfc_step_backward_params   block 1024, two block-uniform roles (below): g_x/g_h_old one
+//       thread per element; the weight gradients 32 outputs per block, the block's 32 warps
+//       splitting the batch: grid = ceil(batch * K / 1024) + ceil(n_hid * (K + 1) / 32),
+//       K = n_in + n_hid
+// Backward order: gates, then params (params reads d_pre_*). All reductions run in an order
+// fixed by the launch shape (no atomics): results are bitwise reproducible. Sizes are ints:
+// every tensor (and batch * (K + 1), n_hid * (K + 1)) must stay below 2^31 elements; indices
+// are 32-bit (no 64-bit division).
 #include "cfc.cuh"
 
 extern "C" __global__ void __launch_bounds__(128)
@@ -86,11 +89,13 @@ extern "C" __global__ void __launch_bounds__(128)
 //   blocks [0, nb_z): one thread per (b, k), k < K:
 //       s = sum_j W_g[j, k] d_pre_g[b, j] + W_t[j, k] d_pre_t[b, j]
 //       k < n_in: g_x[b, k] += s;  else g_h_old[b, k - n_in] += s
-//   blocks [nb_z, nb_z + nb_w): one thread per (j, k), k <= K:
+//   blocks [nb_z, nb_z + nb_w): 32 outputs t = j (K + 1) + k per block, one per lane:
 //       k < K:  g_w_g[j, k] += sum_b d_pre_g[b, j] z[b, k];  g_w_t likewise with d_pre_t
 //       k == K: g_b_g[j] += sum_b d_pre_g[b, j];            g_b_t likewise
-//   nb_z = ceil(batch * K / blockDim.x).
-extern "C" __global__ void __launch_bounds__(256)
+//     the block's warps split the batch (warp w takes rows w, w + n_warps, ...), then
+//     kg_block_column_sums adds the warps' partial sums in a fixed order.
+//   nb_z = ceil(batch * K / blockDim.x), nb_w = ceil(n_hid * (K + 1) / 32).
+extern "C" __global__ void __launch_bounds__(1024)
     cfc_step_backward_params(const float* __restrict__ x, const float* __restrict__ h_old,
                              const float* __restrict__ w_g, const float* __restrict__ w_t,
                              const float* __restrict__ d_pre_g, const float* __restrict__ d_pre_t,
@@ -99,9 +104,13 @@ extern "C" __global__ void __launch_bounds__(256)
                              float* __restrict__ g_b_g, float* __restrict__ g_w_t,
                              float* __restrict__ g_b_t) {
     kg_pdl_enter();
+    if (kg_not_whole_warps()) return;
+    // Negative sizes name no tensors; the unsigned products below would wrap (batch = -1,
+    // n_in = -2, n_hid = 0 satisfies every extent with n_z = 2).
+    if (batch < 0 || n_in < 0 || n_hid < 0) return;
     const int k_all = n_in + n_hid;
     const unsigned n_z = (unsigned)batch * (unsigned)k_all;
-    const unsigned nb_z = (n_z + blockDim.x - 1) / blockDim.x;
+    const unsigned nb_z = kg_blocks_for(n_z, blockDim.x);
     if (blockIdx.x < nb_z) {
         const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
         if (t >= n_z) return;
@@ -110,6 +119,7 @@ extern "C" __global__ void __launch_bounds__(256)
         const float* dg = d_pre_g + b * n_hid;
         const float* dtau = d_pre_t + b * n_hid;
         float s0 = 0.f, s1 = 0.f;  // gate and time-constant paths, combined in a fixed order
+#pragma unroll 8
         for (int j = 0; j < n_hid; ++j) {
             s0 = fmaf(w_g[j * k_all + k], dg[j], s0);
             s1 = fmaf(w_t[j * k_all + k], dtau[j], s1);
@@ -118,28 +128,50 @@ extern "C" __global__ void __launch_bounds__(256)
         else g_h_old[b * n_hid + (k - n_in)] += s0 + s1;
         return;
     }
-    const unsigned t = (blockIdx.x - nb_z) * blockDim.x + threadIdx.x;
-    if (t >= (unsigned)n_hid * (unsigned)(k_all + 1)) return;
-    const int j = (int)(t / (unsigned)(k_all + 1));
-    const int k = (int)t - j * (k_all + 1);
-    float sg = 0.f, st = 0.f;
-    if (k < k_all) {
-        // z[b, k] = x[b, k] (k < n_in) or h_old[b, k - n_in]: one base pointer and stride per thread.
-        const float* zc = k < n_in ? x + k : h_old + (k - n_in);
+    __shared__ KgColumnScratch<2> scratch;  // the gate and the time-constant sums
+    const unsigned row = (unsigned)k_all + 1u;  // K weights and the bias
+    const unsigned n_w = (unsigned)n_hid * row;
+    const unsigned tile = blockIdx.x - nb_z;
+    if (tile >= kg_blocks_for(n_w, KG_WARP)) return;  // block-uniform
+    const unsigned first = tile * KG_WARP;           // < n_w: no overflow
+    const unsigned n_cols = min(n_w - first, (unsigned)KG_WARP);
+    const unsigned lane = threadIdx.x & (KG_WARP - 1);
+    float part[2] = {0.f, 0.f};
+    if (lane < n_cols) {
+        const unsigned t = first + lane;
+        const int j = (int)(t / row);
+        const int k = (int)(t - (unsigned)j * row);
+        // z[b, k] = x[b, k] (k < n_in), h_old[b, k - n_in] (k < K), or 1 for the bias column:
+        // one base pointer and stride per thread. The bias column reads d_pre_g[b, j] (in
+        // bounds) and discards it, so the loop has no branch and its loads can be batched.
+        const bool weight = k < k_all;
+        const float* zc = k < n_in ? x + k : weight ? h_old + (k - n_in) : d_pre_g + j;
         const int zs = k < n_in ? n_in : n_hid;
-        for (int b = 0; b < batch; ++b) {
-            const float z = zc[b * zs];
-            sg = fmaf(d_pre_g[b * n_hid + j], z, sg);
-            st = fmaf(d_pre_t[b * n_hid + j], z, st);
-        }
-        g_w_g[j * k_all + k] += sg;
-        g_w_t[j * k_all + k] += st;
-    } else {
-        for (int b = 0; b < batch; ++b) {
-            sg += d_pre_g[b * n_hid + j];
-            st += d_pre_t[b * n_hid + j];
-        }
-        g_b_g[j] += sg;
-        g_b_t[j] += st;
+        struct Row {
+            float dg, dtau, z;
+        };
+        kg_for_warp_rows<Row>(
+            batch,
+            [&](int b) {
+                const float zv = zc[b * zs];
+                return Row{d_pre_g[b * n_hid + j], d_pre_t[b * n_hid + j], weight ? zv : 1.f};
+            },
+            [&](Row r) {
+                part[0] = fmaf(r.dg, r.z, part[0]);
+                part[1] = fmaf(r.dtau, r.z, part[1]);
+            });
     }
+    kg_block_column_sums(scratch, part, [&](int c, const float (&sums)[2]) {
+        if ((unsigned)c >= n_cols) return;
+        const unsigned t = first + (unsigned)c;
+        const int j = (int)(t / row);
+        const int k = (int)(t - (unsigned)j * row);
+        if (k < k_all) {
+            g_w_g[j * k_all + k] += sums[0];
+            g_w_t[j * k_all + k] += sums[1];
+        } else {
+            g_b_g[j] += sums[0];
+            g_b_t[j] += sums[1];
+        }
+    });
 }

@@ -13,9 +13,11 @@
 //
 // Launches:
 //   multi_horizon_heads           one warp per (b, o): block 128, grid = ceil(batch * 5 / 4)
-//   multi_horizon_heads_backward  block 256, two block-uniform roles (model_common.cuh):
-//       grid = ceil(batch * n_hid / 256) + ceil(5 * (n_hid + 1) / 256)
-// Deterministic (fixed-order reductions, no atomics).
+//   multi_horizon_heads_backward  block 1024, two block-uniform roles (kg_linear_backward in
+//       model_common.cuh: g_h one thread per element; g_w_h, g_b_h 32 outputs per block, the
+//       block's 32 warps splitting the batch):
+//       grid = ceil(batch * n_hid / 1024) + ceil(5 * (n_hid + 1) / 32)
+// Deterministic (reductions in an order fixed by the launch shape, no atomics).
 #include "model_common.cuh"
 
 extern "C" __global__ void __launch_bounds__(128)
@@ -43,7 +45,7 @@ struct HeadsGrad {
     }
 };
 
-extern "C" __global__ void __launch_bounds__(256)
+extern "C" __global__ void __launch_bounds__(1024)
     multi_horizon_heads_backward(const float* __restrict__ h, const float* __restrict__ w_h,
                                  const float* __restrict__ probs,
                                  const float* __restrict__ g_logits,
@@ -51,6 +53,7 @@ extern "C" __global__ void __launch_bounds__(256)
                                  float* __restrict__ g_h, float* __restrict__ g_w_h,
                                  float* __restrict__ g_b_h) {
     kg_pdl_enter();
+    if (kg_not_whole_warps()) return;
     const HeadsGrad g{g_logits, g_probs, probs};
     kg_linear_backward<N_HORIZONS>(h, w_h, g, batch, n_hid, g_h, g_w_h, g_b_h);
 }

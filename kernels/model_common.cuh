@@ -121,21 +121,86 @@ __device__ __forceinline__ bool kg_linear_forward_warp(const float* __restrict__
     return true;
 }
 
+// Scratch of kg_block_column_sums: N sums per (warp, lane), a row padded to 33 so that a warp
+// reading one column across the rows hits 32 different banks.
+template <int N>
+struct KgColumnScratch {
+    float v[N][KG_WARP][KG_WARP + 1];
+};
+
+// Sums over the block's warps, lane column by lane column, in a fixed order: lane l of warp w
+// holds part[i], its share of column l of sum i. Then write(c, sums) runs once per column
+// c < 32, on lane 0 of warp c % n_warps, where sums[i] is the butterfly (kg_warp_sum) over w of
+// warp w's part[i] for lane c. The order depends on the block size only: deterministic for a
+// launch shape. Every thread of the block must call it (it synchronizes); the block is 1-D whole
+// warps (kg_not_whole_warps), at most 32 of them (CUDA's 1024-thread limit).
+template <int N, typename Write>
+__device__ __forceinline__ void kg_block_column_sums(KgColumnScratch<N>& scratch,
+                                                     const float (&part)[N], Write write) {
+    const int lane = threadIdx.x & (KG_WARP - 1);
+    const int warp = threadIdx.x >> 5;
+    const int n_warps = blockDim.x >> 5;
+#pragma unroll
+    for (int i = 0; i < N; ++i) scratch.v[i][warp][lane] = part[i];
+    __syncthreads();
+    for (int c = warp; c < KG_WARP; c += n_warps) {
+        float sums[N];
+#pragma unroll
+        for (int i = 0; i < N; ++i) sums[i] = kg_warp_sum(lane < n_warps ? scratch.v[i][lane][c] : 0.f);
+        if (lane == 0) write(c, sums);
+    }
+}
+
+// Rows per chunk of kg_for_warp_rows.
+#define KG_ROW_CHUNK 8
+
+// The rows of the batch that the calling warp takes when the block's warps split the batch:
+// b = warp, warp + n_warps, ..., each passed to add(load(b)) in increasing order. KG_ROW_CHUNK
+// rows at a time where possible, all loaded before the first is added: a loop with a runtime
+// stride is otherwise unrolled with an exit test after every row, which keeps the next row's
+// loads waiting for the previous row's (one memory latency per row instead of per chunk).
+// The row counter is unsigned: b + KG_ROW_CHUNK * n_warps stays below 2^32 for any int batch.
+template <typename Row, typename Load, typename Add>
+__device__ __forceinline__ void kg_for_warp_rows(int batch, Load load, Add add) {
+    const unsigned n = batch > 0 ? (unsigned)batch : 0u;
+    const unsigned step = blockDim.x >> 5;
+    unsigned b = threadIdx.x >> 5;
+    for (; b + (KG_ROW_CHUNK - 1) * step < n; b += KG_ROW_CHUNK * step) {
+        Row rows[KG_ROW_CHUNK];
+#pragma unroll
+        for (int u = 0; u < KG_ROW_CHUNK; ++u) rows[u] = load((int)(b + u * step));
+#pragma unroll
+        for (int u = 0; u < KG_ROW_CHUNK; ++u) add(rows[u]);
+    }
+    for (; b < n; b += step) add(load((int)b));
+}
+
+// Blocks of a role that hands out `items` items, `per_block` to a block, without the overflow of
+// (items + per_block - 1) near 2^32.
+__device__ __forceinline__ unsigned kg_blocks_for(unsigned items, unsigned per_block) {
+    return items / per_block + (items % per_block != 0u);
+}
+
 // Backward of y = W h + c given the effective output gradient g_y (a functor, so the heads can
 // fold their probs path in). Two block-uniform roles in one launch (no dependency between them):
-//   blocks [0, nb_in):        one thread per (b, k):  g_h[b, k] += sum_o W[o, k] g_y[b, o]
-//   blocks [nb_in, nb_in+nb_w): one thread per (o, k), k <= n_hid:
+//   blocks [0, nb_in): one thread per (b, k):  g_h[b, k] += sum_o W[o, k] g_y[b, o]
+//   blocks [nb_in, nb_in + nb_w): 32 outputs t = o (n_hid + 1) + k per block, one per lane:
 //        k <  n_hid: g_w[o, k] += sum_b g_y[b, o] h[b, k]
 //        k == n_hid: g_c[o]    += sum_b g_y[b, o]
-// nb_in = ceil(batch * n_hid / blockDim.x). Every sum runs in a fixed order (deterministic).
+//     the block's warps split the batch (warp w takes rows w, w + n_warps, ...), then
+//     kg_block_column_sums adds the warps' partial sums.
+// nb_in = ceil(batch * n_hid / blockDim.x), nb_w = ceil(N_OUT * (n_hid + 1) / 32). The caller
+// returns first for a block that is not whole warps. Every sum runs in an order fixed by the
+// launch shape (deterministic).
 template <int N_OUT, typename GradOut>
 __device__ __forceinline__ void kg_linear_backward(const float* __restrict__ h,
                                                    const float* __restrict__ w, GradOut g_y,
                                                    int batch, int n_hid, float* __restrict__ g_h,
                                                    float* __restrict__ g_w,
                                                    float* __restrict__ g_c) {
+    if (batch < 0 || n_hid < 0) return;  // no such tensors (the unsigned sizes below would wrap)
     const unsigned n_in_threads = (unsigned)batch * (unsigned)n_hid;
-    const unsigned nb_in = (n_in_threads + blockDim.x - 1) / blockDim.x;
+    const unsigned nb_in = kg_blocks_for(n_in_threads, blockDim.x);
     if (blockIdx.x < nb_in) {
         const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
         if (t >= n_in_threads) return;
@@ -147,25 +212,47 @@ __device__ __forceinline__ void kg_linear_backward(const float* __restrict__ h,
         g_h[t] += s;
         return;
     }
-    const unsigned t = (blockIdx.x - nb_in) * blockDim.x + threadIdx.x;
-    if (t >= (unsigned)N_OUT * (unsigned)(n_hid + 1)) return;
-    const int o = (int)(t / (unsigned)(n_hid + 1));
-    const int k = (int)t - o * (n_hid + 1);
-    float s0 = 0.f, s1 = 0.f;  // two chains for ILP, combined in a fixed order
-    int b = 0;
-    if (k < n_hid) {
-        for (; b + 1 < batch; b += 2) {
-            s0 = fmaf(g_y(b * N_OUT + o), h[b * n_hid + k], s0);
-            s1 = fmaf(g_y((b + 1) * N_OUT + o), h[(b + 1) * n_hid + k], s1);
+    __shared__ KgColumnScratch<1> scratch;
+    const unsigned row = (unsigned)n_hid + 1u;  // n_hid weights and the bias
+    const unsigned n_w = (unsigned)N_OUT * row;
+    const unsigned tile = blockIdx.x - nb_in;
+    if (tile >= kg_blocks_for(n_w, KG_WARP)) return;  // block-uniform
+    const unsigned first = tile * KG_WARP;           // < n_w: no overflow
+    const unsigned n_cols = min(n_w - first, (unsigned)KG_WARP);
+    const unsigned lane = threadIdx.x & (KG_WARP - 1);
+    float part[1] = {0.f};
+    if (lane < n_cols) {
+        const unsigned t = first + lane;
+        const int o = (int)(t / row);
+        const int k = (int)(t - (unsigned)o * row);
+        struct Row {
+            float g, h;
+        };
+        float s = 0.f;
+        const auto add = [&](Row r) { s = fmaf(r.g, r.h, s); };
+        if (n_hid > 0) {
+            // The bias column (k == n_hid, h = 1) reads h[b, 0] (in bounds) and discards it, so
+            // a chunk's loads have no branch between them.
+            const bool weight = k < n_hid;
+            const float* hc = h + (weight ? k : 0);
+            kg_for_warp_rows<Row>(
+                batch,
+                [&](int b) {
+                    const float hv = hc[b * n_hid];
+                    return Row{g_y(b * N_OUT + o), weight ? hv : 1.f};
+                },
+                add);
+        } else {  // no weights and h is empty: only the bias columns
+            kg_for_warp_rows<Row>(batch, [&](int b) { return Row{g_y(b * N_OUT + o), 1.f}; }, add);
         }
-        if (b < batch) s0 = fmaf(g_y(b * N_OUT + o), h[b * n_hid + k], s0);
-        g_w[o * n_hid + k] += s0 + s1;
-    } else {
-        for (; b + 1 < batch; b += 2) {
-            s0 += g_y(b * N_OUT + o);
-            s1 += g_y((b + 1) * N_OUT + o);
-        }
-        if (b < batch) s0 += g_y(b * N_OUT + o);
-        g_c[o] += s0 + s1;
+        part[0] = s;
     }
+    kg_block_column_sums(scratch, part, [&](int c, const float (&sums)[1]) {
+        if ((unsigned)c >= n_cols) return;
+        const unsigned t = first + (unsigned)c;
+        const int o = (int)(t / row);
+        const int k = (int)(t - (unsigned)o * row);
+        if (k < n_hid) g_w[o * n_hid + k] += sums[0];
+        else g_c[o] += sums[0];
+    });
 }

@@ -8,9 +8,9 @@
 //
 // Launches:
 //   projection           one warp per (b, o): block 128, grid = ceil(batch * 8 / 4)
-//   projection_backward  block 256, two block-uniform roles (model_common.cuh):
-//       grid = ceil(batch * n_hid / 256) + ceil(8 * (n_hid + 1) / 256)
-// Deterministic (fixed-order reductions, no atomics).
+//   projection_backward  block 1024, two block-uniform roles (kg_linear_backward in
+//       model_common.cuh): grid = ceil(batch * n_hid / 1024) + ceil(8 * (n_hid + 1) / 32)
+// Deterministic (reductions in an order fixed by the launch shape, no atomics).
 #include "model_common.cuh"
 
 extern "C" __global__ void __launch_bounds__(128)
@@ -29,12 +29,13 @@ struct ProjectionGrad {
     __device__ __forceinline__ float operator()(int i) const { return g_y[i]; }
 };
 
-extern "C" __global__ void __launch_bounds__(256)
+extern "C" __global__ void __launch_bounds__(1024)
     projection_backward(const float* __restrict__ h, const float* __restrict__ p,
                         const float* __restrict__ g_y, int batch, int n_hid,
                         float* __restrict__ g_h, float* __restrict__ g_p,
                         float* __restrict__ g_c) {
     kg_pdl_enter();
+    if (kg_not_whole_warps()) return;
     const ProjectionGrad g{g_y};
     kg_linear_backward<N_PROJ>(h, p, g, batch, n_hid, g_h, g_p, g_c);
 }

@@ -21,7 +21,10 @@
 //! - Every pointer parameter is declared with its extent, the buffer layout of the kernel's
 //!   `.cu` header (`h_new: &mut [f32; batch * n_hid]`), under `unsafe(extents)`: each handle's
 //!   `launch` checks every buffer against it before launching (`docs/safety.md`).
-//! - Every reduction runs in a fixed order (no atomics): results are bitwise reproducible.
+//! - Every reduction runs in an order fixed by the launch configuration (no atomics): results
+//!   are bitwise reproducible. The backward kernels' weight gradients split the batch over a
+//!   block's warps and add the warps' partial sums in shared memory, so a different block size
+//!   gives the same gradients up to rounding.
 //! - Every kernel begins with a programmatic-dependent-launch wait, so it may be launched with
 //!   [`kgraph::LaunchOptions::PDL`] after any other model kernel.
 //! - Values that change on every replay of a captured graph (`dt`, AdamW's learning rate and
@@ -365,8 +368,13 @@ pub mod launch {
 
     /// Warps per block of the warp-per-output kernels (block = 128 threads).
     pub const WARPS_PER_BLOCK: usize = 4;
-    /// Block size of the thread-per-item backward kernels and AdamW.
+    /// Block size of the thread-per-item kernels and AdamW.
     pub const ITEM_BLOCK: u32 = 256;
+    /// Block size of the backward kernels whose weight gradients split the batch over the
+    /// block's warps (32 warps: 8 rows each at B = 256), reduced in shared memory in a fixed order.
+    pub const REDUCE_BLOCK: u32 = 1024;
+    /// Weight-gradient outputs per block of those kernels (one per lane).
+    pub const REDUCE_OUTPUTS: usize = 32;
     /// Block size of the single-block BCE kernel.
     pub const BCE_BLOCK: u32 = 256;
     /// AdamW's grid cap (16 blocks per SM of a 132-SM H100/H200; the loops are grid-stride).
@@ -410,11 +418,10 @@ pub mod launch {
         warp_per_item(batch * n_hid)
     }
 
-    /// Block 256, grid `ceil(batch * K / 256) + ceil(n_hid * (K + 1) / 256)`, `K = n_in + n_hid`.
+    /// Block 1024, grid `ceil(batch * K / 1024) + ceil(n_hid * (K + 1) / 32)`, `K = n_in + n_hid`.
     pub fn cfc_step_backward_params(batch: usize, n_in: usize, n_hid: usize) -> LaunchConfig {
         let k = n_in + n_hid;
-        let bs = ITEM_BLOCK as usize;
-        grid(ceil_div(batch * k, bs) + ceil_div(n_hid * (k + 1), bs), ITEM_BLOCK)
+        grid(ceil_div(batch * k, REDUCE_BLOCK as usize) + ceil_div(n_hid * (k + 1), REDUCE_OUTPUTS), REDUCE_BLOCK)
     }
 
     /// One warp per `(b, o)`: grid `ceil(batch * 5 / 4)`, block 128.
@@ -422,7 +429,7 @@ pub mod launch {
         warp_per_item(batch * super::N_HORIZONS)
     }
 
-    /// Block 256, grid `ceil(batch * n_hid / 256) + ceil(5 * (n_hid + 1) / 256)`.
+    /// Block 1024, grid `ceil(batch * n_hid / 1024) + ceil(5 * (n_hid + 1) / 32)`.
     pub fn multi_horizon_heads_backward(batch: usize, n_hid: usize) -> LaunchConfig {
         linear_backward(batch, n_hid, super::N_HORIZONS)
     }
@@ -432,14 +439,16 @@ pub mod launch {
         warp_per_item(batch * super::N_PROJ)
     }
 
-    /// Block 256, grid `ceil(batch * n_hid / 256) + ceil(8 * (n_hid + 1) / 256)`.
+    /// Block 1024, grid `ceil(batch * n_hid / 1024) + ceil(8 * (n_hid + 1) / 32)`.
     pub fn projection_backward(batch: usize, n_hid: usize) -> LaunchConfig {
         linear_backward(batch, n_hid, super::N_PROJ)
     }
 
     fn linear_backward(batch: usize, n_hid: usize, n_out: usize) -> LaunchConfig {
-        let bs = ITEM_BLOCK as usize;
-        grid(ceil_div(batch * n_hid, bs) + ceil_div(n_out * (n_hid + 1), bs), ITEM_BLOCK)
+        grid(
+            ceil_div(batch * n_hid, REDUCE_BLOCK as usize) + ceil_div(n_out * (n_hid + 1), REDUCE_OUTPUTS),
+            REDUCE_BLOCK,
+        )
     }
 
     /// Exactly one block of 256 threads (the loss reduction is single-block).

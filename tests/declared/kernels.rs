@@ -17,20 +17,20 @@ pub mod bce {
 /// The kernels of `kernels/cfc_step.cu`, as `kgraph declare` writes them.
 #[kgraph::kernels]
 pub mod cfc_step {
-    // `cfc_step` (kernels/cfc_step.cu:29); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
+    // `cfc_step` (kernels/cfc_step.cu:32); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
     #[kernel("cfc_step.cu")] pub fn cfc_step(x: &[f32], h_old: &[f32], w_g: &[f32], b_g: &[f32], w_t: &[f32], b_t: &[f32], dt: &[f32], batch: i32, n_in: i32, n_hid: i32, h_new: &mut [f32]);
-    // `cfc_step_backward_gates` (kernels/cfc_step.cu:52); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
+    // `cfc_step_backward_gates` (kernels/cfc_step.cu:55); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
     #[kernel("cfc_step.cu")] pub fn cfc_step_backward_gates(x: &[f32], h_old: &[f32], w_g: &[f32], b_g: &[f32], w_t: &[f32], b_t: &[f32], dt: &[f32], g_h_new: &[f32], batch: i32, n_in: i32, n_hid: i32, d_pre_g: &mut [f32], d_pre_t: &mut [f32], g_h_old: &mut [f32]);
-    // `cfc_step_backward_params` (kernels/cfc_step.cu:94); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
+    // `cfc_step_backward_params` (kernels/cfc_step.cu:99); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
     #[kernel("cfc_step.cu")] pub fn cfc_step_backward_params(x: &[f32], h_old: &[f32], w_g: &[f32], w_t: &[f32], d_pre_g: &[f32], d_pre_t: &[f32], batch: i32, n_in: i32, n_hid: i32, g_x: &mut [f32], g_h_old: &mut [f32], g_w_g: &mut [f32], g_b_g: &mut [f32], g_w_t: &mut [f32], g_b_t: &mut [f32]);
 }
 
 /// The kernels of `kernels/heads.cu`, as `kgraph declare` writes them.
 #[kgraph::kernels]
 pub mod heads {
-    // `multi_horizon_heads` (kernels/heads.cu:22); for a safe `launch`, give each pointer the elements the kernel may access (`h: &[f32; batch]`) and write `#[kernel("heads.cu", unsafe(extents))]`
+    // `multi_horizon_heads` (kernels/heads.cu:24); for a safe `launch`, give each pointer the elements the kernel may access (`h: &[f32; batch]`) and write `#[kernel("heads.cu", unsafe(extents))]`
     #[kernel("heads.cu")] pub fn multi_horizon_heads(h: &[f32], w_h: &[f32], b_h: &[f32], batch: i32, n_hid: i32, logits: &mut [f32], probs: &mut [f32]);
-    // `multi_horizon_heads_backward` (kernels/heads.cu:47); for a safe `launch`, give each pointer the elements the kernel may access (`h: &[f32; batch]`) and write `#[kernel("heads.cu", unsafe(extents))]`
+    // `multi_horizon_heads_backward` (kernels/heads.cu:49); for a safe `launch`, give each pointer the elements the kernel may access (`h: &[f32; batch]`) and write `#[kernel("heads.cu", unsafe(extents))]`
     #[kernel("heads.cu")] pub fn multi_horizon_heads_backward(h: &[f32], w_h: &[f32], probs: &[f32], g_logits: &[f32], g_probs: &[f32], batch: i32, n_hid: i32, g_h: &mut [f32], g_w_h: &mut [f32], g_b_h: &mut [f32]);
 }
 

@@ -309,3 +309,123 @@ fn cfc_backward_accumulates_into_gradient_buffers() {
         }
     }
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cfc_backward_matches_finite_differences_b300() {
+    // 300 rows over the 32 warps of a block: each warp takes one chunk of 8 rows and a remainder.
+    gradcheck_cfc(300, 32, 303);
+}
+
+/// `[g_x, g_h_old, g_w_g, g_b_g, g_w_t, g_b_t]` of one `cfc_step_backward_params` launch with
+/// `block` (and the header's grid for a 1-D block of that width), added into buffers that start
+/// at `init`. `inputs = [x, h_old, w_g, w_t, d_pre_g, d_pre_t]`.
+fn params_with_block(
+    dev: &Device,
+    k: &Kernels,
+    c: &Cfc,
+    inputs: &[DeviceBuffer<f32>; 6],
+    block: (u32, u32, u32),
+    init: f32,
+) -> Vec<Vec<f32>> {
+    let k_all = c.n_in + c.n_hid;
+    let grid = (c.batch * k_all).div_ceil(block.0 as usize) + (c.n_hid * (k_all + 1)).div_ceil(32);
+    let cfg = kgraph::LaunchConfig { grid_dim: (grid as u32, 1, 1), block_dim: block, shared_mem_bytes: 0 };
+    let [x, h_old, w_g, w_t, d_pre_g, d_pre_t] = inputs;
+    let mut out: Vec<DeviceBuffer<f32>> = c.params.iter().map(|p| up(dev, &vec![init; p.len()])).collect();
+    let [g_x, g_h, g_wg, g_bg, g_wt, g_bt] = &mut out[..] else { panic!("six gradient buffers") };
+    let (b, ni, nh) = (c.batch as i32, c.n_in as i32, c.n_hid as i32);
+    k.cfc_step_backward_params
+        .launch(dev.stream(), cfg, x, h_old, w_g, w_t, d_pre_g, d_pre_t, b, ni, nh, g_x, g_h, g_wg, g_bg, g_wt, g_bt)
+        .unwrap();
+    out.iter().map(|g| down(dev, g)).collect()
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cfc_params_backward_is_reproducible_and_any_block_of_whole_warps_agrees() {
+    // The weight and bias gradients split the batch over the block's warps, so their summation
+    // order depends on the block: bit-identical run to run for one block, equal within rounding
+    // across blocks. g_x and g_h_old sum over the units in one thread: bit-identical for every
+    // block.
+    let dev = device();
+    let k = kernels(&dev);
+    let mut rng = Lcg::new(313);
+    let c = Cfc::random(&mut rng, 300, N_FEAT, 24, 2.0);
+    let n = c.batch * c.n_hid;
+    let inputs = [0, 1, 2, 4].map(|i| up(&dev, &c.params[i]));
+    let [x, h_old, w_g, w_t] = inputs;
+    let inputs = [x, h_old, w_g, w_t, up(&dev, &rng.vec(n, -1.0, 1.0)), up(&dev, &rng.vec(n, -1.0, 1.0))];
+    let default = launch::cfc_step_backward_params(c.batch, c.n_in, c.n_hid).block_dim;
+    let want = params_with_block(&dev, &k, &c, &inputs, default, 0.0);
+    for (name, g) in NAMES.iter().zip(&want) {
+        assert_all_finite(name, g);
+        assert!(g.iter().all(|&v| v != 0.0), "{name}: every element takes a nonzero sum");
+    }
+    for _ in 0..3 {
+        let again = params_with_block(&dev, &k, &c, &inputs, default, 0.0);
+        for ((name, a), b) in NAMES.iter().zip(&again).zip(&want) {
+            assert_bitwise_eq(&format!("{name}, repeated"), a, b);
+        }
+    }
+    for block in [512, 256, 96, 32] {
+        let got = params_with_block(&dev, &k, &c, &inputs, (block, 1, 1), 0.0);
+        for ((name, a), b) in NAMES.iter().zip(&got).zip(&want) {
+            if matches!(*name, "x" | "h_old") {
+                assert_bitwise_eq(&format!("{name}, block {block}"), a, b);
+                continue;
+            }
+            for (i, (&x, &y)) in a.iter().zip(b).enumerate() {
+                assert!((x - y).abs() <= 1e-4 * (1.0 + y.abs()), "{name}[{i}], block {block}: {x} vs {y}");
+            }
+        }
+    }
+    // A block that is not 1-D whole warps writes nothing (the reduction's shuffles need every lane).
+    for block in [(48, 1, 1), (32, 2, 1)] {
+        let got = params_with_block(&dev, &k, &c, &inputs, block, 7.0);
+        for (name, g) in NAMES.iter().zip(&got) {
+            assert!(g.iter().all(|&v| v == 7.0), "gradient of {name}, block {block:?}: untouched");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cfc_params_backward_with_negative_sizes_writes_nothing() {
+    // batch = -1, n_in = -2, n_hid = 0 satisfies every extent (batch * n_in = 2, the rest 0), and
+    // the kernel's unsigned batch * (n_in + n_hid) is 2: without its size guard it would add
+    // into g_h_old[2] and g_h_old[3] of a buffer whose extent is 0. Each buffer holds -0.0, which
+    // any += 0.0 would turn into +0.0.
+    let dev = device();
+    let k = kernels(&dev);
+    let neg = |n: usize| up(&dev, &vec![-0.0f32; n]);
+    let (x, h_old, w_g, w_t, d_pre_g, d_pre_t) = (neg(2), neg(4), neg(1), neg(1), neg(1), neg(1));
+    let mut out: Vec<DeviceBuffer<f32>> = [2, 4, 1, 1, 1, 1].iter().map(|&n| neg(n)).collect();
+    let [g_x, g_h, g_wg, g_bg, g_wt, g_bt] = &mut out[..] else { panic!("six gradient buffers") };
+    let cfg = kgraph::LaunchConfig { grid_dim: (4, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
+    k.cfc_step_backward_params
+        .launch(
+            dev.stream(),
+            cfg,
+            &x,
+            &h_old,
+            &w_g,
+            &w_t,
+            &d_pre_g,
+            &d_pre_t,
+            -1,
+            -2,
+            0,
+            g_x,
+            g_h,
+            g_wg,
+            g_bg,
+            g_wt,
+            g_bt,
+        )
+        .unwrap();
+    for (name, g) in NAMES.iter().zip(&out) {
+        let got = down(&dev, g);
+        assert_bitwise_eq(&format!("gradient of {name}"), &got, &vec![-0.0; got.len()]);
+    }
+}

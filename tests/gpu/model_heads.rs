@@ -254,3 +254,88 @@ fn projection_backward_matches_finite_differences_b1() {
 fn projection_backward_matches_finite_differences_b256() {
     gradcheck_projection(256, 402);
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn projection_backward_matches_finite_differences_b300() {
+    gradcheck_projection(300, 403);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn heads_backward_matches_finite_differences_b300() {
+    // 300 rows over the 32 warps of a block: each warp takes one chunk of 8 rows and a remainder.
+    gradcheck_heads(300, 303);
+}
+
+/// `[g_h, g_w_h, g_b_h]` of one heads backward launch with `block` (and the header's grid for a
+/// 1-D block of that width), added into buffers that start at `init`.
+fn heads_backward_with_block(
+    dev: &Device,
+    k: &Kernels,
+    inputs: &[DeviceBuffer<f32>; 5],
+    batch: usize,
+    n_hid: usize,
+    block: (u32, u32, u32),
+    init: f32,
+) -> [Vec<f32>; 3] {
+    let grid = (batch * n_hid).div_ceil(block.0 as usize) + (N_HORIZONS * (n_hid + 1)).div_ceil(32);
+    let cfg = kgraph::LaunchConfig { grid_dim: (grid as u32, 1, 1), block_dim: block, shared_mem_bytes: 0 };
+    let [h, w, probs, g_logits, g_probs] = inputs;
+    let mut out = [batch * n_hid, N_HORIZONS * n_hid, N_HORIZONS].map(|n| up(dev, &vec![init; n]));
+    let [g_h, g_w, g_b] = &mut out;
+    let (b, nh) = (batch as i32, n_hid as i32);
+    k.multi_horizon_heads_backward
+        .launch(dev.stream(), cfg, h, w, probs, g_logits, g_probs, b, nh, g_h, g_w, g_b)
+        .unwrap();
+    out.map(|g| down(dev, &g))
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn heads_backward_is_reproducible_and_any_block_of_whole_warps_agrees() {
+    // The weight gradients split the batch over the block's warps, so their summation order
+    // depends on the block: bit-identical run to run for one block, equal within rounding across
+    // blocks. g_h sums over the 5 heads in one thread: bit-identical for every block.
+    let dev = device();
+    let k = kernels(&dev);
+    let (batch, n_hid) = (300, 40);
+    let mut rng = Lcg::new(311);
+    let n_out = batch * N_HORIZONS;
+    let inputs = [
+        up(&dev, &rng.vec(batch * n_hid, -1.0, 1.0)),
+        up(&dev, &weights(&mut rng, N_HORIZONS, n_hid, 3.0)),
+        up(&dev, &rng.vec(n_out, 0.01, 0.99)),
+        up(&dev, &rng.vec(n_out, -1.0, 1.0)),
+        up(&dev, &rng.vec(n_out, -1.0, 1.0)),
+    ];
+    let default = launch::multi_horizon_heads_backward(batch, n_hid).block_dim;
+    let want = heads_backward_with_block(&dev, &k, &inputs, batch, n_hid, default, 0.0);
+    let names = ["g_h", "g_w_h", "g_b_h"];
+    for (name, g) in names.iter().zip(&want) {
+        assert_all_finite(name, g);
+        assert!(g.iter().all(|&v| v != 0.0), "{name}: every element takes a nonzero sum");
+    }
+    for _ in 0..3 {
+        let again = heads_backward_with_block(&dev, &k, &inputs, batch, n_hid, default, 0.0);
+        for ((name, a), b) in names.iter().zip(&again).zip(&want) {
+            assert_bitwise_eq(&format!("{name}, repeated"), a, b);
+        }
+    }
+    for block in [512, 256, 96, 32] {
+        let got = heads_backward_with_block(&dev, &k, &inputs, batch, n_hid, (block, 1, 1), 0.0);
+        assert_bitwise_eq(&format!("g_h, block {block}"), &got[0], &want[0]);
+        for ((name, a), b) in names.iter().zip(&got).zip(&want).skip(1) {
+            for (i, (&x, &y)) in a.iter().zip(b).enumerate() {
+                assert!((x - y).abs() <= 1e-4 * (1.0 + y.abs()), "{name}[{i}], block {block}: {x} vs {y}");
+            }
+        }
+    }
+    // A block that is not 1-D whole warps writes nothing (the reduction's shuffles need every lane).
+    for block in [(48, 1, 1), (32, 2, 1)] {
+        let got = heads_backward_with_block(&dev, &k, &inputs, batch, n_hid, block, 7.0);
+        for (name, g) in names.iter().zip(&got) {
+            assert!(g.iter().all(|&v| v == 7.0), "{name}, block {block:?}: untouched");
+        }
+    }
+}
