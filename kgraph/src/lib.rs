@@ -26,6 +26,43 @@
 //!
 //! What the generated code needs and nothing else (argument-extent checks, launch checks,
 //! layout assertions, node issuing) lives in a hidden module that is not part of the API.
+//!
+//! # The runtime, in brief
+//! A [`Device`] holds one GPU's context and stream; allocations are [`DeviceBuffer`]s, and
+//! transfers go through mapped pinned staging. Compiled by `cargo test --doc`; it needs a GPU to
+//! run:
+//!
+//! ```no_run
+//! # fn main() -> kgraph::Result<()> {
+//! let dev = kgraph::Device::new(0)?;
+//! let x: kgraph::DeviceBuffer<f32> = dev.upload(&[1.0, 2.0, 3.0])?;
+//! let mut y = dev.alloc_zeros::<f32>(3)?;
+//! dev.upload_into(&[4.0, 5.0, 6.0], &mut y)?; // lengths must match, else a typed error
+//! assert_eq!(dev.download(&x)?, [1.0, 2.0, 3.0]);
+//! # Ok(()) }
+//! ```
+//!
+//! # A C struct as a kernel argument
+//! The Rust twin of a C struct is `#[repr(C)]` with the same fields in the same order, C's
+//! implicit padding spelled out (bytemuck refuses padding), and derives
+//! [`DeviceStruct`](derive@DeviceStruct); `#[kernel]` then checks its size, alignment and every
+//! field's offset against the C struct (the repository's `docs/kernels.md` has the type table):
+//!
+//! ```
+//! // C: struct __align__(16) Params { float a; int flags; double b; float w[4]; short tag; };
+//! #[derive(Clone, Copy, kgraph::bytemuck::Pod, kgraph::bytemuck::Zeroable, kgraph::DeviceStruct)]
+//! #[bytemuck(crate = "kgraph::bytemuck")] // no bytemuck dependency of your own
+//! #[repr(C, align(16))]
+//! pub struct Params {
+//!     pub a: f32,
+//!     pub flags: i32,
+//!     pub b: f64,
+//!     pub w: [f32; 4],
+//!     pub tag: i16,
+//!     pub _pad: [u8; 14],
+//! }
+//! assert_eq!(std::mem::size_of::<Params>(), 48);
+//! ```
 
 /// `#[kernel]` binds one CUDA kernel; `#[kernels]` makes a registry module of them;
 /// `graph!` turns a TOML graph spec into a graph struct; `#[derive(DeviceStruct)]` makes a
