@@ -134,7 +134,7 @@ extern "C" __global__ void __launch_bounds__(1024)
     const unsigned tile = blockIdx.x - nb_z;
     if (tile >= kg_blocks_for(n_w, KG_WARP)) return;  // block-uniform
     const unsigned first = tile * KG_WARP;           // < n_w: no overflow
-    const unsigned n_cols = min(n_w - first, (unsigned)KG_WARP);
+    const unsigned n_cols = n_w - first < KG_WARP ? n_w - first : KG_WARP;
     const unsigned lane = threadIdx.x & (KG_WARP - 1);
     float part[2] = {0.f, 0.f};
     if (lane < n_cols) {

@@ -218,7 +218,7 @@ __device__ __forceinline__ void kg_linear_backward(const float* __restrict__ h,
     const unsigned tile = blockIdx.x - nb_in;
     if (tile >= kg_blocks_for(n_w, KG_WARP)) return;  // block-uniform
     const unsigned first = tile * KG_WARP;           // < n_w: no overflow
-    const unsigned n_cols = min(n_w - first, (unsigned)KG_WARP);
+    const unsigned n_cols = n_w - first < KG_WARP ? n_w - first : KG_WARP;
     const unsigned lane = threadIdx.x & (KG_WARP - 1);
     float part[1] = {0.f};
     if (lane < n_cols) {
