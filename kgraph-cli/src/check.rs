@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kgraph_codegen::graph::{analyze_with_records, GraphRequest};
+use kgraph_codegen::graph::{analyze_with_records, once_each, GraphRequest};
 use kgraph_codegen::{check_rust_source, Config};
 
 use crate::args::{run_command, Arg, Args, CliError, Exit};
@@ -89,6 +89,9 @@ fn execute(o: Options) -> Result<Exit, CliError> {
             check_rust_file(&root, &file, &config, &mut report);
         }
     }
+    // An included spec's error reaches every spec that includes it, and the spec itself when
+    // it is in graphs/ too: each is printed once.
+    report.errors = once_each(std::mem::take(&mut report.errors));
     for error in &report.errors {
         println!("{error}\n");
     }

@@ -147,3 +147,33 @@ fn collective_nodes_validate_and_their_errors_are_located() {
     assert!(e.contains("only `broadcast` takes a `root`"), "{e}");
     assert!(e.starts_with("g.toml:"), "{e}");
 }
+
+/// A collective node on `h` after NODES, for a conditional body.
+const AVG: &str = "[[node]]\nname = \"avg\"\ncollective = { op = \"all_reduce\", reduce = \"sum\", buffer = \"h\" }\n";
+
+#[test]
+fn a_collective_runs_only_in_a_body_every_rank_runs_alike() {
+    // An `[[if]]` flag and an `until` buffer are each rank's device data: refused, at the node.
+    let conditions = [
+        ("[[if]]\nname = \"maybe\"\nnodes = [\"avg\"]\nflag = \"flag\"\n", "`[[if]]` `maybe`", "its `flag`"),
+        (
+            "[[while]]\nname = \"fit\"\nnodes = [\"avg\"]\nuntil = { buffer = \"b\", below = 0.5 }\nmax = 4\n[[if]]\nname = \"gate\"\nnodes = [\"stage\"]\nflag = \"flag\"\n",
+            "`[[while]]` `fit`",
+            "its `until` buffer",
+        ),
+    ];
+    for (control, what, condition) in conditions {
+        let e = errors(&format!("{NODES}{AVG}{control}"));
+        assert_eq!(e.matches("g.toml:").count(), 1, "one error:\n{e}");
+        assert!(
+            e.contains(&format!("collective node `avg` is in the body of {what}, whose condition ({condition}) is device data of each rank")),
+            "{e}"
+        );
+        assert!(e.contains("docs/multi-gpu.md") && e.contains("move the collective out of the body"), "{e}");
+        assert!(e.contains("nodes = [\"avg\"]\n"), "quotes the body's line:\n{e}");
+    }
+    // A `repeat` count is a constant of the build, the same on every rank.
+    let gate = "[[if]]\nname = \"gate\"\nnodes = [\"stage\"]\nflag = \"flag\"\n";
+    let a = run(&format!("{NODES}{AVG}[[while]]\nname = \"k\"\nnodes = [\"avg\"]\nrepeat = 3\n{gate}"));
+    assert_eq!(a.unwrap_or_else(|e| panic!("{}", e.join("\n"))).ir.controls.len(), 2);
+}

@@ -250,3 +250,15 @@ fn deeply_nested_toml_values_are_located_errors() {
     let e = errors(&format!("{}{dotted}", scale_spec("1", "\"n\"")));
     assert!(e.iter().all(|e| e.starts_with("g.toml:")), "{e:?}");
 }
+
+#[test]
+fn a_buffer_length_is_below_2_pow_48_exactly_as_the_message_and_docs_say() {
+    let with_len = |len: &str| scale_spec("1", "\"n\"").replacen("len = \"n\"", &format!("len = {len}"), 1);
+    for len in ["281474976710656", "\"2 * 140737488355328\"", "281474976710657", "0"] {
+        let e = errors(&with_len(len));
+        assert_one_error_at(&e, 8, "buffer `x`: `len` = ");
+        assert!(e[0].contains("must be at least 1 and below 2^48 (281474976710656)"), "{}", e[0]);
+    }
+    // One less is a valid length (the node reads 64 elements of it).
+    run_with("crate::decls", &with_len("281474976710655")).unwrap_or_else(|e| panic!("{}", e.join("\n")));
+}

@@ -2,6 +2,7 @@
 //! kernel declarations read relative to the crate root, and a stub struct when the spec has
 //! errors.
 
+use std::num::NonZeroU32;
 use std::path::PathBuf;
 
 use proc_macro2::TokenStream;
@@ -9,8 +10,7 @@ use quote::quote;
 use syn::parse::{Parse, ParseStream};
 use syn::{Ident, LitStr, Token};
 
-use super::pipeline::{generate_with_records, GraphRequest};
-use super::spec::include::node_order;
+use super::pipeline::{generate_with, GraphRequest, Options};
 use crate::diagnostics::{Ctxt, Errors};
 use crate::syntax::naming::graph_struct_ident;
 
@@ -126,16 +126,16 @@ pub fn expand(input: TokenStream) -> TokenStream {
         Ok(t) => t,
         Err(errors) => return stub(errors.to_compile_error(args.path.span())),
     };
-    let text = match &args.repeat {
-        Some(k) => match k.base10_parse::<u32>() {
-            Ok(k) if k >= 1 => repeat_all(&text, k, &|rel| std::fs::read_to_string(root.join(rel)).ok()),
-            _ => {
+    let repeat = match &args.repeat {
+        Some(k) => match k.base10_parse::<NonZeroU32>() {
+            Ok(k) => Some(k),
+            Err(_) => {
                 return stub(
                     syn::Error::new(k.span(), "`repeat` takes an integer from 1 to 4294967295").to_compile_error(),
                 )
             }
         },
-        None => text,
+        None => None,
     };
     let read_file = |rel: &str| std::fs::read_to_string(root.join(rel));
     let root_str = root.to_string_lossy();
@@ -147,26 +147,13 @@ pub fn expand(input: TokenStream) -> TokenStream {
         read_file: &read_file,
     };
     let record_dir = crate::compiled::record_dir_from_env();
-    match generate_with_records(&req, record_dir.as_deref()) {
+    match generate_with(&req, &Options { record_dir: record_dir.as_deref(), repeat }) {
         Ok(tokens) => tokens,
         Err(messages) => {
             let errors = messages.iter().map(|m| syn::Error::new(args.path.span(), m).to_compile_error());
             stub(quote!(#(#errors)*))
         }
     }
-}
-
-/// The spec text with every node in the body of one `[[while]] repeat = k` loop, named
-/// `repeat_steps` (appended after the file's own text; a spec that does not parse is left as it
-/// is, for its own errors). Included nodes are in the body too, by their prefixed names.
-fn repeat_all(text: &str, k: u32, read_file: &dyn Fn(&str) -> Option<String>) -> String {
-    let mut diags = Ctxt::new();
-    let raw = super::spec::read(text, &mut diags);
-    if diags.check().is_err() {
-        return text.to_string();
-    }
-    let names: Vec<String> = node_order(&raw, read_file).iter().map(|n| format!("{n:?}")).collect();
-    format!("{text}\n\n[[while]]\nname = \"repeat_steps\"\nnodes = [{}]\nrepeat = {k}\n", names.join(", "))
 }
 
 /// The spec text with each `dims` override written over its dim's value (so every later check,

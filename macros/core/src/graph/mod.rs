@@ -24,4 +24,7 @@ pub mod plan;
 pub mod spec;
 
 pub use expand::{expand, MANIFEST_DIR_VAR};
-pub use pipeline::{analyze, analyze_with_records, generate, generate_with_records, Analysis, GraphRequest};
+pub use pipeline::{
+    analyze, analyze_with, analyze_with_records, generate, generate_with, generate_with_records, once_each, Analysis,
+    GraphRequest, Options, MAX_INCLUDE_DEPTH, MAX_SPLICED_NODES,
+};

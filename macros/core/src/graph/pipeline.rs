@@ -1,6 +1,8 @@
 //! One `graph!` request through every stage, independent of the compiler (so it is testable):
 //! read the spec → load the kernel declarations → check → dataflow → emit.
 
+use std::collections::BTreeMap;
+use std::num::NonZeroU32;
 use std::path::Path;
 
 use proc_macro2::{Span, TokenStream};
@@ -70,30 +72,75 @@ pub fn analyze(req: &GraphRequest<'_>) -> Result<Analysis, Vec<String>> {
 /// `$OUT_DIR/kgraph`) every PDL node's kernel must be proven to wait on its grid dependency
 /// (`check::pdl`).
 pub fn analyze_with_records(req: &GraphRequest<'_>, record_dir: Option<&Path>) -> Result<Analysis, Vec<String>> {
-    let analyzed = analyze_in(req, record_dir, &[]);
-    analyzed.map(|(a, _)| a).map_err(|errors| SourceMap::new(req.spec_path, req.spec_text).render_errors(&errors))
+    analyze_with(req, &Options { record_dir, repeat: None })
 }
 
-/// [`analyze_with_records`] for a spec included through `chain` (the including specs' paths,
-/// outermost first): the analysis and the raw model with every include spliced in, or every
-/// error (an included spec's already rendered in its own file).
+/// What a `graph!` call asks beyond its spec.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options<'a> {
+    /// Where the build left the compiled-kernel records (see [`analyze_with_records`]).
+    pub record_dir: Option<&'a Path>,
+    /// `graph!(.., repeat = K)`: every node (included ones too) in one loop of K iterations.
+    pub repeat: Option<NonZeroU32>,
+}
+
+/// At most this many levels of `[[include]]` nest: far more than a spec needs, far less than
+/// what would exhaust the stack (each level is analyzed on its own, recursively).
+pub const MAX_INCLUDE_DEPTH: usize = 64;
+
+/// An include may not bring a spec (its own nodes and those spliced so far) above this many
+/// nodes: includes that multiply (each level including the next twice) stop here with an
+/// error, long before the time and memory they would take.
+pub const MAX_SPLICED_NODES: usize = 1 << 14;
+
+/// [`analyze`] with `options`: every error rendered once (one included by several specs is
+/// reported at its first include).
+pub fn analyze_with(req: &GraphRequest<'_>, options: &Options<'_>) -> Result<Analysis, Vec<String>> {
+    let mut included = Included::default();
+    let analyzed = analyze_in(req, options, &[], &mut included);
+    analyzed
+        .map(|(a, _)| a)
+        .map_err(|errors| once_each(SourceMap::new(req.spec_path, req.spec_text).render_errors(&errors)))
+}
+
+/// `errors` without repeats: two errors with the same first line (position and message) are
+/// one, reported through two includes (its later includer's note is dropped).
+pub fn once_each(errors: Vec<String>) -> Vec<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    errors.into_iter().filter(|e| seen.insert(e.lines().next().unwrap_or_default().to_string())).collect()
+}
+
+/// The included specs analyzed so far in one request, by path and nesting level: each is
+/// analyzed once however often it is included, so a spec including another twice per level
+/// costs one analysis per level, not 2^levels. `Err` holds its errors rendered in its file.
+#[derive(Default)]
+struct Included {
+    specs: BTreeMap<(String, usize), Result<RawSpec, Vec<String>>>,
+}
+
+/// [`analyze_with`] for a spec included through `chain` (the including specs' paths,
+/// outermost first; empty for the spec of the request): the analysis and the raw model with
+/// every include spliced in, or every error (an included spec's already rendered in its own
+/// file). `options.repeat` applies to the request's spec only.
 fn analyze_in(
     req: &GraphRequest<'_>,
-    record_dir: Option<&Path>,
+    options: &Options<'_>,
     chain: &[&str],
+    included: &mut Included,
 ) -> Result<(Analysis, RawSpec), Errors> {
     let mut diags = Ctxt::new();
     let mut raw = spec::read(req.spec_text, &mut diags);
     if !diags.has_errors() {
         let chain: Vec<&str> = chain.iter().copied().chain([req.spec_path]).collect();
-        splice_includes(&mut raw, req, record_dir, &chain, &mut diags);
+        splice_includes(&mut raw, req, options.record_dir, &chain, included, &mut diags);
     }
     // A spec that does not read, or whose includes do not splice, is not checked further.
     diags.check()?;
     let mut diags = Ctxt::new();
     let kernels = load_kernels(&raw, req, &mut diags);
-    let ir = check::validate(&raw, &kernels, req.spec_path, &mut diags);
-    if let (Some(ir), Some(dir)) = (&ir, record_dir) {
+    let repeat = if chain.is_empty() { options.repeat } else { None };
+    let ir = check::validate(&raw, &kernels, req.spec_path, repeat, &mut diags);
+    if let (Some(ir), Some(dir)) = (&ir, options.record_dir) {
         check::pdl::check_pdl_waits(&raw, ir, dir, &mut diags);
     }
     include::name_spliced_nodes(&raw, &mut diags);
@@ -110,16 +157,20 @@ fn analyze_in(
     Ok((Analysis { ir, edges, schedule, serial, branched, serialized }, raw))
 }
 
-/// Splices every `[[include]]` of `raw` into it, in file order. Each included spec is analyzed
-/// on its own first (its errors, rendered in its own file, go to `diags` as positioned ones,
-/// plus one error at the include); binding errors go to `diags`.
+/// Splices every `[[include]]` of `raw` (the last spec of `chain`) into it, in file order: the
+/// one recursive rule by which includes, and so `repeat`'s loop, reach every nested node. Each
+/// included spec is analyzed on its own first, its errors rendered in its own file with a note
+/// naming this include; binding errors, cycles and a chain deeper than [`MAX_INCLUDE_DEPTH`] are
+/// errors at the include.
 fn splice_includes(
     raw: &mut RawSpec,
     req: &GraphRequest<'_>,
     record_dir: Option<&Path>,
     chain: &[&str],
+    included: &mut Included,
     diags: &mut Ctxt,
 ) {
+    let here = SourceMap::new(req.spec_path, req.spec_text);
     for inc in std::mem::take(&mut raw.includes) {
         let Some((name, path)) = include::header(&inc, diags) else { continue };
         if chain.contains(&path.v.as_str()) {
@@ -127,34 +178,86 @@ fn splice_includes(
             diags.push(path.span.clone(), format!("include cycle: {}", cycle.join(" -> ")));
             continue;
         }
-        let text = match (req.read_file)(&path.v) {
-            Ok(t) => t,
-            Err(e) => {
-                diags.push(
-                    path.span.clone(),
-                    format!("cannot read included spec `{}` (relative to the crate root): {e}", path.v),
+        if chain.len() > MAX_INCLUDE_DEPTH {
+            diags.push(path.span.clone(), too_deep(chain, &path.v));
+            continue;
+        }
+        let key = (path.v.clone(), chain.len());
+        if !included.specs.contains_key(&key) {
+            let text = match (req.read_file)(&path.v) {
+                Ok(text) => text,
+                Err(e) => {
+                    let message = format!("cannot read included spec `{}` (relative to the crate root): {e}", path.v);
+                    diags.push(path.span.clone(), message);
+                    continue;
+                }
+            };
+            let (line, col) = here.line_col(path.span.start);
+            let at = format!("{}:{line}:{col}", req.spec_path);
+            let analyzed = analyze_included(req, record_dir, chain, (&path.v, &text, &at), included);
+            included.specs.insert(key.clone(), analyzed);
+        }
+        match &included.specs[&key] {
+            Ok(sub) if raw.nodes.len() + sub.nodes.len() > MAX_SPLICED_NODES => {
+                let message = format!(
+                    "`[[include]]` of `{}` splices {} nodes into a spec of {}, above the limit of {MAX_SPLICED_NODES} nodes (a spec including another several times per level doubles its nodes at every level)",
+                    path.v,
+                    sub.nodes.len(),
+                    raw.nodes.len()
                 );
-                continue;
+                diags.push(path.span.clone(), message);
             }
-        };
-        let sub_req = GraphRequest { spec_path: &path.v, spec_text: &text, struct_name: None, ..*req };
-        match analyze_in(&sub_req, record_dir, chain) {
-            Ok((_, sub)) => {
+            Ok(sub) => {
+                let sub = sub.clone();
                 include::splice(raw, &inc, &name.v, &path, &sub, diags);
             }
-            Err(errors) => {
-                let rendered = SourceMap::new(&path.v, &text).render_errors(&errors);
-                diags.push(
-                    path.span.clone(),
-                    format!("included spec `{}` has {} error(s), reported in that file", path.v, rendered.len()),
-                );
+            Err(rendered) => {
                 for message in rendered {
-                    diags.push(Location::Positioned, message);
+                    diags.push(Location::Positioned, message.clone());
                 }
             }
         }
         raw.includes.push(inc);
     }
+}
+
+/// The included spec at `path` (its `text`, included `at` a `file:line:col`) analyzed on its
+/// own, its includes spliced; or its errors rendered in its own file, each of its own with a
+/// note naming the include (those of specs it includes already name theirs).
+fn analyze_included(
+    req: &GraphRequest<'_>,
+    record_dir: Option<&Path>,
+    chain: &[&str],
+    (path, text, at): (&str, &str, &str),
+    included: &mut Included,
+) -> Result<RawSpec, Vec<String>> {
+    let sub_req = GraphRequest { spec_path: path, spec_text: text, struct_name: None, ..*req };
+    let options = Options { record_dir, repeat: None };
+    let errors = match analyze_in(&sub_req, &options, chain, included) {
+        Ok((_, sub)) => return Ok(sub),
+        Err(errors) => errors,
+    };
+    // `render_errors` puts the already positioned errors (of deeper specs) first.
+    let deeper = errors.iter().filter(|e| matches!(e.location, Location::Positioned)).count();
+    let rendered = SourceMap::new(path, text).render_errors(&errors).into_iter().enumerate();
+    Err(rendered
+        .map(|(i, e)| if i < deeper { e } else { format!("{e}\n  = note: `{path}` is included at {at}") })
+        .collect())
+}
+
+/// The error at an include `MAX_INCLUDE_DEPTH` levels down that would include `path` one level
+/// deeper.
+fn too_deep(chain: &[&str], path: &str) -> String {
+    let shown: Vec<&str> = if chain.len() > 6 {
+        chain[..3].iter().copied().chain(["…"]).chain(chain[chain.len() - 2..].iter().copied()).collect()
+    } else {
+        chain.to_vec()
+    };
+    format!(
+        "`[[include]]` of `{path}` nests {} levels deep ({} -> {path}), but at most {MAX_INCLUDE_DEPTH} levels of includes nest: include the deeper specs from a shallower one (or check for a chain that was meant to end)",
+        chain.len(),
+        shown.join(" -> "),
+    )
 }
 
 /// The `#[kernel]` declarations of the spec's `[kernels] source`, read through `req`.
@@ -196,9 +299,14 @@ pub fn generate(req: &GraphRequest<'_>) -> Result<TokenStream, Vec<String>> {
 }
 
 /// [`generate`] with the PDL rule checked against the records in `record_dir`
-/// ([`analyze_with_records`]): what `graph!` runs.
+/// ([`analyze_with_records`]).
 pub fn generate_with_records(req: &GraphRequest<'_>, record_dir: Option<&Path>) -> Result<TokenStream, Vec<String>> {
-    let a = analyze_with_records(req, record_dir)?;
+    generate_with(req, &Options { record_dir, repeat: None })
+}
+
+/// [`generate`] with `options` ([`analyze_with`]): what `graph!` runs.
+pub fn generate_with(req: &GraphRequest<'_>, options: &Options<'_>) -> Result<TokenStream, Vec<String>> {
+    let a = analyze_with(req, options)?;
     let name = req.struct_name.clone().unwrap_or_else(|| graph_struct_ident(req.spec_path, Span::call_site()));
     let programmatic = a.branched.programmatic_edges();
     let doc = docs::struct_doc(&a.ir, &a.edges, &programmatic);

@@ -1,13 +1,14 @@
 //! `[[while]]` and `[[if]]`: each names a run of consecutive bound nodes (its body) and a
 //! condition. Rules, one function each: a valid fresh name, a body of consecutive nodes in
-//! file order that no other control shares, and a condition that is well-formed.
+//! file order that no other control shares, a condition that is well-formed, and no collective
+//! in a body whose condition may differ between ranks.
 
 use std::collections::BTreeSet;
 
 use super::bind::{Bound, Env};
 use super::context::Ctx;
 use super::values::typed_value;
-use crate::graph::ir::{Control, ControlKind, Value};
+use crate::graph::ir::{Control, ControlKind, NodeOp, Value};
 use crate::graph::spec::diag::{list, suggest};
 use crate::graph::spec::{Lit, Num, RawControl, RawControlKind, RawSpec, S};
 use crate::syntax::model::Elem;
@@ -33,6 +34,8 @@ pub(crate) fn controls(cx: &mut Ctx<'_>, raw: &RawSpec, bound: &Bound, env: &Env
             RawControlKind::If => if_condition(cx, c, env),
         };
         if let (Some(name), Some((first, len)), Some(kind)) = (name, body, kind) {
+            // Kept when refused, so its condition buffer still counts as used (one error).
+            collectives_rank_uniform(cx, c, &kind, first..first + len, bound);
             out.push(Control { name, kind, first, len, doc: c.doc.clone() });
         }
     }
@@ -105,6 +108,40 @@ fn body(cx: &mut Ctx<'_>, c: &RawControl, bound: &Bound, in_body: &mut [bool]) -
         in_body[i] = true;
     }
     Some((indices[0].0, indices.len()))
+}
+
+/// Rule: a collective node runs in a body only when every rank provably runs that body the
+/// same number of times, since ranks that disagree wait on each other forever (every rank runs
+/// the same collectives in the same order: docs/multi-gpu.md). Only a `[[while]] repeat` count
+/// is provably rank-uniform (a constant of the build); an `[[if]]` flag and an `until` buffer
+/// are device data of each rank, so a collective in such a body is refused.
+fn collectives_rank_uniform(
+    cx: &mut Ctx<'_>,
+    c: &RawControl,
+    kind: &ControlKind,
+    body: std::ops::Range<usize>,
+    bound: &Bound,
+) {
+    let condition = match kind {
+        ControlKind::Repeat(_) => return,
+        ControlKind::Until { .. } => "its `until` buffer",
+        ControlKind::If { .. } => "its `flag`",
+    };
+    for node in &bound.nodes[body] {
+        if !matches!(node.op, NodeOp::Collective(_)) {
+            continue;
+        }
+        let at = c.nodes.iter().flat_map(|ns| &ns.v).find(|n| n.v == node.name).map_or(&c.span, |n| &n.span);
+        cx.diags.push(
+            at.clone(),
+            format!(
+                "collective node `{}` is in the body of {} `{}`, whose condition ({condition}) is device data of each rank: ranks that see different values run different collectives and wait on each other forever (every rank must run the same collectives in the same order, docs/multi-gpu.md). kgraph cannot prove such a condition rank-uniform (only a `[[while]] repeat` count is), so move the collective out of the body",
+                node.name,
+                kind_name(c.kind),
+                c.name.as_ref().map_or("?", |n| n.v.as_str()),
+            ),
+        );
+    }
 }
 
 /// A whole number in 1..=u32::MAX for `what`.

@@ -136,7 +136,11 @@ fn buffer_role(cx: &mut Ctx<'_>, b: &RawBuffer, what: &str) -> Option<Role> {
     found
 }
 
-/// The length: required except for a slot (one value), at least 1 and below 2^48.
+/// A buffer's `len` is below this: 2^48 elements, far more than any device holds, so a length
+/// in bytes stays far from overflowing.
+pub(crate) const LEN_BOUND: i128 = 1 << 48;
+
+/// The length: required except for a slot (one value), at least 1 and below [`LEN_BOUND`].
 fn buffer_len(cx: &mut Ctx<'_>, b: &RawBuffer, what: &str, role: Option<Role>) -> Option<u64> {
     let Some(l) = &b.len else {
         if role == Some(Role::Slot) {
@@ -146,8 +150,8 @@ fn buffer_len(cx: &mut Ctx<'_>, b: &RawBuffer, what: &str, role: Option<Role>) -
         return None;
     };
     let v = cx.whole(l, &format!("{what}: `len`"))?;
-    if v <= 0 || v > 1 << 48 {
-        cx.diags.push(l.span.clone(), format!("{what}: `len` = {v}, must be at least 1 (and below 2^48)"));
+    if v <= 0 || v >= LEN_BOUND {
+        cx.diags.push(l.span.clone(), format!("{what}: `len` = {v}, must be at least 1 and below 2^48 ({LEN_BOUND})"));
         None
     } else if role == Some(Role::Slot) && v != 1 {
         cx.diags.push(

@@ -22,10 +22,14 @@ mod launch;
 mod module;
 pub mod names;
 pub mod pdl;
+mod repeat;
 mod usage;
 mod values;
 
+use std::num::NonZeroU32;
+
 use context::Ctx;
+pub use repeat::REPEAT_LOOP;
 
 use crate::diagnostics::Ctxt;
 use crate::graph::ir::{GraphIr, Include};
@@ -42,8 +46,15 @@ pub enum Kernels {
     Unavailable,
 }
 
-/// Validates `raw` against `kernels`; `None` when anything is wrong (all reported in `diags`).
-pub fn validate(raw: &RawSpec, kernels: &Kernels, spec_path: &str, diags: &mut Ctxt) -> Option<GraphIr> {
+/// Validates `raw` against `kernels`, with every node in one loop of `repeat` iterations when
+/// given (`graph!(.., repeat = K)`); `None` when anything is wrong (all reported in `diags`).
+pub fn validate(
+    raw: &RawSpec,
+    kernels: &Kernels,
+    spec_path: &str,
+    repeat: Option<NonZeroU32>,
+    diags: &mut Ctxt,
+) -> Option<GraphIr> {
     let errors_before = diags.len();
     let mut cx = Ctx::new(diags);
     let (kernel_source, module) = declare::kernels_table(&mut cx, raw);
@@ -77,7 +88,8 @@ pub fn validate(raw: &RawSpec, kernels: &Kernels, spec_path: &str, diags: &mut C
         let conditions: Vec<usize> = controls.iter().filter_map(|c| c.condition_buffer()).collect();
         let lists = (&buffers.items[..], &buffers.spans[..], &scalars.items[..], &scalars.spans[..]);
         usage::check_usage(&mut cx, &bound, lists, &conditions);
-        controls
+        let looped = repeat.and_then(|k| repeat::repeat_all(&mut cx, raw, &bound, k));
+        controls.into_iter().chain(looped).collect()
     } else {
         Vec::new()
     };

@@ -88,33 +88,6 @@ pub fn name_spliced_nodes(raw: &RawSpec, diags: &mut Ctxt) {
     });
 }
 
-/// The names of `raw`'s nodes in node order, each include's nodes (prefixed, nested includes
-/// too) at its place, with the included specs read through `read_file` (for `graph!`'s
-/// `repeat = K`, which wraps every node before the spec is analyzed). An include that cannot be
-/// read or parsed contributes nothing (the analysis reports it); nesting stops after 16 levels
-/// (a cycle, also reported).
-pub fn node_order(raw: &RawSpec, read_file: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
-    node_order_at(raw, read_file, 0)
-}
-
-fn node_order_at(raw: &RawSpec, read_file: &dyn Fn(&str) -> Option<String>, depth: usize) -> Vec<String> {
-    let own =
-        raw.nodes.iter().filter_map(|n| Some((n.span.start, vec![n.name.as_ref().or(n.kernel.as_ref())?.v.clone()])));
-    let mut placed: Vec<(usize, Vec<String>)> = own.collect();
-    for inc in raw.includes.iter().filter(|_| depth < 16) {
-        let (Some(name), Some(spec)) = (&inc.name, &inc.spec) else { continue };
-        let Some(text) = read_file(&spec.v) else { continue };
-        let mut diags = Ctxt::new();
-        let sub = super::read(&text, &mut diags);
-        // The analysis reports the included spec's errors; its names are ordered all the same.
-        let _reported_by_the_analysis = diags.check();
-        let names = node_order_at(&sub, read_file, depth + 1).iter().map(|n| format!("{}_{n}", name.v)).collect();
-        placed.push((inc.span.start, names));
-    }
-    placed.sort_by_key(|(at, _)| *at);
-    placed.into_iter().flat_map(|(_, names)| names).collect()
-}
-
 /// How the included spec's names read in this spec.
 struct Renames {
     prefix: String,
