@@ -66,7 +66,9 @@ pub(crate) fn local_includes(src: &Path, search: &[PathBuf]) -> BTreeSet<PathBuf
     let mut seen = BTreeSet::new();
     let mut todo = vec![src.to_path_buf()];
     while let Some(file) = todo.pop() {
-        let Ok(text) = std::fs::read_to_string(&file) else { continue };
+        // Lossy: a `.cu` may hold Latin-1 bytes in comments (nvcc accepts them); `#include`s are ASCII.
+        let Ok(bytes) = std::fs::read(&file) else { continue };
+        let text = String::from_utf8_lossy(&bytes);
         for line in text.lines() {
             let line = line.trim_start();
             let Some(rest) = line.strip_prefix('#').map(str::trim_start).and_then(|l| l.strip_prefix("include")) else {

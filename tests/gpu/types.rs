@@ -61,9 +61,11 @@ mod types {
     pub fn ty_scale_float4(x: &[Float4; n], s: Float4, n: i32, y: &mut [Float4; n]);
     #[kernel("test_types.cu", unsafe(extents))]
     pub fn ty_affine(p: super::Params, x: &[f32; n], n: i32, y: &mut [f32; n]);
-    #[kernel("test_types.cu", unsafe(extents))]
+    // `in` is a Rust keyword: the parameter is `input` on purpose.
+    #[kernel("test_types.cu", unsafe(extents), rename(input = in))]
     pub fn ty_particles_step(input: &[Particle; n], dt: f32, n: i32, out: &mut [Particle; n]);
-    #[kernel("test_types.cu", unsafe(extents))]
+    // `in` is a Rust keyword: the parameter is `input` on purpose.
+    #[kernel("test_types.cu", unsafe(extents), rename(input = in))]
     pub fn ty_not_bytes(input: &[u8; bytes], bytes: i32, out: &mut [u8; bytes]);
     #[kernel("test_types.cu", unsafe(extents))]
     pub fn ty_mode(x: &[f32; n], s: f32, mode: u8, sign: i32, negate: bool, offset: i8, n: i32, y: &mut [f32; n]);

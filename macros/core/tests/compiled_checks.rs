@@ -337,6 +337,39 @@ fn templates_without_the_instantiation_show_the_line_to_add() {
     );
 }
 
+/// A template kernel named without its template arguments: the message names the template and
+/// what nvcc compiled of it, not "expected `extern \"C\"`".
+#[test]
+fn a_template_named_without_arguments_names_the_template_and_its_instantiations() {
+    let c = config();
+    let msg = fails(
+        &c,
+        quote!("cpp.cu"),
+        quote!(
+            pub fn uninstantiated(x: &mut [f32], n: i32);
+        ),
+        &[
+            "`uninstantiated` is a template kernel (tests/compiled/cpp.cu:16, `template <typename T>`), named without its template arguments",
+            "nvcc compiled no instantiation of it",
+            "`template __global__ void uninstantiated<T>(T* x, int n);`",
+            "`name = \"uninstantiated<...>\"`",
+        ],
+    );
+    assert!(!msg.contains("extern"), "{msg}");
+    let msg = fails(
+        &c,
+        quote!("cpp.cu"),
+        quote!(
+            pub fn twice(x: &mut [f32], n: i32);
+        ),
+        &[
+            "`twice` is a template kernel (tests/compiled/cpp.cu:29",
+            "nvcc compiled 2 instantiations of it; name one: `name = \"twice<float>\"`, `name = \"twice<double>\"`",
+        ],
+    );
+    assert!(!msg.contains("extern"), "{msg}");
+}
+
 #[test]
 fn overloads_are_ambiguous_and_list_the_candidates() {
     let c = config();

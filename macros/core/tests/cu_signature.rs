@@ -205,7 +205,11 @@ fn calls_inside_bodies_and_commented_out_kernels_are_not_declarations() {
 fn a_prototype_then_a_definition_is_one_kernel() {
     let src =
         "extern \"C\" __global__ void k(const float*, int);\nextern \"C\" __global__ void k(const float* x, int n) {}";
-    assert_eq!(sig(src, "k"), vec![(None, "const float*".into(), 1), (None, "int".into(), 1)]);
+    // The definition's names count (a declaration's names are checked against them).
+    assert_eq!(sig(src, "k"), vec![(Some("x".into()), "const float*".into(), 2), (Some("n".into()), "int".into(), 2)]);
+    let bounds_on_prototype =
+        "extern \"C\" __global__ void __launch_bounds__(128) k(int);\nextern \"C\" __global__ void k(int n) {}";
+    assert_eq!(find_kernel(bounds_on_prototype, "k").unwrap().launch_bounds.map(|b| b.max_threads), Some(128));
 }
 
 #[test]

@@ -254,7 +254,7 @@ fn super_paths_name_the_checked_struct_inside_the_hidden_module() {
 #[test]
 fn struct_by_pointer_with_layout_checks() {
     let out = expand_kernel(
-        quote!("types.cu", unsafe(extents)),
+        quote!("types.cu", unsafe(extents), rename(input = in)),
         quote! {
             pub fn step(input: &[crate::sim::Params; n], n: i32, out: &mut [crate::sim::Params; n]);
         },

@@ -241,6 +241,20 @@ pub fn instantiation_line(toks: &[Token], base_name: &str, args: &[String]) -> O
     Some((text, decl.line))
 }
 
+/// The primary template kernel named `base_name` in the source: its line, its template
+/// parameter list as written (`typename T, int TILE`) and the explicit instantiation that
+/// would compile it with its parameters' names standing for the arguments; `None` when no
+/// template kernel has that name.
+pub fn template_kernel(toks: &[Token], base_name: &str) -> Option<(usize, String, String)> {
+    let decls = global_decls(toks, base_name);
+    let (decl, params) = decls.iter().filter(|d| !d.extern_c).find_map(|d| template_params(d.specs).map(|p| (d, p)))?;
+    let start = decl.specs.iter().position(|t| t.ident() == Some("template"))? + 1;
+    let close = super::types::matching(decl.specs, start, "<", ">");
+    let list = tokens_text(decl.specs.get(start + 1..close).unwrap_or_default());
+    let (line, _) = instantiation_line(toks, base_name, &params)?;
+    Some((decl.line, list, line))
+}
+
 /// Tokens written back as C: words spaced, `*`/`&` attached to the type, `, ` after commas.
 pub fn tokens_text(toks: &[Token]) -> String {
     let mut out = String::new();

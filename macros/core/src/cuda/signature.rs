@@ -156,7 +156,9 @@ pub(crate) fn find_kernel_in(toks: &[Token], name: &str) -> Result<CuKernel, CuE
 fn find_kernel_with(toks: &[Token], env: &TypeEnv<'_>, name: &str) -> Result<CuKernel, CuError> {
     let decls = scan(toks);
     let globals = || decls.iter().filter(|d| d.global && d.name == name);
-    let Some(decl) = globals().find(|d| d.extern_c).or_else(|| globals().next()) else {
+    // The definition's parameter names are the ones that count (a prototype may leave them out).
+    let extern_c = || globals().filter(|d| d.extern_c);
+    let Some(decl) = extern_c().find(|d| d.defined).or_else(|| extern_c().next()).or_else(|| globals().next()) else {
         let kernels = extern_c_kernels(&decls);
         let non_kernel = decls.iter().find(|d| d.name == name).map(|d| d.line);
         return Err(CuError::NotFound { name: name.to_string(), kernels, non_kernel });
@@ -165,7 +167,9 @@ fn find_kernel_with(toks: &[Token], env: &TypeEnv<'_>, name: &str) -> Result<CuK
         return Err(CuError::NotExternC { name: name.to_string(), line: decl.line });
     }
     let params = read_params(name, decl.line, decl.params, env)?;
-    Ok(CuKernel { name: name.to_string(), line: decl.line, params, launch_bounds: decl.launch_bounds })
+    // `__launch_bounds__` may stand on the prototype only.
+    let launch_bounds = decl.launch_bounds.or_else(|| extern_c().find_map(|d| d.launch_bounds));
+    Ok(CuKernel { name: name.to_string(), line: decl.line, params, launch_bounds })
 }
 
 /// Reads a parameter list (the tokens between the parentheses) of kernel `name` declared at

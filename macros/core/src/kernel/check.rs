@@ -5,6 +5,7 @@
 use quote::quote;
 
 use super::c_types::unverifiable_reason;
+use super::names::check_names;
 use crate::cuda::lex::{Tok, Token};
 use crate::cuda::signature::{CuBase, CuError, CuKernel, CuParam};
 use crate::cuda::types::hint_for;
@@ -20,12 +21,33 @@ pub(crate) fn check_decl(decl: &KernelDecl, file: &str, found: &Result<CuKernel,
     if n_cu != n_rust {
         return vec![arity_error(decl, file, kernel)];
     }
-    decl.params
-        .iter()
-        .zip(&kernel.params)
-        .enumerate()
-        .filter_map(|(index, (param, cu))| check_param(decl, file, index, param, cu))
-        .collect()
+    let names = check_names(decl, file, kernel);
+    // A swap explains both parameters' type errors, if any: one error for the pair.
+    let swapped: Vec<usize> = names.iter().filter(|n| n.params.len() > 1).flat_map(|n| n.params.clone()).collect();
+    let mut errors = Vec::new();
+    let mut names_left = Vec::new();
+    for issue in names {
+        match (&issue.rename, issue.params.as_slice()) {
+            (Some(rename), _) => errors.push(syn::Error::new(rename.span, issue.message)),
+            (None, [first, _]) => errors.push(param_error(&decl.params[*first], issue.message)),
+            _ => names_left.push(issue),
+        }
+    }
+    for (index, (param, cu)) in decl.params.iter().zip(&kernel.params).enumerate() {
+        if swapped.contains(&index) {
+            continue;
+        }
+        let name = names_left.iter().find(|n| n.params == [index]).map(|n| &n.message);
+        // One error per parameter: a wrong type with a wrong name is most likely one mistake.
+        let message = match (check_param(decl, file, index, param, cu), name) {
+            (Some(ty), Some(name)) => format!("{ty}; and the name: {name}"),
+            (Some(ty), None) => ty,
+            (None, Some(name)) => format!("parameter `{}`: {name}", param.name),
+            (None, None) => continue,
+        };
+        errors.push(param_error(param, message));
+    }
+    errors
 }
 
 /// Without a record of what nvcc compiled (the NVRTC fallback), whether a kernel uses dynamic
@@ -206,17 +228,15 @@ fn type_note(cu: &CuParam, elem: Elem) -> String {
     }
 }
 
-fn check_param(decl: &KernelDecl, file: &str, index: usize, param: &Param, cu: &CuParam) -> Option<syn::Error> {
+/// What is wrong with `param`'s type against `cu`, if anything.
+fn check_param(decl: &KernelDecl, file: &str, index: usize, param: &Param, cu: &CuParam) -> Option<String> {
     let lead = format!("parameter `{}`: kernel `{}` ({file}:{}) takes `{cu}`", param.name, decl.symbol, cu.line);
     let declared = param.kind.rust_decl();
     let elem = match rust_elem_for(cu, param.kind.elem(), file) {
         Ok(elem) => elem,
         Err(why) => {
             let sep = if why.starts_with("which") { ", " } else { ": " };
-            return Some(param_error(
-                param,
-                format!("{lead}{sep}{why} (parameter {} of `{}`)", index + 1, decl.symbol),
-            ));
+            return Some(format!("{lead}{sep}{why} (parameter {} of `{}`)", index + 1, decl.symbol));
         }
     };
     let expected = expected_kind(cu, elem, param.kind.is_pinned());
@@ -259,7 +279,7 @@ fn check_param(decl: &KernelDecl, file: &str, index: usize, param: &Param, cu: &
             ),
         }
     };
-    Some(param_error(param, format!("{lead}, declared `{declared}`: {reason}; declare `{fix}`{alternative}")))
+    Some(format!("{lead}, declared `{declared}`: {reason}; declare `{fix}`{alternative}"))
 }
 
 fn elem_reason(have: Elem, want: Elem, spelled: &str) -> String {

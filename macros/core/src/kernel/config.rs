@@ -113,8 +113,21 @@ pub(crate) struct CuFile {
     pub source_path: String,
     /// The folder it was found in, for `#include` under NVRTC.
     pub include_dir: String,
-    /// Its text.
+    /// Its text ([`cu_text`]).
     pub text: String,
+    /// Whether the file is UTF-8 (else `include_str!` cannot embed it: see [`Resolved::source_literal`]).
+    pub utf8: bool,
+}
+
+/// A `.cu` file's text from its bytes, and whether they were UTF-8. Bytes that are not UTF-8
+/// (Latin-1 in a comment, which nvcc accepts) are read as Latin-1, one character per byte: every
+/// ASCII byte, all kgraph parses (names, types, punctuation), and every line break stay where
+/// they are, so lines in messages are the file's.
+pub(crate) fn cu_text(bytes: Vec<u8>) -> (String, bool) {
+    match String::from_utf8(bytes) {
+        Ok(text) => (text, true),
+        Err(e) => (e.into_bytes().into_iter().map(char::from).collect(), false),
+    }
 }
 
 /// Reads each `.cu` once per macro expansion (a registry often has several kernels per file).
@@ -146,7 +159,7 @@ impl Files {
             .entry(stem.to_string())
             .or_insert_with(|| {
                 let path = config.record_dir.as_ref()?.join(format!("{stem}.i"));
-                let text = std::fs::read_to_string(path).ok()?;
+                let (text, _) = cu_text(std::fs::read(path).ok()?);
                 let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
                 let cu_dir = canon(Path::new(&cu.include_dir));
                 let mut roots: Vec<PathBuf> = config.kernel_dirs.iter().map(|d| canon(d)).collect();
@@ -171,14 +184,16 @@ fn read_cu(file: &str, config: &Config) -> Result<CuFile, String> {
     let mut looked = Vec::new();
     for dir in &config.kernel_dirs {
         let path = dir.join(file);
-        match std::fs::read_to_string(&path) {
-            Ok(text) => {
+        match std::fs::read(&path) {
+            Ok(bytes) => {
+                let (text, utf8) = cu_text(bytes);
                 return Ok(CuFile {
                     display: config.display(&path),
                     source_path: path_text(&path)?,
                     include_dir: path_text(dir)?,
                     text,
-                })
+                    utf8,
+                });
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => looked.push(config.display(&path)),
             Err(e) => return Err(format!("cannot read kernel file {}: {e}", config.display(&path))),
@@ -197,6 +212,9 @@ pub(crate) struct Resolved {
     pub display: String,
     /// Absolute path of the `.cu`, for `include_str!`.
     pub source_path: String,
+    /// The `.cu` text to embed as a string literal where `include_str!` cannot read the file (not
+    /// UTF-8: [`cu_text`]); `None` for a UTF-8 file.
+    pub source_literal: Option<String>,
     /// Absolute kernel folder, for `#include "x.cuh"` under NVRTC.
     pub include_dir: String,
     /// File stem: the cubin is `$OUT_DIR/kgraph/<stem>.cubin`.

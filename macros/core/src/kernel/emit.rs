@@ -4,7 +4,7 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
-use syn::{Attribute, Ident, Visibility};
+use syn::{Attribute, Ident};
 
 use super::config::Resolved;
 use super::docs::{launch_doc, struct_doc};
@@ -14,7 +14,7 @@ use super::layout::layout_checks;
 use crate::emit_util::{doc_lines, elem_in_hidden_module, in_hidden_module};
 use crate::syntax::model::{KernelDecl, ParamKind};
 use crate::syntax::naming::{handle_ident, ident_text, kernel_handle_ident};
-use crate::syntax::parse::ParsedParam;
+use crate::syntax::parse::DeclParse;
 
 /// `#[cfg(...)]` attributes, which must be repeated on everything generated for a declaration.
 pub(crate) fn cfg_attrs(attrs: &[Attribute]) -> Vec<&Attribute> {
@@ -78,6 +78,20 @@ impl HandleSignatures {
 
     fn launch_with(&self) -> TokenStream {
         self.launcher("launch_with", true)
+    }
+
+    /// `__issue(&self, target, cfg, opts, params...) -> Result<Issued>`.
+    fn issue(&self) -> TokenStream {
+        let params = &self.params;
+        quote! {
+            __issue(
+                &self,
+                target: ::kgraph::expert::Issue<'_, '_>,
+                cfg: ::kgraph::LaunchConfig,
+                opts: ::kgraph::LaunchOptions,
+                #(#params),*
+            ) -> ::kgraph::Result<::kgraph::expert::Issued>
+        }
     }
 
     /// `name(&self, stream, cfg, [opts,] params...) -> Result<()>`.
@@ -167,10 +181,16 @@ fn handle_consts(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
     let (name, file) = (&decl.symbol, &resolved.display);
     let max_threads = max_threads_const(resolved);
     let cubin = format!("/kgraph/{}.cubin", resolved.stem);
-    let (source_path, include_dir) = (&resolved.source_path, &resolved.include_dir);
+    let include_dir = &resolved.include_dir;
     let symbol = &resolved.symbol;
     let sizes = param_sizes(decl);
     let pdl_waits = resolved.pdl_waits;
+    let source = kernel_source(
+        file,
+        quote!(::core::include_bytes!(::core::concat!(::core::env!("OUT_DIR"), #cubin))),
+        source_text(resolved),
+        include_dir,
+    );
     let pdl_doc = if pdl_waits {
         " `true`: the compiled kernel executes `griddepcontrol.wait` (and calls no function kgraph cannot see), so a PDL launch (`LaunchOptions::PDL`) waits for the previous kernel's writes."
     } else if resolved.record_path.is_some() {
@@ -202,12 +222,29 @@ fn handle_consts(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
         #record
         #max_threads
         /// The kernel's module: the cubin `kgraph-build` compiled, and the source for the NVRTC fallback.
-        pub const SOURCE: ::kgraph::expert::KernelSource = ::kgraph::expert::KernelSource {
-            file: #file,
-            image: ::core::include_bytes!(::core::concat!(::core::env!("OUT_DIR"), #cubin)),
-            source: ::core::include_str!(#source_path),
-            include_dir: #include_dir,
-        };
+        pub const SOURCE: ::kgraph::expert::KernelSource = #source;
+    }
+}
+
+/// The `.cu` text `SOURCE` carries for the NVRTC fallback: `include_str!` of the file, or, for a
+/// file that is not UTF-8, its text as a literal, the bytes included beside it so that a change
+/// to the file still rebuilds the crate.
+fn source_text(resolved: &Resolved) -> TokenStream {
+    let path = &resolved.source_path;
+    match &resolved.source_literal {
+        None => quote!(::core::include_str!(#path)),
+        Some(text) => quote!({
+            const _: &[u8] = ::core::include_bytes!(#path);
+            #text
+        }),
+    }
+}
+
+/// The `KernelSource` value of a handle's `SOURCE` (the one place it is built, for handles and
+/// stubs alike).
+fn kernel_source(file: &str, image: TokenStream, source: TokenStream, include_dir: &str) -> TokenStream {
+    quote! {
+        ::kgraph::expert::KernelSource { file: #file, image: #image, source: #source, include_dir: #include_dir }
     }
 }
 
@@ -307,7 +344,7 @@ fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignat
     let args = Ident::new("args", Span::mixed_site());
     let (body, ex_args) = (launch_body(decl, &args), launch_ex_call(decl, &args));
     let launch_with_doc = launch_with_doc();
-    let param_decls = &sigs.params;
+    let issue = sigs.issue();
     quote! {
         #launch_doc
         #[inline]
@@ -369,13 +406,7 @@ fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignat
         #[doc(hidden)]
         #[inline]
         #[allow(clippy::too_many_arguments)]
-        pub unsafe fn __issue(
-            &self,
-            target: ::kgraph::expert::Issue<'_, '_>,
-            cfg: ::kgraph::LaunchConfig,
-            opts: ::kgraph::LaunchOptions,
-            #(#param_decls),*
-        ) -> ::kgraph::Result<::kgraph::expert::Issued> {
+        pub unsafe fn #issue {
             #block_check
             #lengths
             #(#addresses)*
@@ -522,21 +553,51 @@ pub(crate) fn handle(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
 }
 
 /// The module a handle is emitted in ([`in_hidden_module`]).
-fn hidden_module(ty: &Ident) -> Ident {
+pub(super) fn hidden_module(ty: &Ident) -> Ident {
     format_ident!("__kgraph_kernel_{}", ty)
 }
 
-/// The placeholder for a declaration with errors: same names and signatures where known, so
-/// code using it reports nothing further.
-pub(crate) fn stub(vis: &Visibility, name: &Ident, attrs: &[Attribute], params: &[ParsedParam]) -> TokenStream {
-    let ty = handle_ident(name);
-    let cfgs = cfg_attrs(attrs);
-    let symbol = ident_text(name);
+/// The placeholder for a declaration with errors: every item the handle would have (its
+/// consts, loaders and launchers, `unsafe` where the handle's would be), with the same names and
+/// signatures where known, so code using it (the user's, a registry's, a graph's) reports
+/// nothing further. Its methods never return.
+pub(crate) fn stub(parsed: &DeclParse) -> TokenStream {
+    let Some(name) = &parsed.name else { return TokenStream::new() };
+    let (vis, ty, cfgs) = (&parsed.vis, handle_ident(name), cfg_attrs(&parsed.attrs));
+    let args = parsed.args.as_ref();
+    let symbol = args.and_then(|a| a.symbol.as_ref()).map_or_else(|| ident_text(name), |(s, _)| s.clone());
+    let file = args.map_or_else(String::new, |a| a.file.clone());
     let message = format!("the `#[kernel]` declaration of `{symbol}` has errors");
+    let never = quote!(::core::unreachable!(#message));
     // Emitted in the declaring module, not a hidden one: its names resolve as declared.
-    let sigs = HandleSignatures::new(params.iter().map(|p| (&p.name, p.kind)), false);
+    let sigs = HandleSignatures::new(parsed.params.iter().map(|p| (&p.name, p.kind)), false);
     let (load, new) = (HandleSignatures::load(), HandleSignatures::new_fn());
-    let (launch, launch_with, ordered) = (sigs.launch(), sigs.launch_with(), sigs.launch_ordered());
+    let (launch, launch_with) = (sigs.launch(), sigs.launch_with());
+    // Safe launchers where the handle's would be, or where that is unknown (an attribute that
+    // did not parse): a needless `unsafe` block is a warning, a missing one an error.
+    let launchers = if args.map_or(true, |a| a.extents_promise.is_some()) {
+        let (ordered, issue) = (sigs.launch_ordered(), sigs.issue());
+        quote! {
+            /// Never returns: the declaration has errors.
+            pub fn #launch { #never }
+            /// Never returns: the declaration has errors.
+            pub fn #launch_with { #never }
+            /// Never returns: the declaration has errors.
+            #[doc(hidden)]
+            pub unsafe fn #ordered { #never }
+            /// Never returns: the declaration has errors.
+            #[doc(hidden)]
+            pub unsafe fn #issue { #never }
+        }
+    } else {
+        quote! {
+            /// Never returns: the declaration has errors.
+            pub unsafe fn #launch { #never }
+            /// Never returns: the declaration has errors.
+            pub unsafe fn #launch_with { #never }
+        }
+    };
+    let source = kernel_source(&file, quote!(&[]), quote!(""), "");
     quote! {
         #(#cfgs)*
         /// Placeholder for a kernel whose `#[kernel]` declaration has errors (see the compiler's messages).
@@ -552,34 +613,28 @@ pub(crate) fn stub(vis: &Visibility, name: &Ident, attrs: &[Attribute], params: 
             /// The kernel's name.
             pub const NAME: &'static str = #symbol;
             /// Unknown: the declaration has errors.
+            pub const SYMBOL: &'static str = #symbol;
+            /// The `.cu` file as declared.
+            pub const FILE: &'static str = #file;
+            /// Unknown: the declaration has errors.
             pub const PDL_WAITS: bool = false;
             /// Unknown: the declaration has errors.
+            pub const PARAM_SIZES: &'static [u32] = &[];
+            /// Unknown: the declaration has errors.
             pub const MAX_THREADS: ::core::option::Option<u32> = ::core::option::Option::None;
+            /// Empty: the declaration has errors.
+            pub const SOURCE: ::kgraph::expert::KernelSource = #source;
             /// Never returns: the declaration has errors.
-            pub fn cfg_for(&self, n: u32) -> ::kgraph::LaunchConfig {
-                ::core::unreachable!(#message)
-            }
+            pub fn #load { #never }
             /// Never returns: the declaration has errors.
-            pub fn #load {
-                ::core::unreachable!(#message)
-            }
+            pub fn #new { #never }
             /// Never returns: the declaration has errors.
-            pub fn #new {
-                ::core::unreachable!(#message)
-            }
+            pub fn function(&self) -> &::kgraph::cudarc::driver::CudaFunction { #never }
             /// Never returns: the declaration has errors.
-            pub fn #launch {
-                ::core::unreachable!(#message)
-            }
+            pub fn module(&self) -> &::std::sync::Arc<::kgraph::cudarc::driver::CudaModule> { #never }
             /// Never returns: the declaration has errors.
-            pub fn #launch_with {
-                ::core::unreachable!(#message)
-            }
-            /// Never returns: the declaration has errors.
-            #[doc(hidden)]
-            pub unsafe fn #ordered {
-                ::core::unreachable!(#message)
-            }
+            pub fn cfg_for(&self, n: u32) -> ::kgraph::LaunchConfig { #never }
+            #launchers
         }
     }
 }

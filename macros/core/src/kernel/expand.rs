@@ -39,6 +39,7 @@ fn verify(parsed: &DeclParse, config: &Config, files: &mut Files) -> Result<(Ker
             let resolved = Resolved {
                 display: found.display,
                 source_path: cu.source_path.clone(),
+                source_literal: (!cu.utf8).then(|| cu.text.clone()),
                 include_dir: cu.include_dir.clone(),
                 stem,
                 kernel: found.kernel,
@@ -60,13 +61,6 @@ fn to_compile_errors(errors: &[syn::Error]) -> TokenStream {
     errors.iter().map(syn::Error::to_compile_error).collect()
 }
 
-fn stub_of(parsed: &DeclParse) -> TokenStream {
-    match &parsed.name {
-        Some(name) => emit::stub(&parsed.vis, name, &parsed.attrs, &parsed.params),
-        None => TokenStream::new(),
-    }
-}
-
 /// `#[kernel("file.cu")] fn name(...);` outside a registry: the handle, or errors and a stub.
 pub fn expand_kernel(attr: TokenStream, item: TokenStream, config: &Config) -> TokenStream {
     let parsed = parse_decl(item, Some((attr, Span::call_site())));
@@ -74,7 +68,7 @@ pub fn expand_kernel(attr: TokenStream, item: TokenStream, config: &Config) -> T
         Ok((decl, resolved)) => emit::handle(&decl, &resolved),
         Err(errors) => {
             let mut out = to_compile_errors(&errors);
-            out.extend(stub_of(&parsed));
+            out.extend(emit::stub(&parsed));
             out
         }
     }
@@ -96,18 +90,18 @@ fn verify_standalone(parsed: &DeclParse, config: &Config) -> Result<(KernelDecl,
     Ok((decl, resolved))
 }
 
-/// `#[kernels] mod m { ... }`: every declaration's handle plus the `Kernels` registry; on any
-/// error, all errors and stubs for every handle and the registry.
+/// `#[kernels] mod m { ... }`: every declaration's handle plus the `Kernels` registry; a
+/// declaration with errors gets a stub in place of its handle (the others keep theirs), and the
+/// registry then cannot load.
 pub fn expand_kernels(attr: TokenStream, item: TokenStream, config: &Config) -> TokenStream {
     let registry = match verify_kernels_mod(attr, item, config) {
         Ok(registry) => registry,
         Err(errors) => return to_compile_errors(&errors),
     };
-    let VerifiedMod { module, taken, handles, errors } = &registry;
-    let stub = !errors.is_empty();
+    let VerifiedMod { module, outcomes, errors } = &registry;
     // Generated items take the place of their declarations, so the module reads in order.
     let mut body = to_compile_errors(errors);
-    body.extend(registry_body(module, handles, taken, stub));
+    body.extend(registry_body(module, outcomes));
     let KernelsMod { attrs, vis, mod_token, ident, inner_attrs, .. } = module;
     quote! {
         #(#attrs)*
@@ -130,12 +124,21 @@ pub fn check_kernels(attr: TokenStream, item: TokenStream, config: &Config) -> V
 /// A `#[kernels]` module with every declaration checked.
 struct VerifiedMod {
     module: KernelsMod,
-    /// The type names the module's other items take.
-    taken: Vec<(Ident, &'static str)>,
-    /// The declarations that verified, in order.
-    handles: Vec<(KernelDecl, Resolved)>,
+    /// What each declaration of the module becomes, in order.
+    outcomes: Vec<Outcome>,
     /// Every error found (empty: the module expands to handles and a registry).
     errors: Vec<syn::Error>,
+}
+
+/// What one declaration of a `#[kernels]` module becomes.
+enum Outcome {
+    /// It verified: its handle.
+    Handle(Box<(KernelDecl, Resolved)>),
+    /// It has errors: a stub with every item of a handle, so code using it adds no errors.
+    Stub,
+    /// Nothing: its handle's name is taken (by another item, an earlier declaration, the
+    /// registry) or it has no name; the clash is its one error.
+    Nothing,
 }
 
 /// Parses and checks a `#[kernels]` module; `Err` when it does not parse as one.
@@ -152,41 +155,55 @@ fn verify_kernels_mod(attr: TokenStream, item: TokenStream, config: &Config) -> 
         }
     };
     let taken = taken_type_names(&module);
-    let handles = verify_registry(&module, &taken, config, &mut errors);
-    Ok(VerifiedMod { module, taken, handles, errors })
+    errors.extend(registry_clash_error(&taken));
+    let outcomes = verify_registry(&module, &taken, config, &mut errors);
+    Ok(VerifiedMod { module, outcomes, errors })
 }
 
 /// Checks every declaration of the module (its handle name among the others', then against
-/// its `.cu`), in order; the verified ones come back, every error goes to `errors`.
+/// its `.cu`), in order: what each becomes, every error going to `errors`.
 fn verify_registry(
     module: &KernelsMod,
     taken: &[(Ident, &'static str)],
     config: &Config,
     errors: &mut Vec<syn::Error>,
-) -> Vec<(KernelDecl, Resolved)> {
+) -> Vec<Outcome> {
     let mut files = Files::default();
-    let mut handles = Vec::new();
+    let mut outcomes = Vec::new();
     let mut seen: Vec<(String, Ident)> = Vec::new();
     let mut first_file_span = None;
     for item in &module.items {
         let ModItem::Kernel(parsed) = item else { continue };
+        let mut name_free = false;
         if let Some(name) = &parsed.name {
-            errors.extend(handle_name_error(name, &seen));
-            errors.extend(handle_clash_error(name, taken));
+            let clashes: Vec<syn::Error> =
+                handle_name_error(name, &seen).into_iter().chain(handle_clash_error(name, taken)).collect();
+            name_free = clashes.is_empty();
+            errors.extend(clashes);
             seen.push((ident_text(name), handle_ident(name)));
         }
-        match verify(parsed, config, &mut files) {
+        let outcome = match verify(parsed, config, &mut files) {
             Ok((decl, resolved)) => {
                 first_file_span.get_or_insert(decl.file_span);
-                handles.push((decl, resolved));
+                Outcome::Handle(Box::new((decl, resolved)))
             }
-            Err(errs) => errors.extend(errs),
+            Err(errs) => {
+                errors.extend(errs);
+                Outcome::Stub
+            }
+        };
+        outcomes.push(if name_free { outcome } else { Outcome::Nothing });
+    }
+    if !config.has_out_dir && outcomes.iter().any(|o| matches!(o, Outcome::Handle(_))) {
+        // The handles embed `$OUT_DIR/kgraph/<stem>.cubin`: without it, stubs.
+        errors.push(out_dir_error(first_file_span.unwrap_or_else(|| module.ident.span())));
+        for outcome in &mut outcomes {
+            if matches!(outcome, Outcome::Handle(_)) {
+                *outcome = Outcome::Stub;
+            }
         }
     }
-    if errors.is_empty() && !config.has_out_dir {
-        errors.push(out_dir_error(first_file_span.unwrap_or_else(|| module.ident.span())));
-    }
-    handles
+    outcomes
 }
 
 /// Why kernel `name` cannot have its handle in this module, if it cannot: a handle of that
@@ -210,30 +227,69 @@ fn handle_name_error(name: &Ident, seen: &[(String, Ident)]) -> Option<syn::Erro
     })
 }
 
-/// The names the module's other items take where handles live (the type namespace), with what
-/// they are, so a clash is one error on the user's item instead of rustc's cascade.
+/// The names the module's other items take where handles, their hidden modules and the
+/// registry live (the type namespace), with what they are, so a clash is one error on the
+/// user's item instead of rustc's E0428/E0255 about generated names.
 fn taken_type_names(module: &KernelsMod) -> Vec<(Ident, &'static str)> {
-    module
-        .items
-        .iter()
-        .filter_map(|item| match item {
-            ModItem::Other(tokens) => syn::parse2::<syn::Item>(tokens.clone()).ok(),
-            ModItem::Kernel(_) => None,
-        })
-        .filter_map(|item| match item {
-            syn::Item::Struct(s) => Some((s.ident, "struct")),
-            syn::Item::Enum(e) => Some((e.ident, "enum")),
-            syn::Item::Union(u) => Some((u.ident, "union")),
-            syn::Item::Type(t) => Some((t.ident, "type alias")),
-            syn::Item::Trait(t) => Some((t.ident, "trait")),
-            _ => None,
-        })
-        .collect()
+    let mut taken = Vec::new();
+    let items = module.items.iter().filter_map(|item| match item {
+        ModItem::Other(tokens) => syn::parse2::<syn::Item>(tokens.clone()).ok(),
+        ModItem::Kernel(_) => None,
+    });
+    for item in items {
+        match item {
+            syn::Item::Struct(s) => taken.push((s.ident, "struct")),
+            syn::Item::Enum(e) => taken.push((e.ident, "enum")),
+            syn::Item::Union(u) => taken.push((u.ident, "union")),
+            syn::Item::Type(t) => taken.push((t.ident, "type alias")),
+            syn::Item::Trait(t) => taken.push((t.ident, "trait")),
+            syn::Item::Mod(m) => taken.push((m.ident, "module")),
+            syn::Item::ExternCrate(c) => taken.push((c.rename.map_or(c.ident, |(_, r)| r), "crate")),
+            syn::Item::Use(u) => imported_names(&u.tree, &mut taken),
+            _ => {}
+        }
+    }
+    taken
+}
+
+/// The names a `use` tree brings into the module (a glob brings none kgraph can see; an
+/// explicit item shadows a glob's anyway).
+fn imported_names(tree: &syn::UseTree, taken: &mut Vec<(Ident, &'static str)>) {
+    match tree {
+        syn::UseTree::Path(p) => imported_names(&p.tree, taken),
+        syn::UseTree::Name(n) if n.ident != "self" => taken.push((n.ident.clone(), "import")),
+        syn::UseTree::Rename(r) => taken.push((r.rename.clone(), "import")),
+        syn::UseTree::Group(g) => g.items.iter().for_each(|t| imported_names(t, taken)),
+        _ => {}
+    }
+}
+
+/// The error when an item of the module takes the name of the registry struct `Kernels`.
+fn registry_clash_error(taken: &[(Ident, &'static str)]) -> Option<syn::Error> {
+    let (item, what) = taken.iter().find(|(ident, _)| *ident == "Kernels")?;
+    Some(syn::Error::new(
+        item.span(),
+        format!(
+            "this {what} `Kernels` clashes with the registry struct `#[kernels]` generates in this module (it \
+             loads every kernel of the module): rename it, or move it out of the module"
+        ),
+    ))
 }
 
 /// The error when kernel `name`'s handle would take a name another item of the module has.
 fn handle_clash_error(name: &Ident, taken: &[(Ident, &'static str)]) -> Option<syn::Error> {
     let handle = handle_ident(name);
+    let hidden = emit::hidden_module(&handle);
+    if let Some((item, what)) = taken.iter().find(|(ident, _)| *ident == hidden) {
+        return Some(syn::Error::new(
+            item.span(),
+            format!(
+                "this {what} `{hidden}` has the name of the module kgraph generates for the handle of kernel `{}` \
+                 in this module: rename it (names starting with `__kgraph` are kgraph's)",
+                ident_text(name)
+            ),
+        ));
+    }
     let (item, what) = taken.iter().find(|(ident, _)| *ident == handle)?;
     Some(syn::Error::new(
         item.span(),
@@ -246,18 +302,13 @@ fn handle_clash_error(name: &Ident, taken: &[(Ident, &'static str)]) -> Option<s
     ))
 }
 
-/// The module's items with each declaration replaced by its handle (or, with `stub`, by a stub
-/// for each distinct handle name), then the `Kernels` registry.
-fn registry_body(
-    module: &KernelsMod,
-    handles: &[(KernelDecl, Resolved)],
-    taken: &[(Ident, &'static str)],
-    stub: bool,
-) -> TokenStream {
+/// The module's items with each declaration replaced by what it became (its handle or stub),
+/// then the `Kernels` registry (which cannot load when any declaration is a stub).
+fn registry_body(module: &KernelsMod, outcomes: &[Outcome]) -> TokenStream {
     let mut body = TokenStream::new();
     let mut entries = Vec::new();
-    let mut verified = handles.iter();
-    let mut stubbed: Vec<String> = Vec::new();
+    let stub = outcomes.iter().any(|o| !matches!(o, Outcome::Handle(_)));
+    let mut outcomes = outcomes.iter();
     for item in &module.items {
         let parsed = match item {
             ModItem::Other(tokens) => {
@@ -266,28 +317,35 @@ fn registry_body(
             }
             ModItem::Kernel(parsed) => parsed,
         };
-        if stub {
-            let Some(name) = &parsed.name else { continue };
-            let handle = handle_ident(name);
-            // A name another item has gets no stub (nor registry field): the clash is reported once.
-            if stubbed.contains(&handle.to_string()) || handle == "Kernels" || taken.iter().any(|(t, _)| *t == handle) {
-                continue;
+        match (outcomes.next(), &parsed.name) {
+            (Some(Outcome::Handle(verified)), _) => {
+                let (decl, resolved) = verified.as_ref();
+                body.extend(emit::handle(decl, resolved));
+                entries.push(Entry {
+                    field: decl.name.clone(),
+                    handle: kernel_handle_ident(decl),
+                    attrs: &decl.attrs,
+                    vis: &decl.vis,
+                    doc: format!("`{}` ({}:{})", decl.symbol, resolved.display, resolved.kernel.line),
+                });
             }
-            stubbed.push(handle.to_string());
-            body.extend(stub_of(parsed));
-            let doc = format!("`{}` (its declaration has errors)", ident_text(name));
-            entries.push(Entry { field: name.clone(), handle, attrs: &parsed.attrs, vis: &parsed.vis, doc });
-        } else if let Some((decl, resolved)) = verified.next() {
-            body.extend(emit::handle(decl, resolved));
-            entries.push(Entry {
-                field: decl.name.clone(),
-                handle: kernel_handle_ident(decl),
-                attrs: &decl.attrs,
-                vis: &decl.vis,
-                doc: format!("`{}` ({}:{})", decl.symbol, resolved.display, resolved.kernel.line),
-            });
+            (Some(Outcome::Stub), Some(name)) => {
+                body.extend(emit::stub(parsed));
+                let doc = format!("`{}` (its declaration has errors)", ident_text(name));
+                entries.push(Entry {
+                    field: name.clone(),
+                    handle: handle_ident(name),
+                    attrs: &parsed.attrs,
+                    vis: &parsed.vis,
+                    doc,
+                });
+            }
+            _ => {}
         }
     }
-    body.extend(emit_registry::registry(&entries, stub));
+    // A user item named `Kernels` is reported once (`registry_clash_error`): no registry then.
+    if !taken_type_names(module).iter().any(|(ident, _)| ident == "Kernels") {
+        body.extend(emit_registry::registry(&entries, stub));
+    }
     body
 }

@@ -3,7 +3,9 @@
 //! signature check.
 
 use crate::syntax::extent::extent_type;
-use crate::syntax::model::{Elem, Extent, KernelDecl, Param, ParamKind};
+use proc_macro2::Span;
+
+use crate::syntax::model::{Elem, Extent, ExtentExpr, ExtentFn, ExtentOp, KernelDecl, Param, ParamKind};
 
 /// Every extent error of `decl`.
 pub(crate) fn check_extents(decl: &KernelDecl) -> Vec<syn::Error> {
@@ -14,6 +16,7 @@ pub(crate) fn check_extents(decl: &KernelDecl) -> Vec<syn::Error> {
     if errors.is_empty() {
         errors.extend(literal_range_errors(decl));
     }
+    errors.extend(division_by_zero_errors(decl));
     errors
 }
 
@@ -152,4 +155,87 @@ fn literal_range_errors(decl: &KernelDecl) -> Vec<syn::Error> {
         }
     }
     errors
+}
+
+/// Rule: no extent (nor `shared`) divides by a divisor that is zero whatever the launch: a
+/// literal `0`, or an expression of literals that folds to 0 (`n / (2 - 2)`). Every launch would
+/// otherwise be refused at run time.
+fn division_by_zero_errors(decl: &KernelDecl) -> Vec<syn::Error> {
+    let mut errors = Vec::new();
+    for (what, extent) in requirements(decl) {
+        zero_divisors(&extent.expr, &mut |op, divisor| {
+            let (verb, folded) = match op {
+                ExtentOp::Rem => ("takes a remainder modulo", "`%`"),
+                _ => ("divides by", "`/`"),
+            };
+            let span = first_span(divisor).unwrap_or(extent.span);
+            let literal = matches!(divisor, ExtentExpr::Int { .. });
+            let how = if literal { String::new() } else { " (the divisor's literals fold to 0)".to_string() };
+            errors.push(syn::Error::new(
+                span,
+                format!(
+                    "{what} (`{}`) {verb} zero{how}: every launch would be refused; the right operand of {folded} \
+                     must not be 0",
+                    extent.text
+                ),
+            ));
+        });
+    }
+    errors
+}
+
+/// Calls `found` with every `/` or `%` of `expr` whose divisor folds to 0.
+fn zero_divisors<'e>(expr: &'e ExtentExpr, found: &mut dyn FnMut(ExtentOp, &'e ExtentExpr)) {
+    match expr {
+        ExtentExpr::Binary { op, lhs, rhs } => {
+            if matches!(op, ExtentOp::Div | ExtentOp::Rem) && fold(rhs) == Some(0) {
+                found(*op, rhs);
+            }
+            zero_divisors(lhs, found);
+            zero_divisors(rhs, found);
+        }
+        ExtentExpr::Call { a, b, .. } => {
+            zero_divisors(a, found);
+            zero_divisors(b, found);
+        }
+        _ => {}
+    }
+}
+
+/// The value of an expression of literals only (C's truncating `/` and `%`), or `None` when it
+/// names a parameter or the launch's shape, divides by zero itself, or leaves `i128`.
+fn fold(expr: &ExtentExpr) -> Option<i128> {
+    match expr {
+        ExtentExpr::Int { value, .. } => Some(i128::from(*value)),
+        ExtentExpr::Binary { op, lhs, rhs } => {
+            let (a, b) = (fold(lhs)?, fold(rhs)?);
+            match op {
+                ExtentOp::Add => a.checked_add(b),
+                ExtentOp::Sub => a.checked_sub(b),
+                ExtentOp::Mul => a.checked_mul(b),
+                ExtentOp::Div => a.checked_div(b),
+                ExtentOp::Rem => a.checked_rem(b),
+            }
+        }
+        ExtentExpr::Call { func, a, b } => {
+            let (a, b) = (fold(a)?, fold(b)?);
+            Some(match func {
+                ExtentFn::Min => a.min(b),
+                ExtentFn::Max => a.max(b),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The span of the first token of an expression written in the declaration (a divisor that
+/// folds is made of literals, which have spans).
+fn first_span(expr: &ExtentExpr) -> Option<Span> {
+    match expr {
+        ExtentExpr::Int { span, .. } => Some(*span),
+        ExtentExpr::Name(name) => Some(name.span()),
+        ExtentExpr::Binary { lhs, .. } => first_span(lhs),
+        ExtentExpr::Call { a, .. } => first_span(a),
+        _ => None,
+    }
 }

@@ -20,6 +20,7 @@ mod extent_rules;
 mod guard;
 mod launch_checks;
 mod layout;
+mod names;
 mod record_check;
 mod resolve;
 pub mod source_check;

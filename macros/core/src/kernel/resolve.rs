@@ -13,7 +13,7 @@ use super::config::{Config, CuFile, Files};
 use super::record_check::check_record;
 use crate::compiled::demangle::demangle;
 use crate::compiled::{display_name, is_mangled, pdl_waits, Compiled, KernelRecord, Lookup};
-use crate::cuda::cpp::{find_cpp_kernel, instantiation_line, CppKernel};
+use crate::cuda::cpp::{find_cpp_kernel, instantiation_line, template_kernel, CppKernel};
 use crate::cuda::lex::{lex, Token};
 use crate::cuda::preprocessed::Preprocessed;
 use crate::cuda::signature::{find_kernel_in, CuError, CuKernel, LaunchBounds};
@@ -167,6 +167,9 @@ fn record_at(record: &KernelRecord, cu: &CuFile, config: &Config) -> String {
 /// No record: the `.cu` text is all there is (the NVRTC fallback, or a crate built without
 /// kgraph-build's records).
 fn source_only(decl: &KernelDecl, cu: &CuFile, source: &Source) -> Result<Found, Vec<syn::Error>> {
+    if let Some(msg) = bare_template_message(&decl.symbol, &cu.display, source, None) {
+        return Err(vec![syn::Error::new(decl.symbol_span, msg)]);
+    }
     if decl.symbol.contains('<') || decl.symbol.contains("::") || is_mangled(&decl.symbol) {
         return Err(vec![syn::Error::new(
             decl.symbol_span,
@@ -234,6 +237,17 @@ fn lookup_error(
             format!("kernels nvcc compiled from it: {}", names.join(", "))
         }
     };
+    let instantiations: Vec<String> = match &lookup {
+        Lookup::Ambiguous(candidates) => candidates.iter().map(|(_, shown)| shown.clone()).collect(),
+        _ => Vec::new(),
+    };
+    let bare_template = match &lookup {
+        Lookup::Missing | Lookup::Ambiguous(_) => bare_template_message(name, file, source, Some(&instantiations)),
+        _ => None,
+    };
+    if let Some(msg) = bare_template {
+        return syn::Error::new(decl.symbol_span, msg);
+    }
     let msg = match lookup {
         Lookup::Found(_) => unreachable!("found entries are not errors"),
         Lookup::Ambiguous(candidates) => {
@@ -287,6 +301,37 @@ fn lookup_error(
         }
     };
     syn::Error::new(decl.symbol_span, msg)
+}
+
+/// The message for a template kernel named without its template arguments (`name` has none and
+/// the source defines a template kernel of that name): the template, its instantiations
+/// (`compiled`: what nvcc compiled, `None` without a record) and how to name one.
+fn bare_template_message(name: &str, file: &str, source: &Source, compiled: Option<&[String]>) -> Option<String> {
+    if name.contains('<') {
+        return None;
+    }
+    let base = name.rsplit("::").next().unwrap_or(name);
+    let (at, params, example) = template_kernel(source.toks(), base)?;
+    let at = source_line(source, at);
+    let head = format!(
+        "`{name}` is a template kernel ({file}:{at}, `template <{params}>`), named without its template arguments"
+    );
+    Some(match compiled {
+        Some([]) => format!(
+            "{head}, and nvcc compiled no instantiation of it (a template kernel is compiled only where it is \
+             instantiated): add one after the template, `{example}` with your arguments, and name it: \
+             `name = \"{base}<...>\"`"
+        ),
+        Some(list) => {
+            let names: Vec<String> = list.iter().map(|i| format!("`name = \"{i}\"`")).collect();
+            format!("{head}: nvcc compiled {} instantiations of it; name one: {}", list.len(), names.join(", "))
+        }
+        None => format!(
+            "{head}: name an instantiation, `name = \"{base}<...>\"`; kgraph binds C++ kernels through the record of \
+             what nvcc compiled, and this build left none (no nvcc: the NVRTC fallback), so build with nvcc \
+             (scripts/install-nvcc)"
+        ),
+    })
 }
 
 fn source_line(source: &Source, line: usize) -> usize {

@@ -331,6 +331,21 @@ pub struct Param {
     /// (For an error underlining the whole parameter use `quote!(#name: #ty)` with
     /// `syn::Error::new_spanned`, which works on stable.)
     pub span: Span,
+    /// `rename(name = cu_name)` in the attribute: the `.cu` names this parameter otherwise, on
+    /// purpose (the names are otherwise checked against the `.cu`'s).
+    pub rename: Option<Rename>,
+}
+
+/// `rename(rust = cu)` in `#[kernel(...)]`: a parameter the declaration deliberately names
+/// otherwise than the `.cu` does (without it, differing names are a compile error).
+#[derive(Debug, Clone)]
+pub struct Rename {
+    /// The Rust parameter's name.
+    pub rust: syn::Ident,
+    /// The `.cu`'s name for the parameter.
+    pub cu: String,
+    /// The span of `rust = cu`, where a rename that does not fit the `.cu` is reported.
+    pub span: Span,
 }
 
 /// One `#[kernel("file.cu")] pub fn name(...);` declaration.

@@ -6,12 +6,13 @@
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::ToTokens;
+use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
 use syn::spanned::Spanned;
 use syn::{Attribute, Ident, LitStr, Token, Type, Visibility};
 
 use super::extent::extent_from_expr;
-use super::model::{Extent, KernelDecl, Param, ParamKind};
+use super::model::{Extent, KernelDecl, Param, ParamKind, Rename};
 use super::naming::ident_text;
 use super::text::tidy_tokens;
 use super::types::classify_type;
@@ -34,6 +35,8 @@ pub struct KernelArgs {
     pub extents_promise: Option<Span>,
     /// `shared = <bytes>`, when given.
     pub shared: Option<Extent>,
+    /// `rename(rust = cu, ...)`: parameters deliberately named otherwise than in the `.cu`.
+    pub renames: Vec<Rename>,
 }
 
 /// One parameter as far as it parsed (`kind` is `None` when its type is not supported).
@@ -88,6 +91,7 @@ impl DeclParse {
                     ty: p.ty.clone(),
                     extent: p.extent.clone(),
                     span: p.name.span().join(p.ty.span()).unwrap_or_else(|| p.name.span()),
+                    rename: args.renames.iter().find(|r| r.rust == p.name).cloned(),
                 })
             })
             .collect::<Option<Vec<_>>>()?;
@@ -128,7 +132,7 @@ fn kernel_attr_tokens(attr: &Attribute) -> syn::Result<TokenStream> {
 }
 
 const ARGS_HELP: &str = "expected `#[kernel(\"file.cu\")]`, optionally followed by `name = \"symbol\"`, \
-     `unsafe(extents)` and `shared = <bytes>`";
+     `unsafe(extents)`, `shared = <bytes>` and `rename(param = cu_name)`";
 
 /// Parses the attribute's arguments: the `.cu` file, then an optional `name = "symbol"`.
 /// `span` is where to report an empty argument list (the attribute itself).
@@ -144,6 +148,7 @@ pub(crate) fn parse_kernel_args(tokens: TokenStream, span: Span) -> syn::Result<
         let mut symbol: Option<(String, Span)> = None;
         let mut extents_promise: Option<Span> = None;
         let mut shared: Option<Extent> = None;
+        let mut renames: Vec<Rename> = Vec::new();
         while !input.is_empty() {
             input.parse::<Token![,]>()?;
             if input.is_empty() {
@@ -166,13 +171,18 @@ pub(crate) fn parse_kernel_args(tokens: TokenStream, span: Span) -> syn::Result<
                 }
                 continue;
             }
+            if key == "rename" {
+                parse_renames(input, &mut renames)?;
+                continue;
+            }
             if key != "name" {
                 return Err(syn::Error::new(
                     key.span(),
                     format!(
                         "unknown option `{key}`: the options are `name = \"symbol\"` (the kernel's extern \"C\" name or C++ name), \
-                         `unsafe(extents)` (the promise that the kernel stays within the declared extents) and \
-                         `shared = <bytes>` (the dynamic shared memory it uses, over its scalars and `block.x`)"
+                         `unsafe(extents)` (the promise that the kernel stays within the declared extents), \
+                         `shared = <bytes>` (the dynamic shared memory it uses, over its scalars and `block.x`) and \
+                         `rename(param = cu_name)` (a parameter named otherwise than in the `.cu`, on purpose)"
                     ),
                 ));
             }
@@ -194,9 +204,37 @@ pub(crate) fn parse_kernel_args(tokens: TokenStream, span: Span) -> syn::Result<
             }
             symbol = Some((value, lit.span()));
         }
-        Ok(KernelArgs { file: file.value(), file_span: file.span(), symbol, extents_promise, shared })
+        Ok(KernelArgs { file: file.value(), file_span: file.span(), symbol, extents_promise, shared, renames })
     };
     parser.parse2(tokens)
+}
+
+/// `rename(n = num_tokens, ...)` (after the word `rename`): each Rust parameter with the
+/// `.cu`'s name for it. The `.cu` name may be a Rust keyword (`rename(kind = type)`).
+fn parse_renames(input: ParseStream, renames: &mut Vec<Rename>) -> syn::Result<()> {
+    let content;
+    let paren = syn::parenthesized!(content in input);
+    if content.is_empty() {
+        return Err(syn::Error::new(
+            paren.span.join(),
+            "expected `rename(param = cu_name)`: the Rust parameter, then the `.cu`'s name for it",
+        ));
+    }
+    while !content.is_empty() {
+        let rust = Ident::parse_any(&content)?;
+        content.parse::<Token![=]>()?;
+        let cu = Ident::parse_any(&content)?;
+        let span = rust.span().join(cu.span()).unwrap_or_else(|| rust.span());
+        if renames.iter().any(|r| r.rust == rust) {
+            return Err(syn::Error::new(span, format!("`{}` renamed twice", ident_text(&rust))));
+        }
+        renames.push(Rename { rust, cu: ident_text(&cu), span });
+        if content.is_empty() {
+            break;
+        }
+        content.parse::<Token![,]>()?;
+    }
+    Ok(())
 }
 
 /// `unsafe(extents)`, returning the span of `unsafe` (where promise errors point).
@@ -266,7 +304,32 @@ pub fn parse_decl(item: TokenStream, outer: Option<(TokenStream, Span)>) -> Decl
     if !kernel_attr_seen {
         st.errors.push(syn::Error::new(item_span, format!("missing `#[kernel(...)]`: {ARGS_HELP}")));
     }
+    let unknown_renames = unknown_renames(&st);
+    st.errors.extend(unknown_renames);
     st
+}
+
+/// A `rename(x = ...)` whose `x` is no parameter of the declaration.
+fn unknown_renames(st: &DeclParse) -> Vec<syn::Error> {
+    let Some(args) = &st.args else { return Vec::new() };
+    args.renames
+        .iter()
+        .filter(|r| !st.params.iter().any(|p| p.name == r.rust))
+        .map(|r| {
+            let names: Vec<String> = st.params.iter().map(|p| format!("`{}`", ident_text(&p.name))).collect();
+            syn::Error::new(
+                r.span,
+                format!(
+                    "`rename({} = {})`: the declaration has no parameter `{}` (it has {}); `rename` takes the Rust \
+                     parameter's name, then the `.cu`'s",
+                    ident_text(&r.rust),
+                    r.cu,
+                    ident_text(&r.rust),
+                    if names.is_empty() { "none".to_string() } else { names.join(", ") }
+                ),
+            )
+        })
+        .collect()
 }
 
 fn parse_decl_body(input: ParseStream, st: &mut DeclParse, kernel_attr_seen: &mut bool) -> syn::Result<()> {
@@ -468,7 +531,10 @@ fn parse_param(input: ParseStream) -> syn::Result<(ParsedParam, Option<syn::Erro
         };
         return Err(syn::Error::new(
             name.span(),
-            format!("parameter name `{name}` is taken by the generated `{method}`: rename it"),
+            format!(
+                "parameter name `{name}` is taken by the generated `{method}`: rename it, and say so in the \
+                 attribute: `rename({name}_ = {name})`"
+            ),
         ));
     }
     let (kind, extent, err) = match classify_type(&ty) {

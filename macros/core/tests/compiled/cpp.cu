@@ -23,3 +23,11 @@ __global__ void over(float* x, int n) {
 __global__ void over(double* x, int n) {
   if ((int)threadIdx.x < n) x[threadIdx.x] = 0.0;
 }
+
+// A template with two instantiations: named without its arguments, a declaration must pick one.
+template <typename T>
+__global__ void twice(T* x, int n) {
+  if ((int)threadIdx.x < n) x[threadIdx.x] = T(1);
+}
+template __global__ void twice<float>(float*, int);
+template __global__ void twice<double>(double*, int);
