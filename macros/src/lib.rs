@@ -14,6 +14,12 @@ use proc_macro::TokenStream;
 /// u16 i32 u32 i64 u64), `f16`, `bf16`, a CUDA vector type (`Float4`, `Half2`, ...), `bool` (by
 /// value) or a `#[derive(DeviceStruct)]` struct, whose layout is checked against the kernel's C
 /// struct. `name = "symbol"` binds a differently named kernel.
+///
+/// Parameter names are checked against the `.cu`'s (ignoring case and underscores): a differing
+/// name is a compile error, two parameters in each other's place are reported as a swap. A
+/// deliberate rename is written in the attribute, Rust name first:
+/// `#[kernel("norm.cu", rename(n = num_tokens))]`. A declaration with errors still defines its
+/// handle as a stub with every item, so code using it reports nothing further.
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     let config = kgraph_codegen::Config::from_env();

@@ -1,6 +1,7 @@
 //! The `#[kernel]` binding, in the style of serde_derive: the declaration (parsed by
 //! [`crate::syntax`]) is checked against the kernel's signature read from its `.cu`
-//! ([`crate::cuda`]), every mismatch a spanned error (`check`), its extents checked
+//! ([`crate::cuda`]), every mismatch a spanned error (`check`, parameter names in `names`),
+//! its extents checked
 //! (`extent_rules`), then the handle struct is generated over cudarc's `launch_builder`
 //! (`emit`, with the checks of a checked launch from `guard`; both only read the checked model).
 //! [`expand`] runs it for the two attribute macros; [`config`] says where `.cu` files are found.
