@@ -111,3 +111,15 @@ fn a_template_named_without_arguments_names_the_template_without_a_record_too() 
     );
     assert!(!e.contains("extern"), "{e}");
 }
+
+#[test]
+fn an_unknown_name_in_extents_is_reported_once() {
+    let errors = errors_of(
+        quote!("names.cu", unsafe(extents), shared = m * 4),
+        quote!(
+            pub fn scale_all(data: &mut [f32; m * m + num_elements], factor: f32, num_elements: i32);
+        ),
+    );
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].starts_with("the extent of `data` names `m`, which is not a parameter"), "{errors:?}");
+}

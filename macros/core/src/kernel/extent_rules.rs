@@ -46,17 +46,24 @@ fn integer_scalars_hint(decl: &KernelDecl) -> String {
     }
 }
 
-/// Rule: an extent (and `shared`) names only integer scalar parameters of the kernel.
+/// Rule: an extent (and `shared`) names only integer scalar parameters of the kernel. Each
+/// name is reported once, where it is first written (`m * m`, or `m` in two extents, is one
+/// mistake).
 fn extent_name_errors(decl: &KernelDecl) -> Vec<syn::Error> {
     let mut errors = Vec::new();
+    let mut reported: Vec<String> = Vec::new();
     for (what, extent) in requirements(decl) {
         for name in extent.expr.names() {
+            if reported.contains(&name.to_string()) {
+                continue;
+            }
             let why = match decl.param(&name.to_string()) {
                 None => format!("`{name}`, which is not a parameter of `{}`", decl.symbol),
                 Some(p) if p.kind.is_pointer() => format!("`{name}`, a pointer parameter"),
                 Some(p) if !p.kind.is_integer_scalar() => format!("`{name}`, which is `{}`", p.kind.rust_decl()),
                 Some(_) => continue,
             };
+            reported.push(name.to_string());
             errors.push(syn::Error::new(
                 name.span(),
                 format!(
