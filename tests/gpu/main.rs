@@ -16,6 +16,7 @@ mod graph_pdl;
 mod graph_reload;
 mod kernel_args;
 mod misuse;
+mod mixed;
 mod model_adamw;
 mod model_bce;
 mod model_cfc;

@@ -3,7 +3,7 @@
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
-use crate::emit_util::ident;
+use crate::emit_util::{elem_in_hidden_module, ident};
 use crate::graph::ir::Value;
 use crate::syntax::model::Elem;
 
@@ -12,6 +12,16 @@ pub(crate) fn typed_literal(v: &Value, elem: Elem) -> TokenStream {
     match (elem, v) {
         (Elem::F32, _) => float_literal::<f32>(v),
         (Elem::F64, _) => float_literal::<f64>(v),
+        // The nearest half value, rounded at compile time by `half` (`from_f32_const`).
+        (Elem::F16 | Elem::Bf16, _) => {
+            let (t, f) = (elem_in_hidden_module(elem), float_literal::<f32>(v));
+            quote!(#t::from_f32_const(#f))
+        }
+        // A vector or struct starts zeroed (a spec gives no value for one; `set_<scalar>` does).
+        (Elem::Vector(_) | Elem::Struct(_), _) => {
+            let t = elem_in_hidden_module(elem);
+            quote!(::kgraph::__private::zeroed::<#t>())
+        }
         (_, Value::Int(i)) => int_literal(*i, elem),
         (_, Value::Float(_)) => unreachable!("validation rejects float literals for integer parameters"),
     }
