@@ -4,11 +4,15 @@ use kgraph::cudarc::driver::PushKernelArg;
 use kgraph::expert::{KernelSource, ModuleCache};
 use kgraph::LaunchConfig;
 
-const SMOKE: KernelSource = KernelSource {
-    file: "tests/kernels/smoke.cu",
-    image: include_bytes!(concat!(env!("OUT_DIR"), "/kgraph/smoke.cubin")),
-    source: include_str!("../kernels/smoke.cu"),
-    include_dir: concat!(env!("CARGO_MANIFEST_DIR"), "/kernels"),
+// SAFETY: the image is the one kgraph-build compiled from this file; it is only loaded by hand
+// (`ModuleCache::function`) and launched through cudarc's unsafe launch, no declared handle.
+const SMOKE: KernelSource = unsafe {
+    KernelSource::new(
+        "tests/kernels/smoke.cu",
+        include_bytes!(concat!(env!("OUT_DIR"), "/kgraph/smoke.cubin")),
+        include_str!("../kernels/smoke.cu"),
+        concat!(env!("CARGO_MANIFEST_DIR"), "/kernels"),
+    )
 };
 
 #[test]

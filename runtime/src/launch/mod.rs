@@ -5,6 +5,7 @@
 pub(crate) mod args;
 pub(crate) mod config;
 pub mod extent;
+pub(crate) mod image;
 pub(crate) mod module;
 pub(crate) mod module_registry;
 pub(crate) mod pinned_ptr;

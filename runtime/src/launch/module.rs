@@ -10,25 +10,81 @@ use cudarc::nvrtc::{CompileOptions, Ptx};
 use crate::context::Context;
 use crate::driver;
 use crate::error::{Error, Result};
+use crate::launch::image::checked_image;
 use crate::launch::module_registry::{load_once, ModuleCode};
 
-/// One kernel source file as compiled into the binary by `kgraph-build` and `#[kernel]`.
+/// One kernel source file as compiled into the binary by `kgraph-build` and `#[kernel]`: the
+/// code a handle's checked declaration was checked against. Its fields are private and its
+/// constructor `unsafe`, so safe code cannot pair a declared kernel's file with other code.
 #[derive(Debug, Clone, Copy)]
 pub struct KernelSource {
     /// The `.cu` file, relative to the crate root (e.g. `kernels/cfc_step.cu`), for messages.
-    pub file: &'static str,
+    file: &'static str,
     /// The device image built by nvcc; empty when the build fell back to NVRTC.
-    pub image: &'static [u8],
+    image: &'static [u8],
     /// The `.cu` source, compiled with NVRTC when `image` is empty.
-    pub source: &'static str,
+    source: &'static str,
     /// The folder of local headers (`#include "x.cuh"`), for the NVRTC fallback.
-    pub include_dir: &'static str,
+    include_dir: &'static str,
 }
 
 impl KernelSource {
+    /// The source of `file`: the device `image` nvcc built (empty for the NVRTC fallback), the
+    /// `.cu` text `source`, and the folder of its local headers `include_dir`. `#[kernel]`'s
+    /// generated `SOURCE` is made with this.
+    ///
+    /// # Safety
+    /// A kernel handle whose `SOURCE` this is launches this code under its declaration, so:
+    /// `image` is empty, or the complete cubin, fatbin or PTX that was built from `source` (the
+    /// file the declarations using it were checked against); and `source` is that file's text,
+    /// compiled as it is with `include_dir` on the include path. kgraph checks the image's
+    /// framing before the driver reads it (a truncated or oversized image is refused), not what
+    /// the code does. A value for hand-written loads (`ModuleCache::function`, launched through
+    /// cudarc's `unsafe` launch) makes no promise to any handle, only this one.
+    pub const unsafe fn new(
+        file: &'static str,
+        image: &'static [u8],
+        source: &'static str,
+        include_dir: &'static str,
+    ) -> Self {
+        KernelSource { file, image, source, include_dir }
+    }
+
+    /// The `.cu` file, relative to the crate root (e.g. `kernels/cfc_step.cu`), for messages.
+    pub fn file(&self) -> &'static str {
+        self.file
+    }
+
+    /// The device image nvcc built; empty when the build fell back to NVRTC.
+    pub fn image(&self) -> &'static [u8] {
+        self.image
+    }
+
+    /// The `.cu` source text (what NVRTC compiles when the image is empty).
+    pub fn source(&self) -> &'static str {
+        self.source
+    }
+
+    /// The folder of the file's local headers.
+    pub fn include_dir(&self) -> &'static str {
+        self.include_dir
+    }
+
     /// True when this binary carries an nvcc-built image (the production path).
     pub fn has_image(&self) -> bool {
         !self.image.is_empty()
+    }
+
+    /// Whether `other` is the same code: the same image, text, header folder and file. The
+    /// identity [`ModuleCache`] keys modules by (so two crates' `kernels/ops.cu`, or a file
+    /// name paired with other code, never share a module). Compares addresses first: a handle's
+    /// `SOURCE` points at one embedded image.
+    pub fn same_code(&self, other: &KernelSource) -> bool {
+        let bytes_eq = |a: &[u8], b: &[u8]| std::ptr::eq(a, b) || a == b;
+        bytes_eq(self.image, other.image)
+            && bytes_eq(self.source.as_bytes(), other.source.as_bytes())
+            && self.include_dir == other.include_dir
+            && self.file == other.file
     }
 
     /// Loads the module into `ctx`: the embedded image, or the source through NVRTC for the
@@ -36,11 +92,17 @@ impl KernelSource {
     ///
     /// The module stays loaded for the life of `ctx`, and loading the same code again returns
     /// it (see `module_registry`: nothing a program drops may unload code the GPU still runs).
+    ///
+    /// The image's framing is checked first (`launch/image.rs`): a cubin or fatbin whose
+    /// header announces more bytes than the image holds is refused with [`Error::ModuleLoad`],
+    /// and PTX is handed over NUL-terminated, so the driver never reads past it.
     pub fn load(&self, ctx: &Context) -> Result<Arc<CudaModule>> {
         let ctx = ctx.inner();
         if self.has_image() {
             return load_once(ctx, ModuleCode::Embedded(self.image), || {
-                self.load_ptx(ctx, Ptx::from_binary(self.image.to_vec()))
+                let image =
+                    checked_image(self.image).map_err(|e| Error::ModuleLoad { file: self.file, detail: e.0 })?;
+                self.load_ptx(ctx, Ptx::from_binary(image))
             });
         }
         self.load_compiled(ctx, self.compile_with_nvrtc(ctx)?)
@@ -92,12 +154,14 @@ impl KernelSource {
     }
 }
 
-/// Loads each kernel file once per context, so the handles of several kernels in one `.cu`
-/// share one `CudaModule`.
+/// Loads each kernel source once per context, so the handles of several kernels in one `.cu`
+/// share one `CudaModule`. Modules are keyed by the code's identity ([`KernelSource::same_code`]),
+/// not the file name: a handle's `load` asks for its own `SOURCE` and gets the module of exactly
+/// that code, whatever else the cache holds.
 #[derive(Debug)]
 pub struct ModuleCache {
     ctx: Context,
-    modules: Vec<(&'static str, Arc<CudaModule>)>,
+    modules: Vec<(KernelSource, Arc<CudaModule>)>,
     /// Compile every module from its `.cu` file on disk (hot reload) instead of the embedded image.
     from_disk: bool,
 }
@@ -127,13 +191,13 @@ impl ModuleCache {
         &self.ctx
     }
 
-    /// The module for `src`, loading it on first use.
+    /// The module of `src`'s code, loading it on first use.
     pub fn module(&mut self, src: &KernelSource) -> Result<Arc<CudaModule>> {
-        if let Some((_, m)) = self.modules.iter().find(|(f, _)| *f == src.file) {
+        if let Some((_, m)) = self.modules.iter().find(|(code, _)| code.same_code(src)) {
             return Ok(m.clone());
         }
         let m = if self.from_disk { src.load_from_disk(&self.ctx)? } else { src.load(&self.ctx)? };
-        self.modules.push((src.file, m.clone()));
+        self.modules.push((*src, m.clone()));
         Ok(m)
     }
 

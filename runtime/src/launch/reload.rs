@@ -41,8 +41,8 @@ pub fn set_enabled(on: bool) {
 impl KernelSource {
     /// The `.cu` file on disk: the kernel folder the build compiled it from, and its name.
     pub fn disk_path(&self) -> PathBuf {
-        let name = Path::new(self.file).file_name().map(PathBuf::from).unwrap_or_else(|| PathBuf::from(self.file));
-        Path::new(self.include_dir).join(name)
+        let name = Path::new(self.file()).file_name().map(PathBuf::from).unwrap_or_else(|| PathBuf::from(self.file()));
+        Path::new(self.include_dir()).join(name)
     }
 }
 

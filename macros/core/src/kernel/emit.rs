@@ -241,10 +241,14 @@ fn source_text(resolved: &Resolved) -> TokenStream {
 }
 
 /// The `KernelSource` value of a handle's `SOURCE` (the one place it is built, for handles and
-/// stubs alike).
+/// stubs alike), through its `unsafe` constructor: the image is the one `kgraph-build` compiled
+/// from this very `.cu` (its name derives from the file, `OUT_DIR/kgraph/<stem>.cubin`), the
+/// file the declaration was checked against.
 fn kernel_source(file: &str, image: TokenStream, source: TokenStream, include_dir: &str) -> TokenStream {
     quote! {
-        ::kgraph::expert::KernelSource { file: #file, image: #image, source: #source, include_dir: #include_dir }
+        // SAFETY: `image` is what kgraph-build compiled from `source` (this declaration's file),
+        // `source` that file's text, `include_dir` its header folder.
+        unsafe { ::kgraph::expert::KernelSource::new(#file, #image, #source, #include_dir) }
     }
 }
 

@@ -8,3 +8,4 @@
 mod common;
 mod runtime;
 mod safety;
+mod soundness;

@@ -7,17 +7,21 @@ mod graph;
 use std::sync::Arc;
 
 use kgraph::cudarc::driver::{CudaFunction, CudaStream, DeviceRepr, PushKernelArg, ValidAsZeroBits};
+use kgraph::expert::{KernelSource, ModuleCache};
 use kgraph::{
-    Device, DeviceBuffer, DeviceIn, DeviceOut, Error, KernelSource, LaunchConfig, MappedBuffer, ModuleCache,
-    PinnedMutPtr, PinnedPtr, Stream,
+    Device, DeviceBuffer, DeviceIn, DeviceOut, Error, LaunchConfig, MappedBuffer, PinnedMutPtr, PinnedPtr, Stream,
 };
 use kgraph::{PinnedSlot, Pod, Result, SlotBus};
 
-const TEST_RUNTIME: KernelSource = KernelSource {
-    file: "kernels/test_runtime.cu",
-    image: include_bytes!(concat!(env!("OUT_DIR"), "/kgraph/test_runtime.cubin")),
-    source: include_str!("../../kernels/test_runtime.cu"),
-    include_dir: concat!(env!("CARGO_MANIFEST_DIR"), "/kernels"),
+// SAFETY: the image is the one kgraph-build compiled from this file; it is only loaded by hand
+// (`ModuleCache::function`) and launched through cudarc's unsafe launch, no declared handle.
+const TEST_RUNTIME: KernelSource = unsafe {
+    KernelSource::new(
+        "kernels/test_runtime.cu",
+        include_bytes!(concat!(env!("OUT_DIR"), "/kgraph/test_runtime.cubin")),
+        include_str!("../../kernels/test_runtime.cu"),
+        concat!(env!("CARGO_MANIFEST_DIR"), "/kernels"),
+    )
 };
 
 /// The kernels of `kernels/test_runtime.cu`, with typed launchers.
