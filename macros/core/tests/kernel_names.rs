@@ -231,3 +231,34 @@ fn names_are_checked_in_registries_too() {
     );
     assert!(out.to_string().contains("did you swap"), "{out}");
 }
+
+#[test]
+fn a_name_the_launch_takes_is_written_with_a_trailing_underscore() {
+    let errors = errors_of(
+        quote!("names.cu"),
+        quote!(
+            pub fn with_cfg(cfg_: &[f32], n: i32);
+        ),
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    let errors = errors_of(
+        quote!("names.cu"),
+        quote!(
+            pub fn with_cfg(cfg: &[f32], n: i32);
+        ),
+    );
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].contains("call it `cfg_`"), "{errors:?}");
+    let errors = errors_of(
+        quote!("names.cu"),
+        quote!(
+            pub fn with_cfg(config: &[f32], n: i32);
+        ),
+    );
+    assert!(errors[0].contains("rename it `cfg_`"), "{errors:?}");
+    // `kgraph declare` writes what binds.
+    let suggestions = kgraph_codegen::suggest_declarations("names.cu", &config()).unwrap();
+    let with_cfg = suggestions.iter().find(|s| s.kernel == "with_cfg").unwrap();
+    let declaration = with_cfg.declaration.as_ref().unwrap();
+    assert!(declaration.text.contains("pub fn with_cfg(cfg_: &[f32], n: i32);"), "{}", declaration.text);
+}

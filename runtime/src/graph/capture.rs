@@ -81,8 +81,8 @@ impl Graph {
     ///   reallocated while the graph exists (drop the graph first, or wait for its last replay
     ///   and never replay it again);
     /// - the host does not access memory the captured work reads or writes while a replay may
-    ///   be running (through references: `MappedBuffer::as_slice`/`as_mut_slice` only wait for
-    ///   work lent a pointer since their last wait, and a replay lends none); kgraph's volatile
+    ///   be running (through references: `MappedBuffer::as_mut_slice` only waits for work lent
+    ///   a pointer since its last wait, and a replay lends none); kgraph's volatile
     ///   accessors (`PinnedSlot::write`/`peek`, `MappedBuffer::read_volatile_into`/
     ///   `to_vec_volatile`) stay allowed;
     /// - any other stream the captured work forks to is joined back (else the capture fails)

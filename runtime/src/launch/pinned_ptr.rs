@@ -91,8 +91,9 @@ impl<T> PinnedPtr<'_, T> {
 ///
 /// It mutably borrows the buffer (`'a`) and is not `Copy` (use [`PinnedMutPtr::reborrow`] to
 /// pass it to several launches), so no host view of the buffer exists while it does. The launch
-/// is asynchronous: the buffer's host views ([`crate::MappedBuffer::as_slice`]) and its `Drop`
-/// wait for the device work queued in its context before touching or freeing the memory.
+/// is asynchronous: the buffer's host reads ([`crate::MappedBuffer::read_into`],
+/// [`crate::MappedBuffer::to_vec`]) and its `Drop` wait for the device work queued in its context
+/// before touching or freeing the memory.
 #[repr(C)]
 pub struct PinnedMutPtr<'a, T> {
     /// First field: what the kernel receives (see the `DeviceRepr` impl).

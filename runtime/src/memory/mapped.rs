@@ -21,19 +21,26 @@ use crate::memory::pod::Pod;
 /// staging copies. Zeroed on creation; freed on drop.
 ///
 /// The device reads and writes this memory when a kernel or copy that uses it runs, not when it
-/// is enqueued. The buffer remembers whether it lent a device pointer, and:
-/// - [`MappedBuffer::as_slice`] waits for the context's queued work first if a
-///   [`PinnedMutPtr`] was lent since the last wait (a kernel may still be writing);
-/// - [`MappedBuffer::as_mut_slice`] waits if any device pointer was lent since the last wait (a
-///   kernel may still be reading or writing);
+/// is enqueued, and a captured graph does so at every replay without lending a pointer again.
+/// So safe code never holds a Rust reference to the elements while the device may write them:
+/// the host reads them by copying ([`MappedBuffer::read_into`], [`MappedBuffer::to_vec`], and
+/// the non-waiting volatile readers), and the only reference-forming view is
+/// [`MappedBuffer::as_mut_slice`], which needs `&mut self` (no pointer can be lent while it
+/// lives) and first waits for every pointer lent before. The buffer remembers whether it lent a
+/// device pointer, and:
+/// - [`MappedBuffer::read_into`] and [`MappedBuffer::to_vec`] wait for the context's queued work
+///   first if a [`PinnedMutPtr`] was lent since the last wait (a kernel may still be writing),
+///   then copy with volatile loads;
+/// - [`MappedBuffer::as_mut_slice`] and [`MappedBuffer::write_from`] wait if any device pointer
+///   was lent since the last wait (a kernel may still be reading or writing);
 /// - `Drop` waits if a device pointer was ever lent, before `cuMemFreeHost`.
 ///
 /// The wait is a `cuCtxSynchronize` of the buffer's context (every stream of it), paid only
 /// when a pointer was lent since the last one; launches in another context must be refused with
 /// [`crate::check_same_context`]. The volatile readers ([`MappedBuffer::read_volatile_into`],
-/// [`MappedBuffer::to_vec_volatile`]) never wait: they form no reference, and see the values as
-/// they are (stale, or torn mid-write, but always a valid `T`); synchronise the stream of the
-/// kernels that write the buffer first to see their results. See `docs/safety.md`.
+/// [`MappedBuffer::to_vec_volatile`]) never wait: they see the values as they are (stale, or
+/// torn mid-write, but always a valid `T`); synchronise the stream of the kernels that write
+/// the buffer first to see their results. See `docs/safety.md` ("Mapped pinned memory").
 pub struct MappedBuffer<T: Pod> {
     host: NonNull<T>,
     device: sys::CUdeviceptr,
@@ -49,7 +56,7 @@ pub struct MappedBuffer<T: Pod> {
 const LENT_EVER: u8 = 1;
 /// A [`PinnedPtr`] was lent since the last wait: `as_mut_slice` waits.
 const LENT_READ: u8 = 2;
-/// A [`PinnedMutPtr`] was lent since the last wait: `as_slice` and `as_mut_slice` wait.
+/// A [`PinnedMutPtr`] was lent since the last wait: `read_into`, `to_vec` and `as_mut_slice` wait.
 const LENT_WRITE: u8 = 4;
 
 // SAFETY: the buffer uniquely owns its allocation (no aliasing handle exists besides the device
@@ -57,11 +64,11 @@ const LENT_WRITE: u8 = 4;
 // in every context and on every thread, and dropping the `PinnedAlloc` makes the context
 // current on whichever thread drops it, so moving the owner to another thread is sound. `T: Pod` is `Send`.
 unsafe impl<T: Pod> Send for MappedBuffer<T> {}
-// SAFETY: through `&MappedBuffer` the host can only read (`as_slice`, the volatile readers), and
-// `T: Pod` is `Sync`; host mutation needs `&mut`, so shared references on several threads never
-// race on the host. The lend flags are atomic; the only flag cleared through `&self`
-// (`LENT_WRITE`, by `as_slice`) can only be set through `&mut self`, so clearing it never loses
-// a concurrent lend.
+// SAFETY: through `&MappedBuffer` the host can only read (volatile copies), and `T: Pod` is
+// `Sync`; host mutation needs `&mut`, so shared references on several threads never race on the
+// host. The lend flags are atomic; the only flag cleared through `&self` (`LENT_WRITE`, by
+// `read_into`/`to_vec`) can only be set through `&mut self`, so clearing it never loses a
+// concurrent lend.
 unsafe impl<T: Pod> Sync for MappedBuffer<T> {}
 
 impl<T: Pod> MappedBuffer<T> {
@@ -90,30 +97,63 @@ impl<T: Pod> MappedBuffer<T> {
         self.len == 0
     }
 
-    /// The host view, after waiting for the device work of the buffer's context if a
-    /// [`PinnedMutPtr`] was lent since the last wait (so what kernels wrote through it is
-    /// complete and visible; no wait otherwise).
+    /// Copies the buffer into `dst`, after waiting for the device work of the buffer's context
+    /// if a [`PinnedMutPtr`] was lent since the last wait (so what kernels wrote through it is
+    /// complete and visible; no wait otherwise). A copy, not a view: a `&[T]` over this memory
+    /// would be a data race the moment device work wrote it while the slice lived (a graph
+    /// replay, or a kernel given a [`PinnedPtr`] meanwhile through `&self`), and nothing
+    /// borrowed from `&self` can keep those away. The loads are volatile, as in
+    /// [`Self::read_volatile_into`].
     ///
     /// # Errors
-    /// [`Error::Driver`] when the wait fails (e.g. inside a stream capture, or after a device
-    /// fault); the buffer then still counts as lent.
-    pub fn as_slice(&self) -> Result<&[T]> {
+    /// `Error::LengthMismatch` when `dst.len() != self.len()`; [`Error::Driver`] when the wait
+    /// fails (e.g. inside a stream capture, or after a device fault), and the buffer then still
+    /// counts as lent.
+    pub fn read_into(&self, dst: &mut [T]) -> Result<()> {
+        Error::check_len("MappedBuffer::read_into", self.len, dst.len())?;
+        self.wait_for_writers("MappedBuffer::read_into")?;
+        self.read_volatile_into(dst)
+    }
+
+    /// The buffer's elements as a new `Vec`, after the wait of [`Self::read_into`].
+    ///
+    /// # Errors
+    /// As [`Self::read_into`].
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        self.wait_for_writers("MappedBuffer::to_vec")?;
+        Ok(self.to_vec_volatile())
+    }
+
+    /// Copies `src` into the buffer, after the wait of [`Self::as_mut_slice`].
+    ///
+    /// # Errors
+    /// `Error::LengthMismatch` when `src.len() != self.len()`; as [`Self::as_mut_slice`].
+    pub fn write_from(&mut self, src: &[T]) -> Result<()> {
+        Error::check_len("MappedBuffer::write_from", self.len, src.len())?;
+        self.as_mut_slice()?.copy_from_slice(src);
+        Ok(())
+    }
+
+    /// Waits for the context's work if a [`PinnedMutPtr`] was lent since the last wait.
+    fn wait_for_writers(&self, op: &str) -> Result<()> {
         if self.lent.load(Ordering::Acquire) & LENT_WRITE != 0 {
-            self.wait_device("MappedBuffer::as_slice")?;
+            self.wait_device(op)?;
             // Release: a thread that then sees the flag clear also sees the wait as done.
             self.lent.fetch_and(!LENT_WRITE, Ordering::Release);
         }
-        // SAFETY: no device work writes the memory: none was lent a writing pointer since the
-        // last wait, and none can be until this borrow ends (`device_ptr_mut` takes `&mut self`).
-        Ok(unsafe { self.as_slice_unsynchronized() })
+        Ok(())
     }
 
     /// The mutable host view, after waiting for the device work of the buffer's context if any
     /// device pointer was lent since the last wait (so no queued kernel still reads or writes
-    /// the memory; no wait otherwise).
+    /// the memory; no wait otherwise). Sound as a reference because `&mut self` lends no
+    /// pointer while the slice lives, and every pointer lent before was waited for; the one
+    /// other writer, a graph captured with a pointer into the buffer, is `Graph::capture`'s
+    /// `unsafe` promise (kgraph's graph structs hand out no `&mut` to their mapped buffers).
     ///
     /// # Errors
-    /// As [`Self::as_slice`].
+    /// [`Error::Driver`] when the wait fails (e.g. inside a stream capture, or after a device
+    /// fault); the buffer then still counts as lent.
     pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
         if *self.lent.get_mut() & (LENT_READ | LENT_WRITE) != 0 {
             self.wait_device("MappedBuffer::as_mut_slice")?;
@@ -162,8 +202,8 @@ impl<T: Pod> MappedBuffer<T> {
     /// no download copy. Null for an empty buffer.
     ///
     /// The pointer mutably borrows the buffer, so no host view exists while it does. The kernel
-    /// writes host memory while it runs, after the launch has returned: [`Self::as_slice`]
-    /// waits for it, and so does the buffer's drop; the volatile readers do not (synchronise
+    /// writes host memory while it runs, after the launch has returned: [`Self::read_into`] and
+    /// [`Self::to_vec`] wait for it, and so does the buffer's drop; the volatile readers do not (synchronise
     /// the stream that ran the kernel first to see its results).
     pub fn device_ptr_mut(&mut self) -> PinnedMutPtr<'_, T> {
         *self.lent.get_mut() |= LENT_EVER | LENT_WRITE;

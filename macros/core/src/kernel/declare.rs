@@ -14,6 +14,7 @@ use super::config::{Config, Files};
 use super::expand::check_kernel;
 use crate::cuda::signature::{find_kernel, kernel_names, CuBase, CuError, CuKernel, CuParam};
 use crate::syntax::model::{Elem, ParamKind};
+use crate::syntax::parse::RESERVED_PARAMS;
 
 /// One kernel of a `.cu` file, with the declaration that binds it or why there is none.
 #[derive(Debug, Clone)]
@@ -128,10 +129,12 @@ fn check(attr: &str, item: &str, config: &Config) -> Result<(), String> {
     Err(messages.join("; "))
 }
 
-/// The parameter's Rust name: its C name (raw, `r#type`, where it is a Rust keyword), or
-/// `arg<n>` for an unnamed parameter.
+/// The parameter's Rust name: its C name (raw, `r#type`, where it is a Rust keyword; `cfg_`
+/// where the generated `launch` takes the name, which still matches the `.cu`'s, names being
+/// compared without underscores), or `arg<n>` for an unnamed parameter.
 fn param_name(cu: &CuParam, index: usize) -> String {
     match cu.name.as_deref() {
+        Some(name) if RESERVED_PARAMS.contains(&name) => format!("{name}_"),
         Some(name) if name != "_" => rust_ident(name),
         _ => format!("arg{index}"),
     }

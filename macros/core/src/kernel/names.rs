@@ -60,10 +60,7 @@ pub(super) fn check_names(decl: &KernelDecl, file: &str, kernel: &CuKernel) -> V
         let order = elsewhere.map_or_else(String::new, |j| {
             format!(" (`{rust_name}` is the kernel's parameter {}: are the parameters out of order?)", j + 1)
         });
-        let fix = match rust_spelling(&cu_name) {
-            Some(spelled) => format!("rename it `{spelled}`, or, if the name differs on purpose, add"),
-            None => "add".to_string(),
-        };
+        let fix = format!("rename it `{}`, or, if the name differs on purpose, add", rust_spelling(&cu_name));
         issues.push(NameIssue {
             params: vec![i],
             message: format!(
@@ -79,13 +76,19 @@ pub(super) fn check_names(decl: &KernelDecl, file: &str, kernel: &CuKernel) -> V
     issues
 }
 
-/// How a Rust parameter named as the `.cu` does is spelled (`r#in` for `in`), if it can be.
-fn rust_spelling(cu_name: &str) -> Option<String> {
-    if syn::parse_str::<syn::Ident>(cu_name).is_ok() {
-        return Some(cu_name.to_string());
+/// How a Rust parameter named as the `.cu` does is spelled: as is, raw for a keyword (`r#in`),
+/// or with a trailing `_` where neither can be (`self_`, `cfg_` beside the generated `launch`'s
+/// own `cfg`), which still matches (underscores do not count).
+fn rust_spelling(cu_name: &str) -> String {
+    let reserved = crate::syntax::parse::RESERVED_PARAMS.contains(&cu_name);
+    if syn::parse_str::<syn::Ident>(cu_name).is_ok() && !reserved {
+        return cu_name.to_string();
     }
     let raw = format!("r#{cu_name}");
-    syn::parse_str::<syn::Ident>(&raw).is_ok().then_some(raw)
+    match syn::parse_str::<syn::Ident>(&raw) {
+        Ok(_) if !reserved => raw,
+        _ => format!("{cu_name}_"),
+    }
 }
 
 /// Parameters `i` and `j` declared in each other's place.

@@ -532,8 +532,8 @@ fn parse_param(input: ParseStream) -> syn::Result<(ParsedParam, Option<syn::Erro
         return Err(syn::Error::new(
             name.span(),
             format!(
-                "parameter name `{name}` is taken by the generated `{method}`: rename it, and say so in the \
-                 attribute: `rename({name}_ = {name})`"
+                "parameter name `{name}` is taken by the generated `{method}`: call it `{name}_` (parameter names \
+                 are checked against the `.cu`'s ignoring underscores, so `{name}_` still matches)"
             ),
         ));
     }

@@ -25,7 +25,7 @@ const SENTINEL: f32 = -7.5;
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn as_slice_waits_for_a_kernel_still_writing() {
+fn to_vec_waits_for_a_kernel_still_writing() {
     let dev = device();
     let k = TestKernels::load(&dev);
     let mut buf = MappedBuffer::<f32>::new(&dev, N).unwrap();
@@ -34,11 +34,13 @@ fn as_slice_waits_for_a_kernel_still_writing() {
     // The premise: the kernel is still spinning (volatile reads never wait).
     let early = buf.to_vec_volatile();
     assert!(early.contains(&SENTINEL), "the kernel finished before the host looked; lengthen SPIN");
-    // No explicit synchronize: the host view waits for the kernel that was lent the pointer.
-    let view = buf.as_slice().unwrap();
-    assert!(view.iter().all(|&v| v == 3.25), "as_slice saw unfinished writes: {:?}", &view[..4]);
-    // Nothing lent since: a second view (no wait) sees the same values.
-    assert!(buf.as_slice().unwrap().iter().all(|&v| v == 3.25));
+    // No explicit synchronize: the host read waits for the kernel that was lent the pointer.
+    let view = buf.to_vec().unwrap();
+    assert!(view.iter().all(|&v| v == 3.25), "to_vec saw unfinished writes: {:?}", &view[..4]);
+    // Nothing lent since: a second read (no wait) sees the same values.
+    let mut again = vec![0.0; N];
+    buf.read_into(&mut again).unwrap();
+    assert!(again.iter().all(|&v| v == 3.25));
 }
 
 #[test]
@@ -72,7 +74,7 @@ fn dropping_a_mapped_buffer_waits_for_the_kernel_writing_it() {
         fresh.as_mut_slice().unwrap().fill(SENTINEL);
         dev.synchronize().unwrap();
         assert!(
-            fresh.as_slice().unwrap().iter().all(|&v| v == SENTINEL),
+            fresh.to_vec().unwrap().iter().all(|&v| v == SENTINEL),
             "round {round}: a kernel wrote into memory allocated after its buffer was dropped (drop waited {waited:?})"
         );
     }
@@ -220,6 +222,6 @@ fn dropping_the_handles_of_a_running_kernel_lets_it_finish() {
     // The kernel is still spinning when its functions and their cache go.
     drop(k);
     assert!(buf.to_vec_volatile().contains(&SENTINEL), "the kernel finished before its handles were dropped");
-    assert!(buf.as_slice().unwrap().iter().all(|&v| v == 6.5), "the kernel did not finish its writes");
+    assert!(buf.to_vec().unwrap().iter().all(|&v| v == 6.5), "the kernel did not finish its writes");
     dev.context().check_err().expect("no error was recorded");
 }
