@@ -53,7 +53,8 @@ pub use nvcc::{find as find_nvcc, Nvcc, HOW_TO_GET_NVCC};
 pub use preprocessed::{original_line, SourceLine};
 pub use ptx::{ptx_target, records_from_ptx};
 pub use record::{
-    format_kernel_record, parse_kernel_record, CallRecord, KernelRecord, ParamRecord, PtrSpace, RECORD_HEADER,
+    format_kernel_record, parse_kernel_record, CallRecord, KernelRecord, ParamRecord, PtrSpace, SharedRecord,
+    RECORD_HEADER,
 };
 pub use resources::{parse as parse_ptxas_report, KernelResources};
 

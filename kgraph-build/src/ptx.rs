@@ -1,6 +1,9 @@
 //! Reading kernel entries out of PTX text (what `nvcc -ptx`, or `-keep` of a cubin compile,
-//! writes): names, parameters, performance directives, PDL instructions, calls and source lines.
+//! writes): names, parameters, performance directives, PDL instructions, calls, shared memory
+//! (dynamic here, static in [`shared`]) and source lines.
 //! Dependency-free and tolerant: anything it does not understand is skipped.
+
+mod shared;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -14,6 +17,7 @@ pub fn records_from_ptx(ptx: &str) -> Vec<KernelRecord> {
     let files = file_directives(&text);
     let functions = functions(&text);
     let dynamic_shared = extern_shared_names(&text);
+    let static_shared = shared::static_shared_arrays(&text);
     let bodies: BTreeMap<&str, &Body> =
         functions.iter().filter_map(|f| Some((f.name.as_str(), f.body.as_ref()?))).collect();
     functions
@@ -47,6 +51,7 @@ pub fn records_from_ptx(ptx: &str) -> Vec<KernelRecord> {
                 pdl_wait,
                 pdl_trigger,
                 dyn_smem,
+                static_shared: shared::used_by(&reached, &static_shared),
                 calls: !callees.is_empty(),
                 callees,
                 file: loc.and_then(|(file, _)| files.get(&file).cloned()),

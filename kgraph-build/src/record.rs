@@ -5,7 +5,7 @@
 //! the format. This module re-exports them, with the parser's error as a [`BuildError`].
 
 pub use kgraph_record::record::{
-    format_kernel_record, CallRecord, KernelRecord, ParamRecord, PtrSpace, RecordError, RECORD_HEADER,
+    format_kernel_record, CallRecord, KernelRecord, ParamRecord, PtrSpace, RecordError, SharedRecord, RECORD_HEADER,
 };
 
 use crate::error::BuildError;

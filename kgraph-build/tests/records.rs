@@ -133,6 +133,27 @@ extern \"C\" __global__ void free_k(float* x) { x[0] = 3; }
 }
 
 #[test]
+fn static_shared_arrays_are_recorded_per_kernel() {
+    let source = "__device__ float helper(float v) { __shared__ float h[64]; h[threadIdx.x] = v; __syncthreads(); return h[0]; }
+extern \"C\" __global__ void tile(float* out) { __shared__ float t[128]; t[threadIdx.x] = 1; __syncthreads(); out[0] = t[5]; }
+extern \"C\" __global__ void via_helper(float* out) { out[0] = helper(out[1]); }
+extern \"C\" __global__ void via_helper_too(float* out) { out[1] = helper(out[2]); }
+extern \"C\" __global__ void dynamic(float* out) { extern __shared__ float d[]; d[threadIdx.x] = 1; out[0] = d[0]; }
+extern \"C\" __global__ void none(float* out) { out[0] = 1; }
+";
+    let records = compile("static_shared", source, |b| b).records;
+    let arrays = |name: &str| -> Vec<(String, u64)> {
+        kernel(&records, name).static_shared.iter().map(|a| (a.symbol.clone(), a.size)).collect()
+    };
+    assert_eq!(arrays("tile"), [("_ZZ4tileE1t".to_string(), 512)]);
+    // Inlined into two kernels: one module-scope array both name.
+    assert_eq!(arrays("via_helper"), arrays("via_helper_too"));
+    assert_eq!(arrays("via_helper").iter().map(|a| a.1).collect::<Vec<_>>(), [256]);
+    assert!(arrays("dynamic").is_empty() && kernel(&records, "dynamic").dyn_smem);
+    assert!(arrays("none").is_empty());
+}
+
+#[test]
 fn pdl_instructions_are_found_in_bodies_inlined_code_and_called_functions() {
     let source = "#include <cuda_runtime.h>
 __device__ __forceinline__ void enter() { asm volatile(\"griddepcontrol.wait;\" ::: \"memory\"); }

@@ -14,5 +14,5 @@ pub mod record;
 pub use preprocessed::{line_marker, original_line, LineMap, SourceLine};
 pub use record::{
     format_kernel_record, parse_kernel_record, CallRecord, KernelRecord, ParamRecord, PtrSpace, RecordError,
-    RECORD_HEADER,
+    SharedRecord, RECORD_HEADER,
 };

@@ -21,6 +21,7 @@
 //!       [cluster=<x>,<y>,<z>]                                  (all on the one `entry` line)
 //! file <path>                  optional; the rest of the line, verbatim (may contain spaces)
 //! call <callee> defined=<0|1>  zero or more; `*` as callee for an indirect call
+//! shared <symbol> size=<n>     zero or more: a static `__shared__` array the kernel uses
 //! param <index> <ptx type> size=<n> align=<n> [array=<n>] [ptr=<space>] [ptr_align=<n>]
 //! end
 //! ```
@@ -52,6 +53,13 @@
 //!   `maxnreg` (`__maxnreg__`), `maxclusterrank` (launch bounds' third argument) and `cluster`
 //!   (`.reqnctapercluster`, from `__cluster_dims__`) as the directives give them. Absent when
 //!   the entry has no such directive.
+//! - `shared`: each static shared array (a `__shared__` variable that is not `extern`, PTX
+//!   `.shared` without `.extern`) the body, or a `.func` defined in the PTX that it calls, declares
+//!   or names, in first-seen order, each once: its PTX symbol (function-scope arrays are mangled,
+//!   `_ZZ4tileE1t` is `t` of `tile`) and its size in bytes. Such an array has a fixed size however
+//!   the kernel is launched, so a kernel indexing it by thread depends on the launch's block size
+//!   (`#[kernel]` asks for a block bound). Absent lines (a record written before them) read as
+//!   no arrays.
 //! - `param` lines come in index order, `0, 1, 2, ...`, one per PTX parameter. `<ptx type>` is
 //!   the PTX type without its dot (`u64`, `u32`, `f32`, `f64`, `b8`, ...). `size` is the size in
 //!   bytes (element size times `array`), `align` the parameter's alignment in bytes (`.align`
@@ -131,6 +139,9 @@ pub struct KernelRecord {
     pub dyn_smem: bool,
     /// The body contains a `call` (see [`KernelRecord::callees`]).
     pub calls: bool,
+    /// The static shared arrays (`__shared__`, not `extern`) the body, or a function it calls
+    /// that is defined in the PTX, declares or names.
+    pub static_shared: Vec<SharedRecord>,
     /// Every function the body calls, in first-call order, each once.
     pub callees: Vec<CallRecord>,
     /// The source file of [`KernelRecord::line`], as the PTX `.file` names it.
@@ -193,6 +204,15 @@ impl PtrSpace {
     }
 }
 
+/// A static shared array of a [`KernelRecord`] (PTX `.shared`, not `.extern`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedRecord {
+    /// The PTX symbol: mangled for a function-scope `__shared__` (`_ZZ4tileE1t`).
+    pub symbol: String,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
 /// A function a kernel calls.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallRecord {
@@ -244,6 +264,9 @@ pub fn format_kernel_record(target: Option<&str>, records: &[KernelRecord]) -> S
         for c in &k.callees {
             s.push_str(&format!("call {} defined={}\n", c.name.as_deref().unwrap_or("*"), flag(c.defined)));
         }
+        for a in &k.static_shared {
+            s.push_str(&format!("shared {} size={}\n", a.symbol, a.size));
+        }
         for p in &k.params {
             s.push_str(&format!("param {} {} size={} align={}", p.index, p.ptx_type, p.size, p.align));
             if let Some(n) = p.array {
@@ -287,6 +310,7 @@ pub fn parse_kernel_record(text: &str) -> Result<Vec<KernelRecord>, RecordError>
                     defined: fields.flag("defined")?,
                 });
             }
+            ("shared", Some(k)) => k.static_shared.push(parse_shared(n, rest)?),
             ("param", Some(k)) => {
                 let p = parse_param(n, rest)?;
                 if p.index != k.params.len() {
@@ -295,7 +319,7 @@ pub fn parse_kernel_record(text: &str) -> Result<Vec<KernelRecord>, RecordError>
                 k.params.push(p);
             }
             ("end", Some(_)) => records.extend(open.take()),
-            ("file" | "call" | "param" | "end", None) => {
+            ("file" | "call" | "shared" | "param" | "end", None) => {
                 return Err(bad(n, format!("`{kind}` outside an entry block")))
             }
             _ => {} // header lines and kinds a later writer may add
@@ -341,6 +365,15 @@ fn parse_entry(n: usize, rest: &str) -> Result<KernelRecord, RecordError> {
         cluster_dims,
         ..KernelRecord::default()
     })
+}
+
+fn parse_shared(n: usize, rest: &str) -> Result<SharedRecord, RecordError> {
+    let mut words = rest.split(' ');
+    let symbol = words.next().filter(|w| !w.is_empty()).ok_or_else(|| bad(n, "`shared` without a symbol"))?;
+    let f = Fields::new(n, words)?;
+    let size = f.get("size").ok_or_else(|| bad(n, "`shared` without size="))?;
+    let size = size.parse().map_err(|_| bad(n, format!("size={size}: not a number")))?;
+    Ok(SharedRecord { symbol: symbol.to_string(), size })
 }
 
 fn parse_param(n: usize, rest: &str) -> Result<ParamRecord, RecordError> {
@@ -411,6 +444,7 @@ param 2 b8 size=48 align=16 array=48
 end
 entry k visible=0 pdl_wait=0 pdl_trigger=0 calls=1 cluster=2,1,1
 call * defined=0
+shared _ZZ1kE4tile size=512
 end
 ";
 
@@ -428,6 +462,8 @@ end
         assert_eq!((g.params[2].size, g.params[2].align, g.params[2].array), (48, 16, Some(48)));
         assert_eq!(r[1].callees, [CallRecord { name: None, defined: false }]);
         assert_eq!(r[1].cluster_dims, Some([2, 1, 1]));
+        assert_eq!(r[1].static_shared, [SharedRecord { symbol: "_ZZ1kE4tile".into(), size: 512 }]);
+        assert!(g.static_shared.is_empty());
         assert_eq!(parse_kernel_record(&format_kernel_record(Some("sm_90"), &r)).unwrap(), r);
     }
 
@@ -448,5 +484,7 @@ end
         assert_eq!(line_of(&format!("{RECORD_HEADER}\n{entry}")), 2, "no end");
         assert_eq!(line_of(&format!("{RECORD_HEADER}\nparam 0 u32 size=4 align=4\n")), 2, "param outside a block");
         assert_eq!(line_of(&format!("{RECORD_HEADER}\n{entry}{entry}")), 3, "entry inside a block");
+        assert_eq!(line_of(&format!("{RECORD_HEADER}\n{entry}shared t size=x\nend\n")), 3, "bad shared size");
+        assert_eq!(line_of(&format!("{RECORD_HEADER}\n{entry}shared t\nend\n")), 3, "shared without size");
     }
 }
