@@ -4,11 +4,12 @@
 
 use std::path::{Path, PathBuf};
 
+use kgraph_codegen::diagnostics::Errors;
+use kgraph_codegen::graph::spec::diag::SourceMap;
 use kgraph_codegen::graph::{analyze_with_records, once_each, GraphRequest};
 use kgraph_codegen::{check_rust_source, Config};
 
 use crate::args::{run_command, Arg, Args, CliError, Exit};
-use crate::diagnostic::render_rust_error;
 use crate::project::{self, absolute, shown, BuildOutput};
 
 pub const HELP: &str = "\
@@ -180,14 +181,12 @@ fn check_rust_file(root: &Path, file: &Path, config: &Config, report: &mut Repor
         Ok(found) => {
             report.rust_files += 1;
             report.declarations += found.declarations;
-            report.errors.extend(found.errors.iter().map(|e| render_rust_error(&path, &text, e)));
+            report.errors.extend(SourceMap::new(&path, &text).render_errors(&found.errors));
         }
         Err(e) => {
-            let e = syn::Error::new(
-                e.span(),
-                format!("not valid Rust, so its `#[kernel]` declarations cannot be read: {e}"),
-            );
-            report.errors.push(render_rust_error(&path, &text, &e));
+            let message = format!("not valid Rust, so its `#[kernel]` declarations cannot be read: {e}");
+            let errors = Errors::one(e.span(), message);
+            report.errors.extend(SourceMap::new(&path, &text).render_errors(&errors));
         }
     }
 }

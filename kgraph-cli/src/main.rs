@@ -9,7 +9,6 @@
 mod args;
 mod check;
 mod declare;
-mod diagnostic;
 mod dot;
 mod project;
 mod resources;

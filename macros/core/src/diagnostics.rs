@@ -193,7 +193,9 @@ impl<'a> IntoIterator for &'a Errors {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use proc_macro2::Span;
+
+    use crate::diagnostics::{Ctxt, Location};
 
     #[test]
     fn check_returns_every_error_in_order() {

@@ -121,11 +121,8 @@ fn unreadable(e: &CuError, display: &str) -> String {
 fn check(attr: &str, item: &str, config: &Config) -> Result<(), String> {
     let parse =
         |text: &str| text.parse::<TokenStream>().map_err(|e| format!("kgraph wrote invalid Rust `{text}`: {e}"));
-    let errors = check_kernel(parse(attr)?, parse(item)?, config);
-    if errors.is_empty() {
-        return Ok(());
-    }
-    let messages: Vec<String> = errors.into_iter().flatten().map(|e| e.to_string()).collect();
+    let Err(errors) = check_kernel(parse(attr)?, parse(item)?, config) else { return Ok(()) };
+    let messages: Vec<String> = errors.into_iter().map(|e| e.message).collect();
     Err(messages.join("; "))
 }
 

@@ -11,30 +11,42 @@ use super::emit;
 use super::emit_registry::{self, Entry};
 use super::extent_rules::check_extents;
 use super::resolve::resolve;
+use crate::diagnostics::{Ctxt, Errors};
 use crate::syntax::model::KernelDecl;
 use crate::syntax::naming::{handle_ident, ident_text, kernel_handle_ident};
 use crate::syntax::parse::{parse_decl, DeclParse};
 use crate::syntax::registry::{parse_kernels_mod, KernelsMod, ModItem};
 
-fn out_dir_error(span: Span) -> syn::Error {
-    syn::Error::new(
-        span,
-        "OUT_DIR is not set, so the compiled kernel cannot be embedded: add a build.rs to this crate containing \
-         `fn main() { kgraph_build::compile_kernels(); }`, with `kgraph-build` under [build-dependencies]",
-    )
-}
+const OUT_DIR_MISSING: &str = "OUT_DIR is not set, so the compiled kernel cannot be embedded: add a build.rs to this \
+     crate containing `fn main() { kgraph_build::compile_kernels(); }`, with `kgraph-build` under [build-dependencies]";
 
 /// Verifies one parsed declaration: the complete declaration and where its kernel is, or
-/// every error found.
-fn verify(parsed: &DeclParse, config: &Config, files: &mut Files) -> Result<(KernelDecl, Resolved), Vec<syn::Error>> {
+/// `None` with every error found pushed to `cx`.
+fn verify(parsed: &DeclParse, config: &Config, files: &mut Files, cx: &mut Ctxt) -> Option<(KernelDecl, Resolved)> {
     let Some(decl) = parsed.to_decl() else {
-        return Err(parsed.errors.clone());
+        parsed.errors.iter().cloned().for_each(|e| cx.push_syn(e));
+        return None;
     };
-    let cu = files.get(&decl.file, config).map_err(|msg| vec![syn::Error::new(decl.file_span, msg)])?;
+    let cu = match files.get(&decl.file, config) {
+        Ok(cu) => cu,
+        Err(msg) => {
+            cx.push(decl.file_span, msg);
+            return None;
+        }
+    };
     let found = resolve(&decl, &cu, config, files);
     let extent_errors = check_extents(&decl);
+    let extents_hold = extent_errors.is_empty();
+    let found = match found {
+        Ok(found) => Some(found),
+        Err(errors) => {
+            errors.into_iter().for_each(|e| cx.push_syn(e));
+            None
+        }
+    };
+    extent_errors.into_iter().for_each(|e| cx.push_syn(e));
     match found {
-        Ok(found) if extent_errors.is_empty() => {
+        Some(found) if extents_hold => {
             let stem = decl.file.strip_suffix(".cu").unwrap_or(&decl.file).to_string();
             let resolved = Resolved {
                 display: found.display,
@@ -47,27 +59,21 @@ fn verify(parsed: &DeclParse, config: &Config, files: &mut Files) -> Result<(Ker
                 record_path: found.record_path,
                 pdl_waits: found.pdl_waits,
             };
-            Ok((decl, resolved))
+            Some((decl, resolved))
         }
-        Ok(_) => Err(extent_errors),
-        Err(mut errors) => {
-            errors.extend(extent_errors);
-            Err(errors)
-        }
+        _ => None,
     }
-}
-
-fn to_compile_errors(errors: &[syn::Error]) -> TokenStream {
-    errors.iter().map(syn::Error::to_compile_error).collect()
 }
 
 /// `#[kernel("file.cu")] fn name(...);` outside a registry: the handle, or errors and a stub.
 pub fn expand_kernel(attr: TokenStream, item: TokenStream, config: &Config) -> TokenStream {
     let parsed = parse_decl(item, Some((attr, Span::call_site())));
-    match verify_standalone(&parsed, config) {
-        Ok((decl, resolved)) => emit::handle(&decl, &resolved),
-        Err(errors) => {
-            let mut out = to_compile_errors(&errors);
+    let mut cx = Ctxt::new();
+    let verified = verify_standalone(&parsed, config, &mut cx);
+    match (verified, cx.check()) {
+        (Some((decl, resolved)), Ok(())) => emit::handle(&decl, &resolved),
+        (_, checked) => {
+            let mut out = checked.err().unwrap_or_default().to_compile_error(Span::call_site());
             out.extend(emit::stub(&parsed));
             out
         }
@@ -76,31 +82,34 @@ pub fn expand_kernel(attr: TokenStream, item: TokenStream, config: &Config) -> T
 
 /// What [`expand_kernel`] reports for the same input, without generating anything: every
 /// error, empty when the declaration binds (for tools that check a crate without building it).
-pub fn check_kernel(attr: TokenStream, item: TokenStream, config: &Config) -> Vec<syn::Error> {
+pub fn check_kernel(attr: TokenStream, item: TokenStream, config: &Config) -> Result<(), Errors> {
     let parsed = parse_decl(item, Some((attr, Span::call_site())));
-    verify_standalone(&parsed, config).err().unwrap_or_default()
+    let mut cx = Ctxt::new();
+    verify_standalone(&parsed, config, &mut cx);
+    cx.check()
 }
 
 /// A standalone declaration verified, and the crate able to embed its cubin.
-fn verify_standalone(parsed: &DeclParse, config: &Config) -> Result<(KernelDecl, Resolved), Vec<syn::Error>> {
-    let (decl, resolved) = verify(parsed, config, &mut Files::default())?;
+fn verify_standalone(parsed: &DeclParse, config: &Config, cx: &mut Ctxt) -> Option<(KernelDecl, Resolved)> {
+    let (decl, resolved) = verify(parsed, config, &mut Files::default(), cx)?;
     if !config.has_out_dir {
-        return Err(vec![out_dir_error(decl.file_span)]);
+        cx.push(decl.file_span, OUT_DIR_MISSING);
+        return None;
     }
-    Ok((decl, resolved))
+    Some((decl, resolved))
 }
 
 /// `#[kernels] mod m { ... }`: every declaration's handle plus the `Kernels` registry; a
 /// declaration with errors gets a stub in place of its handle (the others keep theirs), and the
 /// registry then cannot load.
 pub fn expand_kernels(attr: TokenStream, item: TokenStream, config: &Config) -> TokenStream {
-    let registry = match verify_kernels_mod(attr, item, config) {
-        Ok(registry) => registry,
-        Err(errors) => return to_compile_errors(&errors),
-    };
-    let VerifiedMod { module, outcomes, errors } = &registry;
+    let mut cx = Ctxt::new();
+    let registry = verify_kernels_mod(attr, item, config, &mut cx);
+    let errors = cx.check().err().unwrap_or_default().to_compile_error(Span::call_site());
+    let Some(registry) = registry else { return errors };
+    let VerifiedMod { module, outcomes } = &registry;
     // Generated items take the place of their declarations, so the module reads in order.
-    let mut body = to_compile_errors(errors);
+    let mut body = errors;
     body.extend(registry_body(module, outcomes));
     let KernelsMod { attrs, vis, mod_token, ident, inner_attrs, .. } = module;
     quote! {
@@ -114,11 +123,10 @@ pub fn expand_kernels(attr: TokenStream, item: TokenStream, config: &Config) -> 
 
 /// What [`expand_kernels`] reports for the same input, without generating anything: every
 /// error, empty when every declaration of the module binds.
-pub fn check_kernels(attr: TokenStream, item: TokenStream, config: &Config) -> Vec<syn::Error> {
-    match verify_kernels_mod(attr, item, config) {
-        Ok(registry) => registry.errors,
-        Err(errors) => errors,
-    }
+pub fn check_kernels(attr: TokenStream, item: TokenStream, config: &Config) -> Result<(), Errors> {
+    let mut cx = Ctxt::new();
+    verify_kernels_mod(attr, item, config, &mut cx);
+    cx.check()
 }
 
 /// A `#[kernels]` module with every declaration checked.
@@ -126,8 +134,6 @@ struct VerifiedMod {
     module: KernelsMod,
     /// What each declaration of the module becomes, in order.
     outcomes: Vec<Outcome>,
-    /// Every error found (empty: the module expands to handles and a registry).
-    errors: Vec<syn::Error>,
 }
 
 /// What one declaration of a `#[kernels]` module becomes.
@@ -141,32 +147,34 @@ enum Outcome {
     Nothing,
 }
 
-/// Parses and checks a `#[kernels]` module; `Err` when it does not parse as one.
-fn verify_kernels_mod(attr: TokenStream, item: TokenStream, config: &Config) -> Result<VerifiedMod, Vec<syn::Error>> {
-    let mut errors = Vec::new();
+/// Parses and checks a `#[kernels]` module, every error going to `cx`; `None` when it does not
+/// parse as one.
+fn verify_kernels_mod(attr: TokenStream, item: TokenStream, config: &Config, cx: &mut Ctxt) -> Option<VerifiedMod> {
     if let Some(tt) = attr.into_iter().next() {
-        errors.push(syn::Error::new(tt.span(), "`#[kernels]` takes no arguments"));
+        cx.push(tt.span(), "`#[kernels]` takes no arguments");
     }
     let module = match parse_kernels_mod.parse2(item) {
         Ok(module) => module,
         Err(e) => {
-            errors.push(e);
-            return Err(errors);
+            cx.push_syn(e);
+            return None;
         }
     };
     let taken = taken_type_names(&module);
-    errors.extend(registry_clash_error(&taken));
-    let outcomes = verify_registry(&module, &taken, config, &mut errors);
-    Ok(VerifiedMod { module, outcomes, errors })
+    if let Some(e) = registry_clash_error(&taken) {
+        cx.push_syn(e);
+    }
+    let outcomes = verify_registry(&module, &taken, config, cx);
+    Some(VerifiedMod { module, outcomes })
 }
 
 /// Checks every declaration of the module (its handle name among the others', then against
-/// its `.cu`), in order: what each becomes, every error going to `errors`.
+/// its `.cu`), in order: what each becomes, every error going to `cx`.
 fn verify_registry(
     module: &KernelsMod,
     taken: &[(Ident, &'static str)],
     config: &Config,
-    errors: &mut Vec<syn::Error>,
+    cx: &mut Ctxt,
 ) -> Vec<Outcome> {
     let mut files = Files::default();
     let mut outcomes = Vec::new();
@@ -179,24 +187,21 @@ fn verify_registry(
             let clashes: Vec<syn::Error> =
                 handle_name_error(name, &seen).into_iter().chain(handle_clash_error(name, taken)).collect();
             name_free = clashes.is_empty();
-            errors.extend(clashes);
+            clashes.into_iter().for_each(|e| cx.push_syn(e));
             seen.push((ident_text(name), handle_ident(name)));
         }
-        let outcome = match verify(parsed, config, &mut files) {
-            Ok((decl, resolved)) => {
+        let outcome = match verify(parsed, config, &mut files, cx) {
+            Some((decl, resolved)) => {
                 first_file_span.get_or_insert(decl.file_span);
                 Outcome::Handle(Box::new((decl, resolved)))
             }
-            Err(errs) => {
-                errors.extend(errs);
-                Outcome::Stub
-            }
+            None => Outcome::Stub,
         };
         outcomes.push(if name_free { outcome } else { Outcome::Nothing });
     }
     if !config.has_out_dir && outcomes.iter().any(|o| matches!(o, Outcome::Handle(_))) {
         // The handles embed `$OUT_DIR/kgraph/<stem>.cubin`: without it, stubs.
-        errors.push(out_dir_error(first_file_span.unwrap_or_else(|| module.ident.span())));
+        cx.push(first_file_span.unwrap_or_else(|| module.ident.span()), OUT_DIR_MISSING);
         for outcome in &mut outcomes {
             if matches!(outcome, Outcome::Handle(_)) {
                 *outcome = Outcome::Stub;

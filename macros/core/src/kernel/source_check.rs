@@ -10,6 +10,7 @@ use syn::Attribute;
 
 use super::config::Config;
 use super::expand::{check_kernel, check_kernels};
+use crate::diagnostics::{Ctxt, Errors, Location};
 use crate::syntax::parse::is_kernel_attr;
 
 /// What checking one Rust file found.
@@ -17,18 +18,25 @@ use crate::syntax::parse::is_kernel_attr;
 pub struct SourceCheck {
     /// `#[kernel]` declarations seen (inside `#[kernels]` modules or standalone).
     pub declarations: usize,
-    /// Every error, one per message, each spanned in the file's text (`Span::start()` gives
-    /// its line and column: the text was parsed with span locations).
-    pub errors: Vec<syn::Error>,
+    /// Every error, each at a span in the file's text (the text was parsed with span
+    /// locations: `SourceMap::render_errors` places them by line and column); empty when every
+    /// declaration binds.
+    pub errors: Errors,
+}
+
+/// What the walk over a file's items has found so far.
+struct Found {
+    declarations: usize,
+    cx: Ctxt,
 }
 
 /// Checks every `#[kernel]` declaration of `rust_src`, a Rust file's text, against the `.cu`
 /// files `config` finds. `Err`: the file is not valid Rust (a compile error of its own).
 pub fn check_rust_source(rust_src: &str, config: &Config) -> Result<SourceCheck, syn::Error> {
     let file = syn::parse_file(rust_src)?;
-    let mut found = SourceCheck::default();
+    let mut found = Found { declarations: 0, cx: Ctxt::new() };
     check_items(&file.items, config, &mut found);
-    Ok(found)
+    Ok(SourceCheck { declarations: found.declarations, errors: found.cx.check().err().unwrap_or_default() })
 }
 
 fn is_kernels_attr(attr: &Attribute) -> bool {
@@ -44,7 +52,7 @@ fn attr_args(attr: &Attribute) -> TokenStream {
     }
 }
 
-fn check_items(items: &[syn::Item], config: &Config, found: &mut SourceCheck) {
+fn check_items(items: &[syn::Item], config: &Config, found: &mut Found) {
     for item in items {
         match item {
             syn::Item::Mod(m) => check_mod(m, config, found),
@@ -59,7 +67,7 @@ fn check_items(items: &[syn::Item], config: &Config, found: &mut SourceCheck) {
 }
 
 /// A `#[kernels]` module is checked whole; any other inline module is searched.
-fn check_mod(m: &syn::ItemMod, config: &Config, found: &mut SourceCheck) {
+fn check_mod(m: &syn::ItemMod, config: &Config, found: &mut Found) {
     let Some(index) = m.attrs.iter().position(is_kernels_attr) else {
         if let Some((_, inner)) = &m.content {
             check_items(inner, config, found);
@@ -97,7 +105,7 @@ fn leading_attrs(tokens: &TokenStream) -> Vec<Attribute> {
 }
 
 /// A body-less `#[kernel] fn` outside a `#[kernels]` module.
-fn check_verbatim(tokens: &TokenStream, config: &Config, found: &mut SourceCheck) {
+fn check_verbatim(tokens: &TokenStream, config: &Config, found: &mut Found) {
     let split = |input: ParseStream| {
         let attrs = input.call(Attribute::parse_outer)?;
         let rest: TokenStream = input.parse()?;
@@ -123,7 +131,7 @@ fn check_standalone(
     attrs: &[Attribute],
     rebuild: impl FnOnce(Vec<Attribute>) -> TokenStream,
     config: &Config,
-    found: &mut SourceCheck,
+    found: &mut Found,
 ) {
     let Some(index) = attrs.iter().position(is_kernel_attr) else { return };
     let mut rest = attrs.to_vec();
@@ -136,9 +144,12 @@ fn check_standalone(
 
 /// One error per message; a message spanned at the call site (which a macro's caller sees at
 /// the attribute) is put at `item_span`, so every error has a place in the file.
-fn push_errors(errors: Vec<syn::Error>, item_span: Span, found: &mut SourceCheck) {
-    for error in errors.into_iter().flatten() {
-        let placed = error.span().start().line > 0;
-        found.errors.push(if placed { error } else { syn::Error::new(item_span, error.to_string()) });
+fn push_errors(checked: Result<(), Errors>, item_span: Span, found: &mut Found) {
+    for error in checked.err().unwrap_or_default() {
+        let span = match error.location {
+            Location::Span(span) if span.start().line > 0 => span,
+            _ => item_span,
+        };
+        found.cx.push(span, error.message);
     }
 }

@@ -227,3 +227,38 @@ fn edit_distance(a: &str, b: &str) -> usize {
     }
     prev[b.len()]
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::diagnostics::{Errors, Location};
+    use crate::graph::spec::diag::SourceMap;
+
+    #[test]
+    fn a_rust_span_is_placed_by_its_line_and_column() {
+        // `kgraph check` renders #[kernel] errors in Rust files through this renderer.
+        let text = "fn a() {}\nfn bé(x: i32) {}\n";
+        let file = syn::parse_file(text).unwrap();
+        let syn::Item::Fn(f) = &file.items[1] else { panic!() };
+        let error = syn::Error::new_spanned(&f.sig.inputs, "no");
+        let shown = SourceMap::new("src/x.rs", text).render_errors(&Errors::one(error.span(), "no"));
+        assert_eq!(shown.len(), 1);
+        assert!(shown[0].starts_with("src/x.rs:2:7: no\n"), "{}", shown[0]);
+        assert!(shown[0].contains("2 | fn bé(x: i32) {}"), "{}", shown[0]);
+        assert!(shown[0].ends_with("|       ^^^^^^"), "{}", shown[0]);
+    }
+
+    #[test]
+    fn included_errors_come_first_then_this_file_in_order() {
+        let text = "a = 1\nb = 2\n";
+        let mut cx = crate::diagnostics::Ctxt::new();
+        cx.push(6..7, "second");
+        cx.push(Location::Positioned, "elsewhere.toml:1:1: included");
+        cx.push(0..1, "first");
+        cx.push(0..1, "first");
+        let shown = SourceMap::new("x.toml", text).render_errors(&cx.check().unwrap_err());
+        assert_eq!(shown.len(), 3, "{shown:?}");
+        assert_eq!(shown[0], "elsewhere.toml:1:1: included");
+        assert!(shown[1].starts_with("x.toml:1:1: first"), "{}", shown[1]);
+        assert!(shown[2].starts_with("x.toml:2:1: second"), "{}", shown[2]);
+    }
+}
