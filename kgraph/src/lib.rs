@@ -17,7 +17,7 @@
 //!   [`expert::Conditional`], [`expert::CapturedGraph`], ...), loading kernel modules yourself
 //!   ([`expert::ModuleCache`], [`expert::KernelSource`]), per-node timings ([`expert::Profile`]),
 //!   block-size tuning, NVTX ranges and hot reload.
-//! - [`nccl`] (cargo feature `nccl`): multi-GPU collectives.
+//! - `nccl` (cargo feature `nccl`): multi-GPU collectives over NCCL, loaded at run time.
 //! - [`gradcheck`], [`rng`]: helpers for testing kernels on a GPU.
 //! - [`cudarc`]: the driver bindings kgraph is built on, for `unsafe` interop only (kgraph's
 //!   API does not hand out cudarc's types; their safe API assumes the event tracking kgraph

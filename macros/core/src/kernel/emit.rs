@@ -396,7 +396,7 @@ fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignat
             unsafe { self.__issue(::kgraph::expert::Issue::Stream(stream), cfg, opts, #(#names),*) }.map(|_| ())
         }
 
-        /// [`Self::__launch_ordered`] to any [`kgraph::Issue`] target: a stream, a kernel node
+        /// [`Self::__launch_ordered`] to any [`kgraph::expert::Issue`] target: a stream, a kernel node
         /// added to a graph under construction, or an existing kernel node of an instantiated
         /// graph rewritten for its later replays. Every check of `launch_with` but the stream
         /// check is made first.

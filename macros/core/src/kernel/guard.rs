@@ -1,5 +1,5 @@
 //! The checks a checked `launch` runs before it launches (a declaration with extents under
-//! `unsafe(extents)`), as inline code over `kgraph::extent`: the launch's thread count bounded
+//! `unsafe(extents)`), as inline code over `kgraph::__private::extent`: the launch's thread count bounded
 //! (at most 2^31, so `int` thread indices cannot overflow), each extent evaluated from the
 //! scalar arguments, each pointer argument's length compared with its extent, and each written
 //! argument's bytes compared with every other pointer argument's. A few integer operations per
@@ -68,7 +68,7 @@ fn shared_check(decl: &KernelDecl, shared: &Extent) -> TokenStream {
     }
 }
 
-/// The expression over `kgraph::extent`'s checked operations, computed in `ty`.
+/// The expression over `kgraph::__private::extent`'s checked operations, computed in `ty`.
 fn expr_tokens(expr: &ExtentExpr, ty: Elem) -> TokenStream {
     let t = ty.rust_ident();
     match expr {

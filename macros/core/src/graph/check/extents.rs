@@ -82,7 +82,7 @@ fn range(ty: Elem) -> (i128, i128) {
     }
 }
 
-/// Evaluates `expr` as the runtime does (`kgraph::extent`): every value converted to `ty`,
+/// Evaluates `expr` as the runtime does (`kgraph::__private::extent`): every value converted to `ty`,
 /// every operation checked in `ty`, `/` truncating and `%` taking the dividend's sign as in C.
 /// `value` gives each name's value.
 pub(crate) fn evaluate(expr: &ExtentExpr, ty: Elem, value: &dyn Fn(&str) -> Option<i128>) -> Result<i128, Fault> {

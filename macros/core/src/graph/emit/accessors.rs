@@ -109,7 +109,7 @@ fn tuning(cg: &CodegenInput<'_>) -> TokenStream {
         /// already in the cache with its spec block or a candidate takes it without timing. Candidates the kernel's
         /// checks refuse are skipped. The graph, if built, is updated in place; call
         /// [`Self::capture`] after to build with the chosen shapes otherwise. Returns one row per
-        /// tuned node (`kgraph::tune::report_table` prints them).
+        /// tuned node (`kgraph::expert::tune::report_table` prints them).
         #[allow(unused_variables, unused_mut)]
         pub fn autotune(&mut self, cache_path: &::std::path::Path, iters: usize) -> ::kgraph::Result<::std::vec::Vec<::kgraph::expert::tune::TunedNode>> {
             let gpu = self.device.name()?;

@@ -163,7 +163,7 @@ fn replay_and_inspection(cg: &CodegenInput<'_>, mark_in_flight: &TokenStream) ->
 
         /// The captured graph (node count, edges, timed replays, raw handles), once captured.
         /// Untimed replays go through [`Self::replay`] only, which keeps track of what is in
-        /// flight (see `kgraph::CapturedGraph`).
+        /// flight (see `kgraph::expert::CapturedGraph`).
         pub fn graph(&self) -> ::core::option::Option<::kgraph::expert::CapturedGraph<'_>> {
             self.captured.as_ref().map(::kgraph::expert::CapturedGraph::new)
         }
@@ -189,7 +189,7 @@ fn reload_kernels(cg: &CodegenInput<'_>) -> TokenStream {
         quote!(::core::option::Option::None => {})
     };
     quote! {
-        /// Hot reload (development; `KGRAPH_HOT_RELOAD=1`, see `kgraph::reload`): when a `.cu`
+        /// Hot reload (development; `KGRAPH_HOT_RELOAD=1`, see `kgraph::expert::reload`): when a `.cu`
         /// file of this struct's kernels changed since the last call, recompiles every kernel of
         /// the struct from the files on disk (NVRTC), checks each against its declaration's
         /// parameter sizes, swaps them in only when all loaded, turns PDL off for good (the

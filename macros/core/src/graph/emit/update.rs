@@ -16,7 +16,7 @@ use crate::syntax::naming::ident_text;
 /// The checks `set_<scalar s>(value)` makes before it changes anything: for every node
 /// argument whose extent names a parameter bound to scalar `s`, the extent evaluated with
 /// `value` (and the other scalars' current values, the constants as captured) through
-/// `kgraph::extent`'s checked operations in the extent's C type must be at most the bound
+/// `kgraph::__private::extent`'s checked operations in the extent's C type must be at most the bound
 /// buffer's length, else `Error::ScalarBreaksExtent`. The graph was checked at compile time
 /// with every scalar at its default, and each setter keeps it so, which is why a replay needs
 /// no check. Identical checks (the same expression and length) are made once. Empty when the
