@@ -75,7 +75,7 @@ pub use kgraph_runtime::{
     SlotBus, Stream,
 };
 // Kernel arguments and launches.
-pub use kgraph_runtime::{DeviceIn, DeviceOut, DeviceStruct, LaunchConfig, LaunchOptions, Pod};
+pub use kgraph_runtime::{Bool, DeviceIn, DeviceOut, DeviceStruct, DeviceValue, LaunchConfig, LaunchOptions, Pod};
 // Element types: `half`'s 16-bit floats and CUDA's vector types, with CUDA's alignment.
 pub use kgraph_runtime::{
     bf16, f16, Bf16x2, Char2, Char4, Double2, Double3, Float2, Float3, Float4, Half2, Int2, Int3, Int4, LongLong2,

@@ -63,7 +63,7 @@ pub use layout::DeviceStruct;
 pub use memory::buffer::{DeviceBuffer, DeviceView, DeviceViewMut};
 pub use memory::device::Device;
 pub use memory::mapped::{MappedBuffer, PinnedSlot};
-pub use memory::pod::Pod;
+pub use memory::pod::{Bool, DeviceValue, Pod};
 pub use memory::slot_bus::SlotBus;
 pub use memory::vector::*;
 #[cfg(feature = "nccl")]

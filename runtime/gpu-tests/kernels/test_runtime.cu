@@ -53,3 +53,16 @@ extern "C" __global__ void rt_spin_then_copy_f32(const float* src, float* dst, i
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) dst[i] = *(const volatile float*)&src[i];
 }
+
+// out[i] = !input[i] (i < n): C `bool` in and out (issue #32.3).
+extern "C" __global__ void rt_not_bool(const bool* input, bool* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = !input[i];
+}
+
+// Stores the raw `byte` into out[i] (i < n), as a kernel writing a `bool` buffer through
+// `unsigned char*` may: what a download of `bool`s must not hand back as a `kgraph::Bool`.
+extern "C" __global__ void rt_store_byte(bool* out, int n, unsigned char byte) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) reinterpret_cast<unsigned char*>(out)[i] = byte;
+}

@@ -10,7 +10,7 @@ use crate::driver;
 use crate::error::{driver_library_loads, Error, Result};
 use crate::launch::args::{check_same_stream, DeviceIn, DeviceOut};
 use crate::memory::buffer::DeviceBuffer;
-use crate::memory::pod::Pod;
+use crate::memory::pod::{Bool, DeviceValue, Pod};
 use crate::memory::transfer::Staging;
 
 /// The oldest driver kgraph runs on (`1000 * major + 10 * minor`): cudarc is built for the
@@ -140,7 +140,7 @@ impl Device {
 
     /// `len` zeroed elements of device memory, allocated (and zeroed) in order on the main
     /// stream. `len == 0` gives an empty slice. [`Error::Graph`] while the stream is capturing.
-    pub fn alloc_zeros<T: Pod>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+    pub fn alloc_zeros<T: DeviceValue>(&self, len: usize) -> Result<DeviceBuffer<T>> {
         let bytes = Error::byte_len::<T>("alloc_zeros", len)?;
         // Under capture the allocation and the zeroing would become graph nodes, and the
         // slice's memory would exist only while the graph runs.
@@ -157,7 +157,7 @@ impl Device {
     /// Copies `src` into new device memory: host -> mapped pinned staging -> async DtoD copy on
     /// the main stream. Returns once `src` has been copied into staging (so `src` may be reused
     /// at once); the device copy completes in stream order.
-    pub fn upload<T: Pod>(&self, src: &[T]) -> Result<DeviceBuffer<T>> {
+    pub fn upload<T: DeviceValue>(&self, src: &[T]) -> Result<DeviceBuffer<T>> {
         // Checked before allocating too: an allocation on a capturing stream becomes a graph node.
         self.ensure_not_capturing("upload")?;
         let mut dst = DeviceBuffer::own(self.alloc_unset::<T>("upload", src.len())?);
@@ -168,7 +168,7 @@ impl Device {
     /// Copies `src` into `dst` (same length) like [`Device::upload`]. Ordered on the main
     /// stream, so `dst` must be owned by it: [`Error::ForeignStream`] for a slice of another
     /// stream, [`Error::TrackedContext`] for one of a plain cudarc context.
-    pub fn upload_into<T: Pod>(&self, src: &[T], dst: &mut impl DeviceOut<T>) -> Result<()> {
+    pub fn upload_into<T: DeviceValue>(&self, src: &[T], dst: &mut impl DeviceOut<T>) -> Result<()> {
         check_same_stream("Device::upload_into", "dst", self.stream(), dst.stream())?;
         Error::check_len("upload_into", dst.elem_len(), src.len())?;
         let bytes = Error::byte_len::<T>("upload_into", src.len())?;
@@ -198,6 +198,15 @@ impl Device {
         // within the capacity reserved above.
         unsafe { out.set_len(len) };
         Ok(out)
+    }
+
+    /// Copies a buffer of C `bool`s ([`Bool`]) into a new `Vec<bool>` like [`Device::download`],
+    /// each byte read as `byte != 0`: a kernel may store any byte through a `bool*`, so device
+    /// memory comes back as Rust `bool`s, never as `Bool`s holding another byte (which safe code
+    /// could upload again where a kernel reads `bool`).
+    pub fn download_bools(&self, src: &impl DeviceIn<Bool>) -> Result<Vec<bool>> {
+        let bytes = self.download(&BoolBytes(src))?;
+        Ok(bytes.into_iter().map(|b| b != 0).collect())
     }
 
     /// Copies `src` into `dst` (same length) like [`Device::download`]; `src` must be owned by
@@ -245,15 +254,16 @@ impl Device {
         self.staging.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// `len` elements of device memory with unspecified contents (any bits are a valid `T`,
-    /// since `T: Pod`), for a destination that is overwritten before it is read.
-    pub(crate) fn alloc_unset<T: Pod>(&self, what: &str, len: usize) -> Result<CudaSlice<T>> {
+    /// `len` elements of device memory with unspecified contents, for a destination that is
+    /// overwritten before anything reads it (`upload`, which hands the buffer out only once the
+    /// copy into it is issued in its stream's order, and drops it unread on an error).
+    pub(crate) fn alloc_unset<T: DeviceValue>(&self, what: &str, len: usize) -> Result<CudaSlice<T>> {
         let bytes = Error::byte_len::<T>(what, len)?;
         if bytes == 0 {
             return self.empty_slice(len);
         }
-        // SAFETY: `T: Pod`, so whatever bytes the allocation holds are a valid `T`; the memory
-        // is device memory, never read by the host except through a copy.
+        // SAFETY: the memory is device memory, never read by the host except through a copy,
+        // and the caller overwrites it (in stream order) before any kernel or copy reads it.
         unsafe { self.stream.alloc::<T>(len) }
             .map_err(|e| Error::driver(format!("{what}: allocate {bytes} bytes ({len} elements)"), e))
     }
@@ -287,5 +297,23 @@ impl Device {
                 ),
             ))
         }
+    }
+}
+
+/// A [`Bool`] buffer's memory as bytes, for [`Device::download_bools`]: whatever byte a kernel
+/// stored, read as a `u8` (every byte is one).
+struct BoolBytes<'a, S>(&'a S);
+
+// SAFETY: the allocation, address and stream of `S`'s `DeviceIn<Bool>`, whose promise holds;
+// a `Bool` is one byte (`repr(transparent)` over `u8`), so it holds `elem_len()` `u8`s.
+unsafe impl<S: DeviceIn<Bool>> DeviceIn<u8> for BoolBytes<'_, S> {
+    fn device_addr(&self) -> sys::CUdeviceptr {
+        self.0.device_addr()
+    }
+    fn elem_len(&self) -> usize {
+        self.0.elem_len()
+    }
+    fn stream(&self) -> &Stream {
+        self.0.stream()
     }
 }

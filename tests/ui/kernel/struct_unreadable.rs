@@ -1,5 +1,5 @@
 // C types kgraph cannot pass as structs, each with its reason; and a C struct declared as a
-// number, and a `bool*` declared as `&[i8]`.
+// number, and a `bool*` declared as `&[i8]` (it is `&[bool]`, over `kgraph::Bool` buffers).
 #[kgraph::kernels]
 mod k {
     #[kernel("types_ui.cu")]

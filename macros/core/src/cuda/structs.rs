@@ -198,6 +198,15 @@ fn fields_of(env: &TypeEnv<'_>, member: &[Token], depth: usize) -> Result<Vec<Fi
             CFieldType::Pointer
         } else {
             match type_of(env, type_toks, depth) {
+                // A struct twin is `Pod` (a download may hand back any byte in any field), and
+                // the kernel's `bool` must be 0 or 1: no Rust field type can be both.
+                Ok(CuBase::Elem(Elem::Bool)) => {
+                    return Err(format!(
+                        "field `{name}` is a C `bool` (line {line}): a struct kgraph passes is `Pod`, so its Rust twin's \
+                         field could hold any byte where the kernel reads a `bool` (only 0 and 1 are); declare the field \
+                         `unsigned char` (`u8`) and test it `!= 0` in the kernel, or pass the flag as a `bool` parameter"
+                    ))
+                }
                 Ok(CuBase::Elem(e)) => CFieldType::Elem(e),
                 Ok(CuBase::Struct(s)) => CFieldType::Struct(s),
                 Ok(CuBase::Unreadable(why)) => return Err(format!("field `{name}`: {why}")),

@@ -171,14 +171,15 @@ fn arity_error(decl: &KernelDecl, file: &str, kernel: &CuKernel) -> syn::Error {
 
 /// The element type the Rust declaration of a kernel parameter must have, from its C type
 /// (`declared` is what the declaration has, which a C struct takes as its twin), or why kgraph
-/// cannot pass it. `void*` and `bool*` are bytes (`u8`): `bool` is not `Pod`.
+/// cannot pass it. `void*` is bytes (`u8`); `bool*` is `&[bool]`, whose buffers hold
+/// `kgraph::Bool` (only ever 0 or 1, as a kernel's `bool` must be).
 pub(super) fn rust_elem_for(cu: &CuParam, declared: Elem, file: &str) -> Result<Elem, String> {
     let (ty, spelled) = (&cu.ty, &cu.ty.spelled);
     if ty.pointers > 1 {
         return Err("a pointer to a pointer: kgraph passes one level of pointer (device addresses as `u64`)".into());
     }
     match (&ty.base, ty.pointers) {
-        (CuBase::Void, 1) | (CuBase::Elem(Elem::Bool), 1) => Ok(Elem::U8),
+        (CuBase::Void, 1) => Ok(Elem::U8),
         (CuBase::Void, _) => Err("`void` is no value".into()),
         (CuBase::Elem(elem), _) => Ok(*elem),
         (CuBase::Struct(_), _) if matches!(declared, Elem::Struct(_)) => Ok(declared),
@@ -220,8 +221,9 @@ fn type_note(cu: &CuParam, elem: Elem) -> String {
     let spelled = &cu.ty.spelled;
     match (&cu.ty.base, elem) {
         (CuBase::Void, _) => " (`void*` is untyped device memory: bytes, its extent counted in bytes)".into(),
-        (CuBase::Elem(Elem::Bool), Elem::U8) => {
-            " (a `bool*` is passed as bytes: `bool` is not `Pod`, and a kernel may write any byte)".into()
+        (CuBase::Elem(Elem::Bool), Elem::Bool) if cu.ty.pointers > 0 => {
+            " (a `bool*` takes a `DeviceBuffer<kgraph::Bool>`: safe code stores only 0 and 1 where the kernel reads `bool`)"
+                .into()
         }
         (_, Elem::F16 | Elem::Bf16 | Elem::Vector(_)) => format!(" (C `{spelled}` is `kgraph::{elem}`)"),
         _ => String::new(),

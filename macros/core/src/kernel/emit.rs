@@ -12,7 +12,7 @@ use super::guard::guard;
 use super::launch_checks::{param_sizes, pdl_check, shared_opt_in, stream_checks};
 use super::layout::layout_checks;
 use crate::emit_util::{doc_lines, elem_in_hidden_module, in_hidden_module};
-use crate::syntax::model::{KernelDecl, ParamKind};
+use crate::syntax::model::{Elem, KernelDecl, ParamKind};
 use crate::syntax::naming::{handle_ident, ident_text, kernel_handle_ident};
 use crate::syntax::parse::DeclParse;
 
@@ -29,6 +29,8 @@ fn launch_param_type(kind: ParamKind, in_hidden_module: bool) -> TokenStream {
     match kind {
         ParamKind::Slice { mutable: false, .. } => quote!(&impl ::kgraph::DeviceIn<#t>),
         ParamKind::Slice { mutable: true, .. } => quote!(&mut impl ::kgraph::DeviceOut<#t>),
+        // A Rust `bool` is already 0 or 1; `kgraph::Bool` is the element type of `bool` memory.
+        ParamKind::Scalar(Elem::Bool) => quote!(bool),
         ParamKind::Scalar(_) => quote!(#t),
         ParamKind::Pinned(_) => quote!(::kgraph::PinnedPtr<#t>),
         ParamKind::PinnedMut(_) => quote!(::kgraph::PinnedMutPtr<#t>),

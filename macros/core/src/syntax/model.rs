@@ -454,9 +454,11 @@ impl Elem {
 
     /// The Rust type as the declaring module names it: `f32`, `::kgraph::f16`,
     /// `::kgraph::Float4`, or a struct's path as declared (code in a hidden module names it
-    /// through `emit_util::elem_in_hidden_module`).
+    /// through `emit_util::elem_in_hidden_module`). In memory a C `bool` is `::kgraph::Bool`
+    /// (only ever 0 or 1); a by-value `bool` parameter stays a Rust `bool` (`launch_param_type`).
     pub fn rust_tokens(self) -> proc_macro2::TokenStream {
         match self {
+            Elem::Bool => quote::quote!(::kgraph::Bool),
             Elem::F16 | Elem::Bf16 | Elem::Vector(_) => {
                 let ident = self.rust_ident();
                 quote::quote!(::kgraph::#ident)

@@ -10,7 +10,7 @@ use super::text::tidy_tokens;
 const TYPE_HELP: &str = "kernel parameters are `&[T]` (for `const T*`), `&mut [T]` (for `T*`), `T` (by value), \
      `Pinned<T>` (`const T*` into pinned host memory) or `PinnedMut<T>` (`T*` into pinned host memory), \
      with T one of f32 f64 i8 u8 i16 u16 i32 u32 i64 u64, `kgraph::f16`, `kgraph::bf16`, a CUDA vector type \
-     (`kgraph::Float4`, `kgraph::Half2`, ...) or a `#[derive(kgraph::DeviceStruct)]` struct (`bool` by value only); \
+     (`kgraph::Float4`, `kgraph::Half2`, ...), `bool` (by value, or `&[bool]` over `kgraph::Bool` buffers) or a `#[derive(kgraph::DeviceStruct)]` struct; \
      a pointer's extent is written as an array length: `&[T; n]`, `&mut [T; n]`, `Pinned<[T; n]>`, `PinnedMut<[T; n]>`";
 
 /// Maps a declared Rust type to how the argument is passed, and the length expression of its
@@ -126,10 +126,11 @@ fn named_elem(ty: &Type, path: &syn::Path, last: &str, what: &str) -> syn::Resul
     let hint = match last {
         "f16" => return Ok(Elem::F16),
         "bf16" => return Ok(Elem::Bf16),
-        "bool" if single && what == "scalar" => return Ok(Elem::Bool),
+        // By value a Rust `bool`; behind a pointer a device buffer of `kgraph::Bool` (0 or 1).
+        "bool" if single && (what == "scalar" || what == "slice element") => return Ok(Elem::Bool),
         "bool" if single => {
-            " (a `bool` is not `Pod`: a kernel may write any byte, and only 0 and 1 are `bool`s; \
-                              declare `bool*` as `&[u8]`/`&mut [u8]`)"
+            " (mapped host memory is read back as any byte, and a kernel's `bool` must be 0 or 1: \
+                              pass `bool*` as a device buffer, `&[bool; n]` / `&mut [bool; n]` (`kgraph::Bool`))"
         }
         "usize" if single => " (`usize` has no fixed CUDA width: use `u64` for `size_t` or `u32`)",
         "isize" if single => " (`isize` has no fixed CUDA width: use `i64` or `i32`)",

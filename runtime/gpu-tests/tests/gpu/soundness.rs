@@ -85,3 +85,30 @@ fn an_image_announcing_more_bytes_than_it_holds_is_refused_before_the_driver_rea
         }
     }
 }
+
+#[kgraph::kernels]
+mod bools {
+    /// `out[i] = !input[i]` (`kernels/test_runtime.cu`).
+    #[kernel("test_runtime.cu", unsafe(extents))]
+    pub fn rt_not_bool(input: &[bool; n], out: &mut [bool; n], n: i32);
+    /// Stores the raw `byte` into every `out[i]`.
+    #[kernel("test_runtime.cu", unsafe(extents))]
+    pub fn rt_store_byte(out: &mut [bool; n], n: i32, byte: u8);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn bools_go_in_as_0_and_1_and_come_back_as_bools() {
+    let dev = device();
+    let k = bools::Kernels::load(&dev).unwrap();
+    let host: Vec<bool> = (0..N).map(|i| i % 3 == 0).collect();
+    let flags: Vec<kgraph::Bool> = host.iter().map(|&b| b.into()).collect();
+    let input = dev.upload(&flags).unwrap();
+    let mut out = dev.alloc_zeros::<kgraph::Bool>(N).unwrap();
+    k.rt_not_bool.launch(dev.stream(), k.rt_not_bool.cfg_for(N as u32), &input, &mut out, N as i32).unwrap();
+    let negated: Vec<bool> = host.iter().map(|b| !b).collect();
+    assert_eq!(dev.download_bools(&out).unwrap(), negated, "the kernel did not read 0/1 bools");
+    // A kernel that stores 0x7f into the buffer: it comes back as `true`s, Rust `bool`s.
+    k.rt_store_byte.launch(dev.stream(), k.rt_store_byte.cfg_for(N as u32), &mut out, N as i32, 0x7f).unwrap();
+    assert!(dev.download_bools(&out).unwrap().into_iter().all(|b| b), "a nonzero byte read back as false");
+}

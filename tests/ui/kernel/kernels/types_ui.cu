@@ -20,3 +20,6 @@ struct Pair { float a; float b; };
 extern "C" __global__ void pair_by_value(Pair p, float* out) {}
 
 extern "C" __global__ void flags_ptr(const bool* flags, int n) {}
+
+struct Flagged { float x; bool on; };
+extern "C" __global__ void flagged(Flagged f, float* out) {}
