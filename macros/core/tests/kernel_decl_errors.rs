@@ -123,3 +123,29 @@ fn an_unknown_name_in_extents_is_reported_once() {
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(errors[0].starts_with("the extent of `data` names `m`, which is not a parameter"), "{errors:?}");
 }
+
+#[test]
+fn a_missing_file_is_one_error_however_many_declarations_name_it() {
+    let out = kgraph_codegen::expand_kernels(
+        TokenStream::new(),
+        quote! {
+            mod m {
+                #[kernel("nowhere.cu")]
+                pub fn one(x: &mut [f32], n: i32);
+                #[kernel("nowhere.cu")]
+                pub fn two(x: &mut [f32], n: i32);
+                #[kernel("names.cu")]
+                pub fn scale_all(data: &mut [f32], factor: f32, num_elements: i32);
+            }
+        },
+        &config(),
+    );
+    let text = out.to_string();
+    assert_eq!(text.matches("compile_error").count(), 1, "{text}");
+    assert!(text.contains("kernel file `nowhere.cu` not found"), "{text}");
+    // Both get stubs; the good declaration its handle.
+    assert!(
+        text.contains("struct One { _declaration_has_errors") && text.contains("struct Two { _declaration_has_errors")
+    );
+    assert!(text.contains("mod __kgraph_kernel_ScaleAll"), "{text}");
+}

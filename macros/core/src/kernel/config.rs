@@ -1,7 +1,7 @@
 //! Where `#[kernel("x.cu")]` files are found, reading them once per expansion, and where a
 //! verified kernel lives (`Resolved`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -136,9 +136,17 @@ pub(crate) struct Files {
     read: HashMap<String, Result<Rc<CuFile>, String>>,
     records: HashMap<String, Option<Result<Rc<Compiled>, String>>>,
     preprocessed: HashMap<String, Option<Rc<Preprocessed>>>,
+    /// The files whose failure (unreadable `.cu`, bad record) was reported already.
+    reported: HashSet<String>,
 }
 
 impl Files {
+    /// True the first time it is asked about `file`: a file that cannot be read is one error,
+    /// however many declarations of a module name it (the others are stubbed silently).
+    pub fn first_failure(&mut self, file: &str) -> bool {
+        self.reported.insert(file.to_string())
+    }
+
     /// `file` from the first kernel folder that has it, or why it could not be read.
     pub fn get(&mut self, file: &str, config: &Config) -> Result<Rc<CuFile>, String> {
         self.read.entry(file.to_string()).or_insert_with(|| read_cu(file, config).map(Rc::new)).clone()

@@ -30,7 +30,10 @@ fn verify(parsed: &DeclParse, config: &Config, files: &mut Files, cx: &mut Ctxt)
     let cu = match files.get(&decl.file, config) {
         Ok(cu) => cu,
         Err(msg) => {
-            cx.push(decl.file_span, msg);
+            // One unreadable file is one error, however many declarations name it.
+            if files.first_failure(&decl.file) {
+                cx.push(decl.file_span, msg);
+            }
             return None;
         }
     };

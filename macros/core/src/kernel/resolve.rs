@@ -81,7 +81,10 @@ pub(crate) fn resolve(
     let stem = decl.file.strip_suffix(".cu").unwrap_or(&decl.file).to_string();
     let compiled = match files.record(&stem, config) {
         Some(Ok(c)) => Some(c),
-        Some(Err(msg)) => return Err(vec![syn::Error::new(decl.file_span, msg)]),
+        Some(Err(msg)) => {
+            let first = files.first_failure(&format!("{stem}.kernels"));
+            return Err(first.then(|| syn::Error::new(decl.file_span, msg)).into_iter().collect());
+        }
         None => None,
     };
     let source = match compiled.as_ref().and_then(|_| files.preprocessed(&stem, cu, config)) {
