@@ -16,8 +16,12 @@ use proc_macro2::{Span, TokenStream};
 /// Where an error points.
 #[derive(Debug, Clone)]
 pub enum Location {
-    /// Rust tokens (a `#[kernel]` declaration, a macro's arguments).
+    /// A Rust token (a `#[kernel]` declaration, a macro's arguments).
     Span(Span),
+    /// Rust tokens as a `syn::Error` spans them: from its first token to its last (a compile
+    /// error underlines the range; `Span::join`, which would make it one span, is nightly-only
+    /// in a proc macro). Its own message is the diagnostic's.
+    Tokens(syn::Error),
     /// A byte range of the graph spec being checked.
     Spec(Range<usize>),
     /// The graph spec as a whole.
@@ -54,6 +58,7 @@ impl Diagnostic {
     pub fn to_syn(&self, fallback: Span) -> syn::Error {
         let span = match &self.location {
             Location::Span(span) => *span,
+            Location::Tokens(error) => return error.clone(),
             Location::Spec(_) | Location::SpecFile | Location::Positioned => fallback,
         };
         syn::Error::new(span, &self.message)
@@ -92,10 +97,12 @@ impl Ctxt {
         self.errors_mut().push(Diagnostic { location: at.into(), message: message.into() });
     }
 
-    /// Records every message of `error` (a combined `syn::Error` holds several), each at its span.
+    /// Records every message of `error` (a combined `syn::Error` holds several), each at the
+    /// tokens it spans.
     pub fn push_syn(&mut self, error: syn::Error) {
         for e in error {
-            self.push(e.span(), e.to_string());
+            let message = e.to_string();
+            self.push(Location::Tokens(e), message);
         }
     }
 
@@ -223,6 +230,20 @@ mod tests {
             cx.check().unwrap_err().to_compile_error(Span::call_site()).to_string().matches("compile_error").count(),
             2
         );
+    }
+
+    #[test]
+    fn an_error_over_several_tokens_keeps_its_range() {
+        // rustc underlines from the first token's span to the last's: both must survive.
+        let arg: syn::FnArg = syn::parse_str("stride: i32").unwrap();
+        let original = syn::Error::new_spanned(&arg, "remove `stride`");
+        let mut cx = Ctxt::new();
+        cx.push_syn(original.clone());
+        let through = cx.check().unwrap_err().to_compile_error(Span::call_site());
+        let spans = |tokens: proc_macro2::TokenStream| -> Vec<_> {
+            tokens.into_iter().map(|t| (t.span().start(), t.span().end())).collect()
+        };
+        assert_eq!(spans(through), spans(original.to_compile_error()));
     }
 
     #[test]

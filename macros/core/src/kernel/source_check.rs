@@ -146,10 +146,15 @@ fn check_standalone(
 /// the attribute) is put at `item_span`, so every error has a place in the file.
 fn push_errors(checked: Result<(), Errors>, item_span: Span, found: &mut Found) {
     for error in checked.err().unwrap_or_default() {
-        let span = match error.location {
-            Location::Span(span) if span.start().line > 0 => span,
-            _ => item_span,
+        let placed = match &error.location {
+            Location::Span(span) => span.start().line > 0,
+            Location::Tokens(e) => e.span().start().line > 0,
+            _ => false,
         };
-        found.cx.push(span, error.message);
+        if placed {
+            found.cx.push(error.location, error.message);
+        } else {
+            found.cx.push(item_span, error.message);
+        }
     }
 }

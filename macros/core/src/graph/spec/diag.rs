@@ -153,6 +153,7 @@ impl SourceMap<'_> {
                 Location::SpecFile => own.push((None, &e.message)),
                 Location::Spec(range) => own.push((Some(range.clone()), &e.message)),
                 Location::Span(span) => own.push((Some(self.span_bytes(*span)), &e.message)),
+                Location::Tokens(error) => own.push((Some(self.span_bytes(error.span())), &e.message)),
             }
         }
         own.sort_by_key(|(span, _)| span.as_ref().map_or((0, 0), |s| (s.start + 1, s.end)));
@@ -170,7 +171,8 @@ impl SourceMap<'_> {
         out
     }
 
-    /// The bytes of this text a span (of tokens parsed from it with span locations) covers.
+    /// The bytes of this text a span (of tokens parsed from it with span locations; a joined
+    /// span covers a `syn::Error`'s first to last token) covers.
     fn span_bytes(&self, span: Span) -> Range<usize> {
         let start = self.byte_offset(span.start());
         start..self.byte_offset(span.end()).max(start)
