@@ -35,6 +35,9 @@ impl Communicator {
     ) -> Result<CollectiveGraph> {
         self.refuse_in_group("Communicator::capture_graph")?;
         self.device.ensure_not_capturing("Communicator::capture_graph")?;
+        // A graph's collectives are checked across ranks when the graph is built, one exchange
+        // per collective, as eager ones are when issued.
+        self.agree(collective, dtype, send_len, recv_len)?;
         bind(&self.device, self.rank, "capture a collective")?;
         let stream = self.capture_stream()?;
         stream

@@ -1,7 +1,7 @@
 //! The [`Communicator`]: one NCCL rank on one [`Device`], its collectives on the device's stream
 //! (checked for stream and length), raw issue and capture for graph builders.
 
-use std::cell::{Cell, OnceCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::ffi::{c_int, c_void};
 use std::marker::PhantomData;
 
@@ -12,6 +12,7 @@ use crate::driver;
 use crate::error::{Error, Result};
 use crate::launch::args::{check_same_stream, DeviceIn, DeviceOut};
 use crate::memory::device::Device;
+use crate::nccl::agree::{CallSignature, Disagreement, RankChannel};
 use crate::nccl::bootstrap::{Bootstrap, UniqueId, UNIQUE_ID_BYTES};
 use crate::nccl::collective::{Collective, DataType, NcclType, ReduceOp};
 use crate::nccl::sys::{self as nccl_sys, ncclComm_t, ncclUniqueId, Api, SUCCESS};
@@ -101,6 +102,10 @@ pub struct Communicator {
     /// The stream [`Communicator::capture_graph`] records on, made on first use and kept, so
     /// rebinding a collective node does not create a stream each time.
     pub(crate) capture_stream: OnceCell<Stream>,
+    /// The host channel each checked collective first agrees on its arguments through
+    /// (`nccl/agree.rs`), and how many checked collectives this rank has made (their position).
+    agreement: RefCell<RankChannel>,
+    checked_calls: Cell<u64>,
     _not_sync: PhantomData<Cell<()>>,
 }
 
@@ -117,12 +122,25 @@ impl Communicator {
     pub fn new(device: &Device, bootstrap: &Bootstrap) -> Result<Self> {
         nccl_sys::api()?;
         let id = bootstrap.share_id(unique_id)?;
-        Self::with_id(device, bootstrap.rank(), bootstrap.world_size(), id)
+        // SAFETY: `with_id`'s promise (matching arguments on every rank) is kept by checking:
+        // the channel connected below makes every checked collective agree with the other
+        // ranks before it is issued.
+        let this = unsafe { Self::with_id(device, bootstrap.rank(), bootstrap.world_size(), id) }?;
+        let channel = RankChannel::connect(bootstrap).map_err(|d| this.disagreement("connect the cross-rank check", d))?;
+        *this.agreement.borrow_mut() = channel;
+        Ok(this)
     }
 
     /// `ncclCommInitRank` for `rank` of `world_size` with an id shared by other means (MPI,
     /// your own store). Blocks until every rank has joined.
-    pub fn with_id(device: &Device, rank: usize, world_size: usize, id: UniqueId) -> Result<Self> {
+    ///
+    /// # Safety
+    /// Without a [`Bootstrap`] kgraph has no channel to the other ranks, so its collectives are
+    /// not checked across ranks (as [`Communicator::new`]'s are): the caller promises that every
+    /// rank passes the same collective, op, root, element type and count to each collective, in
+    /// the same order. NCCL checks none of it, and with peer pointers the rank with the larger
+    /// count writes past the smaller one's buffer.
+    pub unsafe fn with_id(device: &Device, rank: usize, world_size: usize, id: UniqueId) -> Result<Self> {
         let api = nccl_sys::api()?;
         refuse_init_in_group(rank, "ncclCommInitRank")?;
         if world_size == 0 || world_size > c_int::MAX as usize || rank >= world_size {
@@ -178,6 +196,10 @@ impl Communicator {
             rank,
             world_size,
             capture_stream: OnceCell::new(),
+            // `new` connects the real channel; `with_id`'s caller promised; a world of one
+            // has no one to disagree with.
+            agreement: RefCell::new(RankChannel::promised(rank)),
+            checked_calls: Cell::new(0),
             _not_sync: PhantomData,
         };
         let (mut count, mut user_rank) = (0, 0);
@@ -381,6 +403,7 @@ impl Communicator {
         let stream = self.device.stream();
         check_same_stream(op, "send", stream, send.stream())?;
         check_same_stream(op, "recv", stream, recv.stream())?;
+        self.agree(collective, T::DATA_TYPE, send.elem_len(), recv.elem_len())?;
         // SAFETY: `send` and `recv` are live allocations of at least these lengths (`DeviceIn`'s
         // contract) on the main stream (checked above), so they outlive the collective in stream
         // order; `recv` is mutably borrowed and `send` shared, so they do not overlap.
@@ -417,9 +440,30 @@ impl Communicator {
         let stream = self.device.stream();
         check_same_stream(op, "buf", stream, buf.stream())?;
         let (addr, len) = (buf.device_addr(), buf.elem_len());
+        self.agree(collective, T::DATA_TYPE, len, len)?;
         // SAFETY: `buf` is a live allocation of `len` elements on the main stream (checked
         // above), mutably borrowed; all-reduce and broadcast may run exactly in place.
         unsafe { self.issue_raw_grouped(collective, T::DATA_TYPE, addr, len, addr, len, stream) }
+    }
+
+    /// Agrees with the other ranks that they pass this collective with the same arguments
+    /// (`nccl/agree.rs`), before it is issued: the next position in this communicator's
+    /// sequence of checked collectives. Lengths this rank's own check refuses are left to that
+    /// check (nothing is issued, and the other ranks' checks time out on this position).
+    pub(crate) fn agree(&self, collective: Collective, dtype: DataType, send_len: usize, recv_len: usize) -> Result<()> {
+        let Ok(count) = collective.check_lengths(self.world_size, send_len, recv_len) else { return Ok(()) };
+        let seq = self.checked_calls.get();
+        self.checked_calls.set(seq + 1);
+        let call = CallSignature { seq, collective, dtype, count };
+        self.agreement.borrow_mut().agree(&call).map_err(|d| self.disagreement(collective.name(), d))
+    }
+
+    /// The error of a failed cross-rank check of `op`.
+    fn disagreement(&self, op: &str, Disagreement(detail): Disagreement) -> Error {
+        // The error names the rank already.
+        let prefix = format!("rank {}: ", self.rank);
+        let detail = detail.strip_prefix(&prefix).map(str::to_string).unwrap_or(detail);
+        Error::Nccl { rank: self.rank, op: format!("cross-rank check of {op}"), detail }
     }
 
     /// [`Error::Nccl`] when this thread is inside a [`Communicator::group`]: a collective

@@ -21,6 +21,7 @@
 //! # Ok::<(), kgraph_runtime::Error>(())
 //! ```
 
+mod agree;
 mod bootstrap;
 mod capture;
 mod collective;
