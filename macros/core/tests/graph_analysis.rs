@@ -257,8 +257,8 @@ fn structural_errors_point_at_the_node_table() {
     );
     assert!(e.contains("node has no `grid`") && e.contains("node has no `block`"), "{e}");
     assert!(
-        e.contains("missing argument(s) `x`, `y`, `n` for kernel `k_copy(x: &[f32], y: &mut [f32], n: i32)`"),
-        "{e}"
+        e.contains("missing argument(s) `x`, `y` for kernel `k_copy(x: &[f32], y: &mut [f32], n: i32)`"),
+        "`n` binds to the dim `n` by name: {e}"
     );
 }
 

@@ -101,6 +101,9 @@ pub struct Arg {
     pub elem: Elem,
     /// The binding.
     pub binding: Binding,
+    /// Bound by the parameter's name: not written in the node's `args`, it names the spec's
+    /// dim, buffer or scalar of that name (docs and diagrams say so).
+    pub by_name: bool,
 }
 
 /// A launch dimension triple, with the source text of each given component.

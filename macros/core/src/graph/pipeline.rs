@@ -14,7 +14,7 @@ use super::emit::{self, diagram, docs, CodegenInput};
 use super::ir::GraphIr;
 use super::plan;
 use super::spec::diag::SourceMap;
-use super::spec::{self, include, RawSpec};
+use super::spec::{self, include, ArgValue, RawSpec, S};
 use crate::diagnostics::{Ctxt, Errors, Location};
 use crate::syntax::naming::graph_struct_ident;
 use crate::syntax::source::decls_with_modules;
@@ -154,7 +154,23 @@ fn analyze_in(
     let schedule = dataflow::schedule(ir.nodes.len(), &edges, &pdl);
     let serial = dataflow::serial_schedule(ir.nodes.len(), &pdl);
     let (branched, serialized) = (plan::branched(&ir), plan::serialized(&ir));
+    write_by_name_args(&mut raw, &ir);
     Ok((Analysis { ir, edges, schedule, serial, branched, serialized }, raw))
+}
+
+/// Writes the arguments of `ir`'s nodes that were bound by name into `raw`'s `args`, so that a
+/// spec including this one renames them as it renames written ones (left by name, they would
+/// name the including spec's dims, buffers and scalars). `raw`'s nodes are `ir`'s, in order.
+fn write_by_name_args(raw: &mut RawSpec, ir: &GraphIr) {
+    for (node, bound) in raw.nodes.iter_mut().zip(&ir.nodes) {
+        let by_name = bound.args.iter().filter(|a| a.by_name);
+        let at = node.kernel.as_ref().map_or(node.span.clone(), |k| k.span.clone());
+        let args = node.args.get_or_insert_with(|| S { v: Vec::new(), span: at.clone() });
+        for a in by_name {
+            let value = S { v: ArgValue::Str(a.param.clone(), None), span: at.clone() };
+            args.v.push((S { v: a.param.clone(), span: at.clone() }, value));
+        }
+    }
 }
 
 /// Splices every `[[include]]` of `raw` (the last spec of `chain`) into it, in file order: the

@@ -9,7 +9,7 @@ use super::launch::launch;
 use super::values::{int_value, typed_value};
 use crate::graph::ir::{Arg, Binding, Buffer, KernelLaunch, Node, NodeOp, Scalar};
 use crate::graph::spec::diag::{list, suggest};
-use crate::graph::spec::{ArgValue, Lit, Num, RawNode, RawSpec, Span, S};
+use crate::graph::spec::{ArgValue, Lit, Num, RawArgs, RawNode, RawSpec, Span, S};
 use crate::syntax::model::{Elem, KernelDecl, ParamKind};
 use crate::syntax::naming::{ident_text, is_snake_ident};
 use crate::syntax::text::decl_signature;
@@ -192,17 +192,21 @@ fn bind_args(
     env: &Env<'_>,
 ) -> Option<(Vec<Arg>, Vec<Span>)> {
     let sig = decl_signature(decl);
-    let given: Vec<(S<String>, S<ArgValue>)> = node.args.as_ref().map(|a| a.v.clone()).unwrap_or_default();
+    let (given, written) = arguments(cx, node, kernel, decl);
     let mut ok = arguments_match_parameters(cx, node, kernel, decl, &given, &sig);
     let mut args = Vec::new();
     let mut spans = Vec::new();
     for p in &decl.params {
         let pname = ident_text(&p.name);
-        let Some((_, value)) = given.iter().find(|(k, _)| k.v == pname) else { continue };
-        let what = format!("parameter `{pname}: {}` of `{}`", p.kind.rust_decl(), kernel.v);
+        let Some(at) = given.iter().position(|(k, _)| k.v == pname) else { continue };
+        let (value, by_name) = (&given[at].1, at >= written);
+        let mut what = format!("parameter `{pname}: {}` of `{}`", p.kind.rust_decl(), kernel.v);
+        if by_name {
+            what += " (bound by name: not in `args`, it takes the spec's name it shares)";
+        }
         match bind_one(cx, &what, p.kind, value, env) {
             Some(binding) => {
-                args.push(Arg { param: pname, elem: p.kind.elem(), binding });
+                args.push(Arg { param: pname, elem: p.kind.elem(), binding, by_name });
                 spans.push(value.span.clone());
             }
             None => ok = false,
@@ -214,7 +218,25 @@ fn bind_args(
     no_written_buffer_aliased(cx, &args, &spans, env.buffers, &sig).then_some((args, spans))
 }
 
-/// Every argument names a parameter, and every parameter has an argument.
+/// The node's arguments: those written in `args` (the first `.1` of them, in file order), then,
+/// for each parameter not written whose name the spec declares (a dim, buffer or scalar), that
+/// name: the parameter is bound by name (the value's span is the node's `kernel`). A written
+/// entry always wins, and names are one namespace, so a parameter's name means one thing.
+fn arguments(cx: &Ctx<'_>, node: &RawNode, kernel: &S<String>, decl: &KernelDecl) -> (RawArgs, usize) {
+    let mut given: RawArgs = node.args.as_ref().map(|a| a.v.clone()).unwrap_or_default();
+    let written = given.len();
+    for p in &decl.params {
+        let pname = ident_text(&p.name);
+        let declared = cx.names.contains_key(&pname) && !cx.poisoned.contains(&pname);
+        if declared && !given[..written].iter().any(|(k, _)| k.v == pname) {
+            let value = S { v: ArgValue::Str(pname.clone(), None), span: kernel.span.clone() };
+            given.push((S { v: pname, span: kernel.span.clone() }, value));
+        }
+    }
+    (given, written)
+}
+
+/// Every argument names a parameter, and every parameter has an argument (written, or by name).
 fn arguments_match_parameters(
     cx: &mut Ctx<'_>,
     node: &RawNode,
@@ -243,7 +265,8 @@ fn arguments_match_parameters(
     if !missing.is_empty() {
         ok = false;
         let at = node.args.as_ref().map_or(kernel.span.clone(), |a| a.span.clone());
-        cx.diags.push(at, format!("missing argument(s) {} for kernel `{sig}`", list(missing)));
+        let fix = "write each in `args`, or name a dim, buffer or scalar of the spec like its parameter (it then binds by name)";
+        cx.diags.push(at, format!("missing argument(s) {} for kernel `{sig}`: {fix}", list(missing)));
     }
     ok
 }

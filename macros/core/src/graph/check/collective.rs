@@ -146,7 +146,7 @@ pub(crate) fn bind_collective(
             }
             let (i, buf) = buffer(cx, b, buffers, "`collective.buffer`")?;
             let binding = written(i, buf, &b.span, cx)?;
-            (vec![Arg { param: "buffer".into(), elem: buf.elem, binding }], vec![b.span.clone()])
+            (vec![Arg { param: "buffer".into(), elem: buf.elem, binding, by_name: false }], vec![b.span.clone()])
         }
         (None, Some(s), Some(r)) => {
             let (si, sb) = (buffer(cx, s, buffers, "`collective.send`"), buffer(cx, r, buffers, "`collective.recv`"));
@@ -159,9 +159,16 @@ pub(crate) fn bind_collective(
                 return None;
             }
             let binding = written(ri, rb, &r.span, cx)?;
-            let send =
-                Arg { param: "send".into(), elem: sb.elem, binding: Binding::Buffer { buffer: si, mutable: false } };
-            (vec![send, Arg { param: "recv".into(), elem: rb.elem, binding }], vec![s.span.clone(), r.span.clone()])
+            let send = Arg {
+                param: "send".into(),
+                elem: sb.elem,
+                binding: Binding::Buffer { buffer: si, mutable: false },
+                by_name: false,
+            };
+            (
+                vec![send, Arg { param: "recv".into(), elem: rb.elem, binding, by_name: false }],
+                vec![s.span.clone(), r.span.clone()],
+            )
         }
         _ => {
             cx.diags.push(c.span.clone(), "a collective takes `buffer` (in place) or both `send` and `recv`");

@@ -105,7 +105,7 @@ fn bind_memset(
             return None;
         }
     };
-    let args = vec![Arg { param: "dst".into(), elem: buf.elem, binding }];
+    let args = vec![Arg { param: "dst".into(), elem: buf.elem, binding, by_name: false }];
     Some((
         Node { name, op: NodeOp::Memset { value, pattern, elem_size }, args, doc, pdl: false },
         vec![dst.span.clone()],
@@ -143,8 +143,8 @@ fn bind_memcpy(
     }
     let write = written(cx, d, db, &dst.span, "a memcpy")?;
     let args = vec![
-        Arg { param: "src".into(), elem: sb.elem, binding: read(s, sb) },
-        Arg { param: "dst".into(), elem: db.elem, binding: write },
+        Arg { param: "src".into(), elem: sb.elem, binding: read(s, sb), by_name: false },
+        Arg { param: "dst".into(), elem: db.elem, binding: write, by_name: false },
     ];
     Some((Node { name, op: NodeOp::Memcpy, args, doc, pdl: false }, vec![src.span.clone(), dst.span.clone()]))
 }

@@ -2,7 +2,8 @@
 //! the reduced dependency edges (labelled with the buffers and hazards behind them); host-side
 //! buffers (everything but scratch) are drawn with dashed data edges to the nodes that read them
 //! and from the nodes that write them. Programmatic (PDL) edges of the captured graph are bold
-//! (DOT) or thick (Mermaid) and labelled `PDL`.
+//! (DOT) or thick (Mermaid) and labelled `PDL`. A node's label lists the parameters it binds by
+//! name (not written in its `args`).
 
 use crate::graph::dataflow::Edge;
 use crate::graph::ir::{GraphIr, Role};
@@ -10,6 +11,18 @@ use crate::graph::ir::{GraphIr, Role};
 fn edge_label(ir: &GraphIr, e: &Edge) -> String {
     let parts: Vec<String> = e.causes.iter().map(|(b, h)| format!("{} {}", ir.buffer_label(*b), h.name())).collect();
     parts.join(", ")
+}
+
+/// A node's label: its name and kernel, and the parameters bound by name, if any (what the
+/// spec does not write is shown).
+fn node_label(ir: &GraphIr, n: usize, line_break: &str) -> String {
+    let node = &ir.nodes[n];
+    let by_name: Vec<&str> = node.args.iter().filter(|a| a.by_name).map(|a| a.param.as_str()).collect();
+    let mut label = format!("{}{line_break}{}", node.name, ir.node_label(n));
+    if !by_name.is_empty() {
+        label += &format!("{line_break}by name: {}", by_name.join(", "));
+    }
+    label
 }
 
 fn buffer_label(ir: &GraphIr, b: usize) -> String {
@@ -55,8 +68,8 @@ fn labelled(ir: &GraphIr, e: &Edge, programmatic: &[(usize, usize)]) -> (String,
 /// Graphviz DOT source.
 pub fn dot(ir: &GraphIr, graph_name: &str, edges: &[Edge], programmatic: &[(usize, usize)]) -> String {
     let mut s = format!("digraph {graph_name} {{\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n");
-    for (i, n) in ir.nodes.iter().enumerate() {
-        s += &format!("  n{i} [label=\"{}\\n{}\"];\n", n.name, ir.node_label(i));
+    for i in 0..ir.nodes.len() {
+        s += &format!("  n{i} [label=\"{}\"];\n", node_label(ir, i, "\\n"));
     }
     for (b, buf) in ir.buffers.iter().enumerate() {
         if buf.role != Role::Scratch {
@@ -83,8 +96,8 @@ pub fn dot(ir: &GraphIr, graph_name: &str, edges: &[Edge], programmatic: &[(usiz
 /// Mermaid flowchart source.
 pub fn mermaid(ir: &GraphIr, edges: &[Edge], programmatic: &[(usize, usize)]) -> String {
     let mut s = String::from("flowchart TD\n");
-    for (i, n) in ir.nodes.iter().enumerate() {
-        s += &format!("  n{i}[\"{}<br/>{}\"]\n", n.name, ir.node_label(i));
+    for i in 0..ir.nodes.len() {
+        s += &format!("  n{i}[\"{}\"]\n", node_label(ir, i, "<br/>"));
     }
     for (b, buf) in ir.buffers.iter().enumerate() {
         if buf.role != Role::Scratch {

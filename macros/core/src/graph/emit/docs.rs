@@ -124,7 +124,11 @@ fn arg_text(ir: &GraphIr, a: &Arg) -> String {
             }
         }
     };
-    format!("{} = {}", a.param, v)
+    if a.by_name {
+        format!("{} = {v} (by name)", a.param)
+    } else {
+        format!("{} = {v}", a.param)
+    }
 }
 
 fn nodes_section(ir: &GraphIr) -> String {
@@ -132,6 +136,10 @@ fn nodes_section(ir: &GraphIr) -> String {
     let mut d = String::from(
         "\n# Nodes\n\nIn file order, which is the order of [`Self::run_eager`] and [`Self::capture_serialized`].\n\n",
     );
+    if ir.nodes.iter().any(|n| n.args.iter().any(|a| a.by_name)) {
+        d += "An argument marked *(by name)* is not written in the node's `args`: its parameter has the name \
+              of the spec's dim, buffer or scalar it is bound to.\n\n";
+    }
     d += if any_pdl {
         "| # | node | kernel | grid | block | shared | PDL | arguments |\n|---|---|---|---|---|---|---|---|\n"
     } else {
