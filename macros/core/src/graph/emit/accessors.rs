@@ -227,10 +227,9 @@ fn launch_setter(cg: &CodegenInput<'_>) -> TokenStream {
 }
 
 /// `<buffer>(&self)`: a shared reference to the buffer's storage. None for a `pinned_out`
-/// buffer: through `&MappedBuffer`, `as_slice()` would form a `&[T]` over memory a replay may be
-/// writing (it waits only for pointers lent since its last wait, and a replay lends none);
-/// `read_<buffer>` and `read_<buffer>_into` wait for the struct's launches in flight and read
-/// with volatile loads.
+/// buffer: a `&MappedBuffer`'s own reads (`to_vec`, `read_into`) wait only for pointers lent
+/// since their last wait, and a replay lends none; `read_<buffer>` and `read_<buffer>_into` wait
+/// for the struct's launches in flight and read with volatile loads.
 fn buffer_accessor(ir: &GraphIr, b: usize) -> Option<TokenStream> {
     let buf = &ir.buffers[b];
     if buf.role == Role::PinnedOut {
