@@ -19,7 +19,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use kgraph::nccl::{Bootstrap, Collective, Communicator, DataType, ReduceOp};
-use kgraph::{Device, DeviceBuffer, DeviceIn, Error, Graph};
+use kgraph::{Device, DeviceBuffer, DeviceIn, Error, Graph, NcclError, SetupError};
 
 fn main() -> ExitCode {
     match run() {
@@ -27,7 +27,7 @@ fn main() -> ExitCode {
         Ok(false) => ExitCode::from(1),
         Err(e) => {
             eprintln!("nccl_allreduce: {e}");
-            if matches!(e, Error::Bootstrap { .. }) {
+            if matches!(e, Error::Nccl(NcclError::Bootstrap { .. })) {
                 eprintln!("(start one process per GPU with scripts/launch-ranks; docs/multi-gpu.md)");
             }
             ExitCode::from(2)
@@ -45,19 +45,18 @@ fn args() -> Result<Args, Error> {
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = |name: &str| {
-            it.next()
-                .and_then(|v| v.parse::<usize>().ok())
-                .filter(|&v| v > 0)
-                .ok_or_else(|| Error::Bootstrap { rank: None, detail: format!("{name} takes a positive integer") })
+            it.next().and_then(|v| v.parse::<usize>().ok()).filter(|&v| v > 0).ok_or_else(|| {
+                Error::Nccl(NcclError::Bootstrap { rank: None, detail: format!("{name} takes a positive integer") })
+            })
         };
         match flag.as_str() {
             "--max-mib" => a.max_mib = value("--max-mib")?,
             "--iters" => a.iters = Some(value("--iters")?),
             other => {
-                return Err(Error::Bootstrap {
+                return Err(Error::Nccl(NcclError::Bootstrap {
                     rank: None,
                     detail: format!("unknown argument {other:?} (--max-mib N, --iters N)"),
-                })
+                }))
             }
         }
     }
@@ -68,7 +67,7 @@ fn args() -> Result<Args, Error> {
 /// (`CUDA_VISIBLE_DEVICES` per rank).
 fn open_device(boot: &Bootstrap) -> Result<Device, Error> {
     match Device::new(boot.local_rank()) {
-        Err(Error::NoDevice { count: 1, .. }) => Device::new(0),
+        Err(Error::Setup(SetupError::NoDevice { count: 1, .. })) => Device::new(0),
         other => other,
     }
 }

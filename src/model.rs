@@ -46,7 +46,7 @@
 //! # Example
 //! One CfC step launched through its handle (compiled by `cargo test --doc`; it needs a GPU to
 //! run). A buffer shorter than its extent is refused before the launch:
-//! `Err(Error::Extent { kernel: "cfc_step", param: .., .. })`.
+//! `Err(Error::Launch(LaunchError::Extent { kernel: "cfc_step", param: .., .. }))`.
 //!
 //! ```no_run
 //! use kgraph_model::model::{launch, Kernels};

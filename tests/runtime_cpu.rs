@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use kgraph::cudarc::driver::{sys, DriverError};
-use kgraph::{Device, Error};
+use kgraph::{Device, Error, MemoryError, SetupError};
 
 /// Every `.rs` file under `dir`, recursively.
 fn rust_files(dir: &Path) -> Vec<PathBuf> {
@@ -52,20 +52,21 @@ fn device_new_reports_a_missing_driver_or_device_without_panicking() {
     let driver_loads = unsafe { sys::is_culib_present() };
     match Device::new(0) {
         Ok(_) => assert!(driver_loads, "a device opened without a loadable driver"),
-        Err(Error::NoDriver { detail }) => assert!(!detail.is_empty()),
-        Err(Error::NoDevice { ordinal: 0, count: 0 }) | Err(Error::DriverTooOld { .. }) => {
+        Err(Error::Setup(SetupError::NoDriver { detail })) => assert!(!detail.is_empty()),
+        Err(Error::Setup(SetupError::NoDevice { ordinal: 0, count: 0 }))
+        | Err(Error::Setup(SetupError::DriverTooOld { .. })) => {
             assert!(driver_loads, "the driver cannot report devices or its version without loading")
         }
         Err(other) => panic!("unexpected error opening device 0: {other}"),
     }
     if !driver_loads {
-        assert!(matches!(Device::new(0), Err(Error::NoDriver { .. })));
+        assert!(matches!(Device::new(0), Err(Error::Setup(SetupError::NoDriver { .. }))));
     }
     // No machine has this many devices.
     match Device::new(usize::MAX) {
-        Err(Error::NoDevice { ordinal, count }) => assert!(ordinal == usize::MAX && count < ordinal),
-        Err(Error::NoDriver { .. }) => assert!(!driver_loads || Device::new(0).is_err()),
-        Err(Error::DriverTooOld { .. }) => assert!(driver_loads),
+        Err(Error::Setup(SetupError::NoDevice { ordinal, count })) => assert!(ordinal == usize::MAX && count < ordinal),
+        Err(Error::Setup(SetupError::NoDriver { .. })) => assert!(!driver_loads || Device::new(0).is_err()),
+        Err(Error::Setup(SetupError::DriverTooOld { .. })) => assert!(driver_loads),
         other => panic!("device usize::MAX must not open: {other:?}"),
     }
 }
@@ -73,9 +74,12 @@ fn device_new_reports_a_missing_driver_or_device_without_panicking() {
 #[test]
 fn error_messages_name_what_failed() {
     let cases: Vec<(Error, &[&str])> = vec![
-        (Error::NoDriver { detail: "libcuda.so missing".into() }, &["no CUDA driver", "libcuda.so missing"]),
-        (Error::DriverTooOld { found: 12040, required: 13000 }, &["CUDA 12.4", "13.0"]),
-        (Error::NoDevice { ordinal: 3, count: 1 }, &["device 3", "1 device"]),
+        (
+            Error::Setup(SetupError::NoDriver { detail: "libcuda.so missing".into() }),
+            &["no CUDA driver", "libcuda.so missing"],
+        ),
+        (Error::Setup(SetupError::DriverTooOld { found: 12040, required: 13000 }), &["CUDA 12.4", "13.0"]),
+        (Error::Setup(SetupError::NoDevice { ordinal: 3, count: 1 }), &["device 3", "1 device"]),
         (
             Error::driver(
                 "upload_into: cuMemcpyDtoDAsync of 64 bytes",
@@ -84,15 +88,21 @@ fn error_messages_name_what_failed() {
             &["upload_into", "64 bytes", "CUDA_ERROR_INVALID_VALUE"],
         ),
         (
-            Error::Launch { kernel: "cfc_step", source: DriverError(sys::CUresult::CUDA_ERROR_LAUNCH_FAILED) },
+            Error::LaunchFailed { kernel: "cfc_step", source: DriverError(sys::CUresult::CUDA_ERROR_LAUNCH_FAILED) },
             &["cfc_step", "CUDA_ERROR_LAUNCH_FAILED"],
         ),
         (
-            Error::LengthMismatch { what: "download_into".into(), expected: 4, actual: 3 },
+            Error::Memory(MemoryError::LengthMismatch { what: "download_into".into(), expected: 4, actual: 3 }),
             &["download_into", "expected 4", "got 3"],
         ),
-        (Error::OutOfRange { what: "slot bus `controls`".into(), index: 9, len: 7 }, &["controls", "9", "7"]),
-        (Error::SizeOverflow { what: "upload".into(), len: usize::MAX, elem_bytes: 8 }, &["upload", "8 bytes"]),
+        (
+            Error::Memory(MemoryError::OutOfRange { what: "slot bus `controls`".into(), index: 9, len: 7 }),
+            &["controls", "9", "7"],
+        ),
+        (
+            Error::Memory(MemoryError::SizeOverflow { what: "upload".into(), len: usize::MAX, elem_bytes: 8 }),
+            &["upload", "8 bytes"],
+        ),
         (Error::graph("replay", "the graph is empty"), &["replay", "empty"]),
     ];
     for (error, needles) in cases {
@@ -117,7 +127,7 @@ fn byte_sizes_that_overflow_are_errors() {
     assert_eq!(Error::byte_len::<u32>("upload", 1000).unwrap(), 4000);
     assert_eq!(Error::byte_len::<[u8; 0]>("upload", usize::MAX).unwrap(), 0);
     match Error::byte_len::<u64>("upload", usize::MAX / 4) {
-        Err(Error::SizeOverflow { what, len, elem_bytes: 8 }) => {
+        Err(Error::Memory(MemoryError::SizeOverflow { what, len, elem_bytes: 8 })) => {
             assert_eq!((what.as_str(), len), ("upload", usize::MAX / 4))
         }
         other => panic!("expected SizeOverflow, got {other:?}"),

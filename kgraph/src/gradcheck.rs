@@ -46,7 +46,7 @@
 //! The forward must be deterministic (no atomics in a reduction whose order varies) or the
 //! rounding noise no longer cancels, and smooth around the checked point (no kinks within ε).
 
-use crate::{Device, DeviceBuffer, DeviceIn, Error, Result};
+use crate::{Device, DeviceBuffer, DeviceIn, Error, MemoryError, Result};
 
 /// Settings of a finite-difference check (see the [module docs](self) for the defaults' reasoning).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -190,8 +190,8 @@ impl GradCheck {
     /// central differences of `loss`, which runs the forward with the given (perturbed) `param`
     /// and returns the scalar loss. `param` is restored to its exact original contents.
     ///
-    /// Errors: `analytic` not as long as `param` ([`Error::LengthMismatch`]), a coordinate out of
-    /// range ([`Error::OutOfRange`]), an `eps` that is not finite and positive, and whatever
+    /// Errors: `analytic` not as long as `param` ([`MemoryError::LengthMismatch`]), a coordinate out of
+    /// range ([`MemoryError::OutOfRange`]), an `eps` that is not finite and positive, and whatever
     /// `loss` or a transfer returns (then `param` may still hold a perturbed value).
     pub fn check(
         &self,
@@ -204,14 +204,18 @@ impl GradCheck {
     ) -> Result<GradCheckReport> {
         let len = param.len();
         if analytic.len() != len {
-            return Err(Error::LengthMismatch {
+            return Err(Error::Memory(MemoryError::LengthMismatch {
                 what: format!("gradcheck `{name}`: analytic gradient"),
                 expected: len,
                 actual: analytic.len(),
-            });
+            }));
         }
         if let Some(&index) = coords.iter().find(|&&i| i >= len) {
-            return Err(Error::OutOfRange { what: format!("gradcheck `{name}`: coordinate"), index, len });
+            return Err(Error::Memory(MemoryError::OutOfRange {
+                what: format!("gradcheck `{name}`: coordinate"),
+                index,
+                len,
+            }));
         }
         if !(self.eps.is_finite() && self.eps > 0.0) {
             return Err(Error::graph(
@@ -251,11 +255,11 @@ impl GradCheck {
         mut loss: impl FnMut(&[&DeviceBuffer<f32>]) -> Result<f64>,
     ) -> Result<Vec<GradCheckReport>> {
         if names.len() != params.len() || analytic.len() != params.len() {
-            return Err(Error::LengthMismatch {
+            return Err(Error::Memory(MemoryError::LengthMismatch {
                 what: "gradcheck check_all: names and analytic gradients per parameter".into(),
                 expected: params.len(),
                 actual: if names.len() != params.len() { names.len() } else { analytic.len() },
-            });
+            }));
         }
         let mut reports = Vec::with_capacity(params.len());
         for p in 0..params.len() {
@@ -305,11 +309,11 @@ pub fn sample_coords(len: usize, count: usize, seed: u64) -> Vec<usize> {
 /// differ.
 pub fn weighted_sum(dev: &Device, out: &impl DeviceIn<f32>, weights: &[f32]) -> Result<f64> {
     if out.elem_len() != weights.len() {
-        return Err(Error::LengthMismatch {
+        return Err(Error::Memory(MemoryError::LengthMismatch {
             what: "gradcheck weighted_sum: weights".into(),
             expected: out.elem_len(),
             actual: weights.len(),
-        });
+        }));
     }
     let values = dev.download(out)?;
     Ok(values.iter().zip(weights).map(|(&y, &w)| f64::from(y) * f64::from(w)).sum())

@@ -12,7 +12,8 @@
 //!   memory ([`MappedBuffer`], [`PinnedSlot`] and the [`PinnedPtr`]/[`PinnedMutPtr`] kernels
 //!   read through), [`SlotBus`], [`Graph`], kernel arguments ([`DeviceIn`], [`DeviceOut`],
 //!   [`Pod`], [`DeviceStruct`], the element types [`f16`](struct@f16), [`bf16`] and CUDA's
-//!   vector types), launch settings ([`LaunchConfig`], [`LaunchOptions`]), and [`Error`].
+//!   vector types), launch settings ([`LaunchConfig`], [`LaunchOptions`]), and [`Error`] with its nested
+//!   enums ([`LaunchError`], [`GraphError`], ...).
 //! - [`expert`]: building and editing graphs node by node ([`expert::GraphBuilder`],
 //!   [`expert::Conditional`], [`expert::CapturedGraph`], ...), loading kernel modules yourself
 //!   ([`expert::ModuleCache`], [`expert::KernelSource`]), per-node timings ([`expert::Profile`]),
@@ -81,7 +82,10 @@ pub use kgraph_runtime::{
     bf16, f16, Bf16x2, Char2, Char4, Double2, Double3, Float2, Float3, Float4, Half2, Int2, Int3, Int4, LongLong2,
     Short2, Short4, UChar2, UChar4, UInt2, UInt3, UInt4, ULongLong2, UShort2, UShort4,
 };
-pub use kgraph_runtime::{Error, Result};
+// Errors: `Error` and the nested enum of each of its domains.
+#[cfg(feature = "nccl")]
+pub use kgraph_runtime::NcclError;
+pub use kgraph_runtime::{Error, GraphError, LaunchError, MemoryError, ModuleError, Result, SetupError};
 
 #[cfg(feature = "nccl")]
 pub use kgraph_runtime::nccl;

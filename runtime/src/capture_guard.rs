@@ -8,7 +8,7 @@
 //! stream work (checked launches, memsets and memcpys, graph replays, collectives) may be
 //! recorded only by the captures kgraph itself begins ([`crate::Graph::capture`] and what
 //! builds on it), whose callers promise the lifetimes with `unsafe`. On any other capture it is
-//! refused with [`Error::Graph`], and nothing is recorded.
+//! refused with [`GraphError::Failed`](crate::GraphError::Failed), and nothing is recorded.
 //!
 //! A capture is kgraph's own on the thread running its closure, for the closure's duration:
 //! its capture id (`cuStreamGetCaptureInfo`, unique per capture in the process) is registered

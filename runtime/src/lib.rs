@@ -19,7 +19,13 @@
 //!   arguments' lengths, and no written argument overlapping another).
 //! - `nccl` (cargo feature `nccl`): multi-GPU collectives over NCCL, loaded at run time: the
 //!   torchrun-style `Bootstrap`, the `Communicator` and its capturable collectives.
-//! - [`Error`]: one typed error for everything.
+//! - [`Error`]: one typed error for everything, its variants the domains, each a nested enum
+//!   to match as a group: [`SetupError`] (no driver or device), [`ModuleError`] (loading
+//!   kernels), [`LaunchError`] (a launch kgraph refused: nothing ran), [`MemoryError`]
+//!   (lengths, sizes, indices), [`GraphError`] (capture, build, replay, update) and, with the
+//!   `nccl` feature, `NcclError`; driver failures are [`Error::Driver`] and
+//!   [`Error::LaunchFailed`] with the driver's error as their `source()`, and an error inside a
+//!   graph struct's step is [`Error::InGraph`] wrapping the error that stopped it.
 //!
 //! `docs/safety.md` lists every `unsafe` contract of this API and how the safe part upholds
 //! the rest.
@@ -47,7 +53,9 @@ pub use launch::{extent, reload};
 pub use memory::layout;
 
 pub use context::{Context, Stream};
-pub use error::{Error, Result};
+#[cfg(feature = "nccl")]
+pub use error::NcclError;
+pub use error::{Error, GraphError, LaunchError, MemoryError, ModuleError, Result, SetupError};
 pub use graph::build::{ConditionHandle, Conditional, Dep, EdgeKind, GraphBuilder, NodeRef};
 pub use graph::capture::Graph;
 pub use graph::captured::CapturedGraph;

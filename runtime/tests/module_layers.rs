@@ -23,7 +23,7 @@ const LAYERS: &[Layer] = &[
         uses: &[],
     },
     Layer { unit: "nvtx", what: "NVTX ranges named after graph nodes (feature `nvtx`)", uses: &[] },
-    Layer { unit: "error", what: "`Error`, `Result`; whether libcuda loads", uses: &["driver"] },
+    Layer { unit: "error", what: "`Error` and its nested enums, `Result`; whether libcuda loads", uses: &["driver"] },
     Layer {
         unit: "context",
         what: "`Context`, `Stream`: cudarc's, with event tracking off",

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use kgraph_runtime::nccl::{self, Bootstrap, Collective, DataType, IdExchange, ReduceOp, UniqueId};
-use kgraph_runtime::Error;
+use kgraph_runtime::{Error, MemoryError, NcclError};
 
 fn vars(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
     let map: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
@@ -19,8 +19,8 @@ fn vars(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
 /// The bootstrap error's rank and text, or a panic naming what came instead.
 fn bootstrap_error<T: std::fmt::Debug>(r: Result<T, Error>) -> (Option<usize>, String) {
     match r {
-        Err(e @ Error::Bootstrap { rank, .. }) => (rank, e.to_string()),
-        other => panic!("expected Error::Bootstrap, got {other:?}"),
+        Err(e @ Error::Nccl(NcclError::Bootstrap { rank, .. })) => (rank, e.to_string()),
+        other => panic!("expected NcclError::Bootstrap, got {other:?}"),
     }
 }
 
@@ -267,7 +267,7 @@ fn collective_lengths_follow_nccl_shapes() {
     assert_eq!(Collective::AllGather.check_lengths(4, 10, 40).unwrap(), 10);
     assert_eq!(Collective::AllGather.check_lengths(1, 10, 10).unwrap(), 10);
     let rule = |c: Collective, w, s, r| match c.check_lengths(w, s, r) {
-        Err(Error::CollectiveLength { rule, rank: None, world_size, .. }) => {
+        Err(Error::Nccl(NcclError::CollectiveLength { rule, rank: None, world_size, .. })) => {
             assert_eq!(world_size, w);
             rule
         }
@@ -283,7 +283,7 @@ fn collective_lengths_follow_nccl_shapes() {
     assert!(text.contains("reduce_scatter over 3 ranks") && text.contains("nothing was issued"), "{text}");
     assert!(matches!(
         Collective::Broadcast { root: 4 }.check_lengths(4, 1, 1),
-        Err(Error::OutOfRange { index: 4, len: 4, .. })
+        Err(Error::Memory(MemoryError::OutOfRange { index: 4, len: 4, .. }))
     ));
 }
 
@@ -332,7 +332,7 @@ fn without_nccl_the_entry_points_give_one_clear_error() {
     }
     for result in [probed.map(|_| ()), nccl::unique_id().map(|_| ())] {
         match result {
-            Err(e @ Error::NcclMissing { .. }) => {
+            Err(e @ Error::Nccl(NcclError::Missing { .. })) => {
                 let text = e.to_string();
                 for needle in
                     ["NCCL is not available", "libnccl.so.2", "libnccl2", "nvidia-nccl-cu13", "LD_LIBRARY_PATH"]

@@ -18,7 +18,7 @@
 
 use crate::model::{N_HORIZONS, N_LEVELS, SNAP_LEN};
 use kgraph::rng::SplitMix64;
-use kgraph::{Error, Result};
+use kgraph::{Error, MemoryError, Result};
 
 /// Per-horizon slopes of the label law `P(up within horizon k) = sigmoid(HORIZON_BETA[k] · p)`:
 /// longer horizons are noisier.
@@ -148,14 +148,18 @@ impl BookStream {
 
     /// Fills a training batch: `snap [batch, SNAP_LEN]`, `dt [batch]` and
     /// `targets [batch, N_HORIZONS]`, each target drawn from [`up_probability`] of the row's
-    /// pressure. [`Error::LengthMismatch`] unless the three lengths describe one batch.
+    /// pressure. [`MemoryError::LengthMismatch`] unless the three lengths describe one batch.
     pub fn fill_batch(&mut self, snap: &mut [f32], dt: &mut [f32], targets: &mut [f32]) -> Result<()> {
         let batch = dt.len();
         for (what, len, per_row) in
             [("fill_batch: snap", snap.len(), SNAP_LEN), ("fill_batch: targets", targets.len(), N_HORIZONS)]
         {
             if len != batch * per_row {
-                return Err(Error::LengthMismatch { what: what.to_string(), expected: batch * per_row, actual: len });
+                return Err(Error::Memory(MemoryError::LengthMismatch {
+                    what: what.to_string(),
+                    expected: batch * per_row,
+                    actual: len,
+                }));
             }
         }
         let rows = snap.chunks_exact_mut(SNAP_LEN).zip(targets.chunks_exact_mut(N_HORIZONS));

@@ -7,7 +7,7 @@
 //! capture stream is refused too. Kernel: `tests/kernels/test_args.cu`'s `ka_reverse`.
 
 use kgraph::cudarc::driver::{result, sys};
-use kgraph::{Error, Graph, LaunchConfig};
+use kgraph::{Error, Graph, GraphError, LaunchConfig};
 
 use super::common::device;
 
@@ -23,7 +23,7 @@ const CFG: LaunchConfig = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (256, 1
 
 fn assert_refused(what: &str, outcome: kgraph::Result<()>) {
     match outcome {
-        Err(Error::Graph { detail, .. }) if detail.contains("kgraph did not begin") => {}
+        Err(Error::Graph(GraphError::Failed { detail, .. })) if detail.contains("kgraph did not begin") => {}
         other => panic!("{what}: expected a refusal naming the foreign capture, got {other:?}"),
     }
 }
@@ -67,7 +67,10 @@ fn work_for_a_capture_kgraph_did_not_begin_is_refused_and_records_nothing() {
     assert_refused("a checked launch into cudarc's capture", launched);
     assert_refused("a graph replay into cudarc's capture", replayed);
     assert_refused("a timed replay into cudarc's capture (its events not recorded either)", timed);
-    assert!(matches!(allocated, Err(Error::Graph { .. })), "alloc_zeros under capture: {allocated:?}");
+    assert!(
+        matches!(allocated, Err(Error::Graph(GraphError::Failed { .. }))),
+        "alloc_zeros under capture: {allocated:?}"
+    );
     assert_eq!(nodes, 0, "nothing was recorded into the foreign capture");
     assert_eq!(dev.download(&y).unwrap(), vec![0.0; N], "the refused work never ran");
     // After the capture the same launch and replay run.

@@ -10,8 +10,8 @@ use std::marker::PhantomData;
 
 use kgraph::cudarc::driver::sys::CUdeviceptr;
 use kgraph::{
-    Device, DeviceBuffer, DeviceIn, DeviceOut, Error, LaunchConfig, LaunchOptions, MappedBuffer, PinnedMutPtr,
-    PinnedPtr,
+    Device, DeviceBuffer, DeviceIn, DeviceOut, Error, LaunchConfig, LaunchError, LaunchOptions, MappedBuffer,
+    PinnedMutPtr, PinnedPtr,
 };
 
 use super::common::device;
@@ -69,10 +69,10 @@ fn short_arguments_are_refused_naming_kernel_param_and_lengths() {
     let with_pdl = k.ka_reverse.launch_with(dev.stream(), cfg(n), LaunchOptions::PDL, &x1, &mut y1, H2_N).unwrap_err();
     for (how, err) in [("launch", plain), ("launch_with(PDL)", with_pdl)] {
         match &err {
-            Error::Extent { kernel: "ka_reverse", param: "x", required, actual: 1 } => {
+            Error::Launch(LaunchError::Extent { kernel: "ka_reverse", param: "x", required, actual: 1 }) => {
                 assert_eq!(*required, 1 << 20, "{how}")
             }
-            other => panic!("{how}: expected Error::Extent for `x`, got {other:?}"),
+            other => panic!("{how}: expected LaunchError::Extent for `x`, got {other:?}"),
         }
         let text = err.to_string();
         assert!(text.contains("ka_reverse") && text.contains("`x`") && text.contains("1048576"), "{how}: {text}");
@@ -82,7 +82,13 @@ fn short_arguments_are_refused_naming_kernel_param_and_lengths() {
     // A long enough input, a short output: the output is named.
     let x = dev.alloc_zeros::<f32>(n).unwrap();
     let err = k.ka_reverse.launch(dev.stream(), cfg(n), &x, &mut y1, H2_N).unwrap_err();
-    assert!(matches!(err, Error::Extent { kernel: "ka_reverse", param: "y", required: 1048576, actual: 1 }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            Error::Launch(LaunchError::Extent { kernel: "ka_reverse", param: "y", required: 1048576, actual: 1 })
+        ),
+        "{err:?}"
+    );
     assert_poisoned(&dev, &y1, "short output");
 }
 
@@ -106,11 +112,17 @@ fn disjoint_halves_launch_and_overlapping_views_are_refused() {
     let mut buf = dev.upload(&values).unwrap();
     let (x, mut y) = overlapping_views(&mut buf, 0..6, 4..10);
     let err = k.ka_reverse.launch(dev.stream(), cfg(n), &x, &mut y, n as i32).unwrap_err();
-    assert!(matches!(err, Error::Aliasing { kernel: "ka_reverse", written: "y", other: "x" }), "{err:?}");
+    assert!(
+        matches!(err, Error::Launch(LaunchError::Aliasing { kernel: "ka_reverse", written: "y", other: "x" })),
+        "{err:?}"
+    );
     let text = err.to_string();
     assert!(text.contains("ka_reverse") && text.contains("`y`") && text.contains("`x`"), "{text}");
     let err = k.ka_reverse.launch_with(dev.stream(), cfg(n), LaunchOptions::PDL, &x, &mut y, n as i32).unwrap_err();
-    assert!(matches!(err, Error::Aliasing { written: "y", other: "x", .. }), "launch_with: {err:?}");
+    assert!(
+        matches!(err, Error::Launch(LaunchError::Aliasing { written: "y", other: "x", .. })),
+        "launch_with: {err:?}"
+    );
     assert_eq!(dev.download(&buf).unwrap(), values, "a refused launch wrote");
 
     // Within n = 4 the same views are disjoint (x covers 0..4, y 4..8): the extents decide.
@@ -134,16 +146,25 @@ fn one_mapped_buffer_as_input_and_output_is_refused() {
     // SAFETY: the address maps `host`'s n elements, alive past the (refused) launch.
     let (src, out) = unsafe { (PinnedPtr::<f32>::from_raw(addr, n), PinnedMutPtr::<f32>::from_raw(addr, n)) };
     let err = k.copy_pinned_to_pinned.launch(dev.stream(), cfg(n), src, n as i32, out).unwrap_err();
-    assert!(matches!(err, Error::Aliasing { kernel: "ka_copy_pinned_f32", written: "out", other: "src" }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            Error::Launch(LaunchError::Aliasing { kernel: "ka_copy_pinned_f32", written: "out", other: "src" })
+        ),
+        "{err:?}"
+    );
     // A one-element mapped buffer with n = 1 << 20: the pinned pointer's length is checked too.
     let mut small = MappedBuffer::<f32>::new(&dev, 1).unwrap();
     let err =
         k.copy_pinned_to_pinned.launch(dev.stream(), cfg(1 << 20), small.device_ptr(), H2_N, host.device_ptr_mut());
-    assert!(matches!(err, Err(Error::Extent { param: "src", required: 1048576, actual: 1, .. })), "{err:?}");
+    assert!(
+        matches!(err, Err(Error::Launch(LaunchError::Extent { param: "src", required: 1048576, actual: 1, .. }))),
+        "{err:?}"
+    );
     let mut other = MappedBuffer::<f32>::new(&dev, n).unwrap();
     let err =
         k.copy_pinned_to_pinned.launch(dev.stream(), cfg(1 << 20), other.device_ptr(), H2_N, small.device_ptr_mut());
-    assert!(matches!(err, Err(Error::Extent { param: "src", actual: 64, .. })), "{err:?}");
+    assert!(matches!(err, Err(Error::Launch(LaunchError::Extent { param: "src", actual: 64, .. }))), "{err:?}");
     dev.synchronize().unwrap();
     assert!(host.to_vec_volatile().iter().all(|&v| v == POISON), "a refused launch wrote host memory");
     assert_eq!(small.to_vec_volatile(), [0.0], "a refused launch wrote host memory");
@@ -164,16 +185,18 @@ fn overflowing_or_negative_extents_are_refused() {
     // 2048^3 = 2^33 overflows `int`, the type C computes `n * n * n` in for `n: i32`.
     let err = k.fill_cubed.launch(dev.stream(), cfg(2048), 2048, 1.0, &mut out).unwrap_err();
     match &err {
-        Error::ExtentArithmetic { kernel: "ka_fill_f32", param: "out", detail } => {
+        Error::Launch(LaunchError::ExtentArithmetic { kernel: "ka_fill_f32", param: "out", detail }) => {
             assert!(detail.contains("n * n * n") && detail.contains("overflows `i32`"), "{detail}")
         }
-        other => panic!("expected Error::ExtentArithmetic, got {other:?}"),
+        other => panic!("expected LaunchError::ExtentArithmetic, got {other:?}"),
     }
     assert!(err.to_string().contains("ka_fill_f32") && err.to_string().contains("`out`"), "{err}");
     let err = k.fill_cubed.launch(dev.stream(), cfg(1), -1, 1.0, &mut out).unwrap_err();
     match &err {
-        Error::ExtentArithmetic { param: "out", detail, .. } => assert!(detail.contains("negative"), "{detail}"),
-        other => panic!("expected Error::ExtentArithmetic, got {other:?}"),
+        Error::Launch(LaunchError::ExtentArithmetic { param: "out", detail, .. }) => {
+            assert!(detail.contains("negative"), "{detail}")
+        }
+        other => panic!("expected LaunchError::ExtentArithmetic, got {other:?}"),
     }
     assert_poisoned(&dev, &out, "refused extents");
 
@@ -194,7 +217,14 @@ fn launches_beyond_int_thread_indices_are_refused() {
     let huge = LaunchConfig { grid_dim: (1 << 22, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
     let err = k.ka_reverse.launch(dev.stream(), huge, &x, &mut y, 8).unwrap_err();
     assert!(
-        matches!(err, Error::TooManyThreads { kernel: "ka_reverse", threads: 0x1_0000_0000, max: 0x8000_0000 }),
+        matches!(
+            err,
+            Error::Launch(LaunchError::TooManyThreads {
+                kernel: "ka_reverse",
+                threads: 0x1_0000_0000,
+                max: 0x8000_0000
+            })
+        ),
         "{err:?}"
     );
     assert_poisoned(&dev, &y, "too many threads");
@@ -274,10 +304,10 @@ fn blocks_beyond_launch_bounds_are_refused_naming_the_cu_line() {
     let too_big = LaunchConfig { grid_dim: (2, 1, 1), block_dim: (512, 1, 1), shared_mem_bytes: 0 };
     let err = zero.launch(dev.stream(), too_big, 1000, &mut x).unwrap_err();
     match &err {
-        Error::BlockTooLarge { kernel: "zero_f32", block: 512, bound: 256, file, line } => {
+        Error::Launch(LaunchError::BlockTooLarge { kernel: "zero_f32", block: 512, bound: 256, file, line }) => {
             assert!(file.ends_with("model_util.cu") && *line > 0, "{file}:{line}")
         }
-        other => panic!("expected Error::BlockTooLarge, got {other:?}"),
+        other => panic!("expected LaunchError::BlockTooLarge, got {other:?}"),
     }
     assert!(err.to_string().contains("model_util.cu"), "{err}");
     assert_poisoned(&dev, &x, "block too large");
@@ -303,7 +333,11 @@ fn dynamic_shared_memory_too_little_is_refused_enough_runs_and_above_48_kib_opts
     };
     for bytes in [0, block * 4 - 1] {
         match k.block_sum.launch(dev.stream(), launch(bytes), &x, n as i32, blocks as i32, &mut out) {
-            Err(e @ Error::SharedMemory { kernel: "ka_block_sum_f32", required: 512, given, .. }) => {
+            Err(
+                e @ Error::Launch(LaunchError::SharedMemory {
+                    kernel: "ka_block_sum_f32", required: 512, given, ..
+                }),
+            ) => {
                 assert_eq!(given, bytes);
                 assert!(e.to_string().contains("block.x * 4"), "{e}");
             }
@@ -315,7 +349,7 @@ fn dynamic_shared_memory_too_little_is_refused_enough_runs_and_above_48_kib_opts
     let wide = LaunchConfig { grid_dim: (4, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 512 };
     assert!(matches!(
         k.block_sum.launch(dev.stream(), wide, &x, n as i32, 4, &mut out),
-        Err(Error::SharedMemory { required: 1024, given: 512, .. })
+        Err(Error::Launch(LaunchError::SharedMemory { required: 1024, given: 512, .. }))
     ));
     // Enough: every block sums its ones, the last one the remainder (conservation: the sums add up to n).
     k.block_sum.launch(dev.stream(), launch(block * 4), &x, n as i32, blocks as i32, &mut out).unwrap();
@@ -331,7 +365,7 @@ fn dynamic_shared_memory_too_little_is_refused_enough_runs_and_above_48_kib_opts
     assert_eq!(dev.download(&big).unwrap(), sums, "the same sums with 100 KiB of dynamic shared memory");
     match k.block_sum.launch(dev.stream(), launch(1 << 20), &x, n as i32, blocks as i32, &mut big) {
         // The H200 grants 227 KiB a block, less the kernel's static shared memory (none here).
-        Err(Error::SharedMemoryLimit { kernel: "ka_block_sum_f32", requested, limit }) => {
+        Err(Error::Launch(LaunchError::SharedMemoryLimit { kernel: "ka_block_sum_f32", requested, limit })) => {
             assert_eq!(requested, 1 << 20);
             assert!((48 * 1024..1 << 20).contains(&limit), "limit {limit}");
         }

@@ -8,7 +8,7 @@ pub(crate) mod kernels;
 use std::collections::BTreeSet;
 
 use kgraph::cudarc::driver::sys;
-use kgraph::{Device, Error};
+use kgraph::{Device, Error, GraphError, MemoryError};
 
 use super::common::{device, random, reachability};
 
@@ -267,7 +267,7 @@ fn pinned_out_is_written_by_the_kernel_read_by_the_host_and_by_a_later_node() {
     assert_eq!(graph.graph().unwrap().cu_graph_exec(), exec, "set_k and the slot need no re-capture");
     let mut long = vec![0.0; TestPinnedOut::PUBLISHED_LEN + 1];
     match graph.read_published_into(&mut long) {
-        Err(Error::LengthMismatch { what, expected, actual }) => {
+        Err(Error::Memory(MemoryError::LengthMismatch { what, expected, actual })) => {
             assert!(what.contains("read_published_into") && what.contains("`published`"), "{what}");
             assert_eq!((expected, actual), (TestPinnedOut::PUBLISHED_LEN, TestPinnedOut::PUBLISHED_LEN + 1));
         }
@@ -281,18 +281,18 @@ fn misuse_gives_typed_errors_naming_the_graph_and_buffer() {
     let dev = device();
     let mut g = TestAffine::new(&dev).unwrap();
     match g.replay() {
-        Err(Error::Graph { op, .. }) => assert_eq!(op, "TestAffine::replay"),
+        Err(Error::Graph(GraphError::Failed { op, .. })) => assert_eq!(op, "TestAffine::replay"),
         other => panic!("replay before capture must fail, got {other:?}"),
     }
     match g.upload_x(&[1.0; 3]) {
-        Err(Error::LengthMismatch { what, expected, actual }) => {
+        Err(Error::Memory(MemoryError::LengthMismatch { what, expected, actual })) => {
             assert!(what.contains("upload_x") && what.contains("`x`"), "{what}");
             assert_eq!((expected, actual), (TestAffine::X_LEN, 3));
         }
         other => panic!("a short upload must fail, got {other:?}"),
     }
     let mut short = vec![0.0; 5];
-    assert!(matches!(g.download_y_into(&mut short), Err(Error::LengthMismatch { .. })));
+    assert!(matches!(g.download_y_into(&mut short), Err(Error::Memory(MemoryError::LengthMismatch { .. }))));
 }
 
 /// The `acc` of a `TestExtentScalar` after `upload_x(x)` and one eager run per entry of `runs`, with `n` set to it.
@@ -319,7 +319,16 @@ fn a_scalar_value_that_breaks_an_extent_is_refused_and_replays_keep_the_old_valu
 
     // One past the buffers: the extent `n` of `x` (the first check) would be 257 elements.
     match g.set_n(257) {
-        Err(Error::ScalarBreaksExtent { graph, scalar, node, param, expr, buffer, required, len }) => {
+        Err(Error::Graph(GraphError::ScalarBreaksExtent {
+            graph,
+            scalar,
+            node,
+            param,
+            expr,
+            buffer,
+            required,
+            len,
+        })) => {
             assert_eq!((graph, scalar, node, param, expr, buffer), ("TestExtentScalar", "n", "scale", "x", "n", "x"));
             assert_eq!((required, len), (Some(257), 256));
         }
@@ -328,7 +337,7 @@ fn a_scalar_value_that_breaks_an_extent_is_refused_and_replays_keep_the_old_valu
     let err = g.set_n(1 << 20).unwrap_err();
     assert!(err.to_string().contains("would be 1048576 elements, but buffer `x` holds 256"), "{err}");
     // A negative extent has no value at all.
-    assert!(matches!(g.set_n(-1), Err(Error::ScalarBreaksExtent { required: None, .. })));
+    assert!(matches!(g.set_n(-1), Err(Error::Graph(GraphError::ScalarBreaksExtent { required: None, .. }))));
     assert_eq!(g.n(), 256, "a refused value changes nothing");
     assert_eq!(g.graph().unwrap().cu_graph_exec(), exec);
 

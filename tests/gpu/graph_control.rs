@@ -4,7 +4,7 @@
 //! driver's DOT dump. Expected values are the same spec run eagerly (bit for bit) and closed
 //! forms of the conditions (iteration counts, powers of two), never a CPU re-implementation.
 
-use kgraph::{Error, LaunchConfig};
+use kgraph::{Error, GraphError, LaunchConfig, MemoryError};
 
 use super::common::{device, random};
 
@@ -107,7 +107,10 @@ fn replacing_a_buffer_rebinds_every_node_that_passes_it_without_recapture() {
     assert_same_bits("y after swapping back", &g.download_y().unwrap(), &before);
     // A slice of another length is refused and changes nothing.
     let short = dev.upload(&x2[..10]).unwrap();
-    assert!(matches!(g.replace_x(short), Err(Error::LengthMismatch { expected: 1024, actual: 10, .. })));
+    assert!(matches!(
+        g.replace_x(short),
+        Err(Error::Memory(MemoryError::LengthMismatch { expected: 1024, actual: 10, .. }))
+    ));
     drop(second);
     g.replay().unwrap();
     assert_same_bits("after a refused replace", &g.download_y().unwrap(), &before);
@@ -141,7 +144,10 @@ fn launch_shapes_update_in_place_and_a_refused_shape_changes_nothing() {
     // 2048 threads per block exceed every device's limit: refused (a driver error), nothing changed.
     let too_big = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (2048, 1, 1), shared_mem_bytes: 0 };
     assert!(fresh.set_launch(scale, too_big).is_err());
-    assert!(matches!(fresh.set_launch(zero, cfg), Err(Error::Graph { .. })), "a memset node has no launch shape");
+    assert!(
+        matches!(fresh.set_launch(zero, cfg), Err(Error::Graph(GraphError::Failed { .. }))),
+        "a memset node has no launch shape"
+    );
     fresh.replay().unwrap();
     // The whole-graph update rebuilds from the current state (the half shape) in place.
     fresh.update_graph().unwrap();
@@ -154,7 +160,7 @@ fn launch_shapes_update_in_place_and_a_refused_shape_changes_nothing() {
 fn profile_times_every_unit_and_debug_dot_dumps_the_conditional_graph() {
     let dev = device();
     let mut g = control(&dev, &random(TestControl::N, 46), 1);
-    assert!(matches!(g.debug_dot(std::path::Path::new("/tmp/none.dot")), Err(Error::Graph { .. })));
+    assert!(matches!(g.debug_dot(std::path::Path::new("/tmp/none.dot")), Err(Error::Graph(GraphError::Failed { .. }))));
     g.capture().unwrap();
     let p = g.profile(20).unwrap();
     let names: Vec<&str> = p.rows.iter().map(|r| r.node.as_str()).collect();

@@ -3,7 +3,7 @@
 //! with the old code still running. The test rewrites `tests/kernels/test_reload.cu` and
 //! restores it when it ends (also on failure).
 
-use kgraph::Error;
+use kgraph::{Error, ModuleError};
 
 use super::common::{device, random};
 
@@ -54,7 +54,10 @@ fn a_changed_kernel_runs_at_the_next_replay_and_a_changed_signature_keeps_the_ol
     // `int n` becomes `long long n`: 8 bytes where the declaration passes 4.
     std::fs::write(&path, original.replace("int n)", "long long n)")).unwrap();
     let err = unsafe { g.reload_kernels() }.expect_err("a changed signature is refused");
-    assert!(matches!(&err, Error::InGraph { source, .. } if matches!(**source, Error::ParamMismatch { .. })), "{err}");
+    assert!(
+        matches!(&err, Error::InGraph { source, .. } if matches!(**source, Error::Module(ModuleError::ParamMismatch { .. }))),
+        "{err}"
+    );
     g.replay().unwrap();
     assert_eq!(g.download_y().unwrap(), scaled(&x, 3.0), "the old (reloaded) code still runs");
     assert!(!unsafe { g.reload_kernels() }.unwrap(), "a refused file is not retried until it changes again");

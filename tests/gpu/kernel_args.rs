@@ -228,7 +228,10 @@ fn pinned_mut_output_is_written_straight_into_host_memory_at_every_launch() {
         assert_eq!(host.to_vec_volatile(), seen, "round {round}: both volatile readers agree");
     }
     let mut wrong = vec![0.0f32; n];
-    assert!(matches!(host.read_volatile_into(&mut wrong), Err(kgraph::Error::LengthMismatch { .. })));
+    assert!(matches!(
+        host.read_volatile_into(&mut wrong),
+        Err(kgraph::Error::Memory(kgraph::MemoryError::LengthMismatch { .. }))
+    ));
 
     // 64-bit elements: the full width of every value lands (high bits set, then low).
     let mut wide = MappedBuffer::<u64>::new(&dev, 64).unwrap();
@@ -250,7 +253,7 @@ fn a_rejected_launch_is_a_launch_error_naming_the_kernel() {
     // More threads per block than any GPU allows: the driver rejects the launch itself.
     let too_big = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (4096, 1, 1), shared_mem_bytes: 0 };
     let err = k.ka_fill_i32.launch(dev.stream(), too_big, 4, 1, &mut out).unwrap_err();
-    assert!(matches!(err, kgraph::Error::Launch { kernel: "ka_fill_i32", .. }), "{err}");
+    assert!(matches!(err, kgraph::Error::LaunchFailed { kernel: "ka_fill_i32", .. }), "{err}");
     // The context is still usable.
     k.ka_fill_i32.launch(dev.stream(), cfg(4), 4, -9, &mut out).unwrap();
     assert_eq!(dev.download(&out).unwrap(), vec![-9; 4]);

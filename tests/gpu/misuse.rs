@@ -4,7 +4,7 @@
 //! a capture begun while the stream is already capturing, and a launch the driver rejects.
 
 use kgraph::cudarc::driver::sys::CUstreamCaptureStatus;
-use kgraph::{Device, Error, Graph, LaunchConfig, LaunchOptions, SlotBus, Stream};
+use kgraph::{Device, Error, Graph, GraphError, LaunchConfig, LaunchOptions, MemoryError, SlotBus, Stream};
 
 use super::common::device;
 use super::graph::TestAffine;
@@ -44,7 +44,9 @@ fn wrong_transfer_lengths_name_the_operation_and_buffer_and_write_nothing() {
     let mut d = dev.upload(&[7.0f32; 4]).unwrap();
     let err = dev.upload_into(&[1.0f32; 5], &mut d).unwrap_err();
     match &err {
-        Error::LengthMismatch { what, expected: 4, actual: 5 } => assert!(what.contains("upload_into"), "{what}"),
+        Error::Memory(MemoryError::LengthMismatch { what, expected: 4, actual: 5 }) => {
+            assert!(what.contains("upload_into"), "{what}")
+        }
         other => panic!("expected LengthMismatch, got {other:?}"),
     }
     let text = err.to_string();
@@ -52,7 +54,7 @@ fn wrong_transfer_lengths_name_the_operation_and_buffer_and_write_nothing() {
 
     let mut host = [0.0f32; 3];
     let err = dev.download_into(&d, &mut host).unwrap_err();
-    assert!(matches!(err, Error::LengthMismatch { expected: 4, actual: 3, .. }), "{err:?}");
+    assert!(matches!(err, Error::Memory(MemoryError::LengthMismatch { expected: 4, actual: 3, .. })), "{err:?}");
     assert!(err.to_string().contains("download_into"), "{err}");
     assert_eq!(host, [0.0; 3], "a refused download writes nothing");
     assert_eq!(dev.download(&d).unwrap(), vec![7.0; 4], "a refused upload writes nothing");
@@ -62,7 +64,7 @@ fn wrong_transfer_lengths_name_the_operation_and_buffer_and_write_nothing() {
     let short = vec![1.0f32; TestAffine::X_LEN - 1];
     let err = g.upload_x(&short).unwrap_err();
     match &err {
-        Error::LengthMismatch { what, expected, actual } => {
+        Error::Memory(MemoryError::LengthMismatch { what, expected, actual }) => {
             assert_eq!((*expected, *actual), (TestAffine::X_LEN, TestAffine::X_LEN - 1));
             assert!(what.contains("upload_x") && what.contains("`x`"), "{what}");
         }
@@ -71,7 +73,10 @@ fn wrong_transfer_lengths_name_the_operation_and_buffer_and_write_nothing() {
     assert!(err.to_string().contains("`x`"), "the message names the buffer: {err}");
     let mut long = vec![0.0f32; TestAffine::Y_LEN + 1];
     let err = g.download_y_into(&mut long).unwrap_err();
-    assert!(matches!(err, Error::LengthMismatch { .. }) && err.to_string().contains("`y`"), "{err}");
+    assert!(
+        matches!(err, Error::Memory(MemoryError::LengthMismatch { .. })) && err.to_string().contains("`y`"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -83,7 +88,7 @@ fn out_of_range_slot_names_the_bus_slot_and_length() {
     for slot in [4, 5, usize::MAX] {
         let err = bus.write(slot, 1.0).unwrap_err();
         match &err {
-            Error::OutOfRange { what, index, len } => {
+            Error::Memory(MemoryError::OutOfRange { what, index, len }) => {
                 assert_eq!((*index, *len), (slot, 4));
                 assert!(what.contains("controls"), "{what}");
             }
@@ -103,11 +108,11 @@ fn replay_before_capture_names_the_graph_and_capture_then_works() {
     assert!(!g.is_captured());
     let err = g.replay().unwrap_err();
     match &err {
-        Error::Graph { op, detail } => {
+        Error::Graph(GraphError::Failed { op, detail }) => {
             assert_eq!(op, "TestAffine::replay");
             assert!(detail.contains("capture"), "the message says what to do: {detail}");
         }
-        other => panic!("expected Error::Graph, got {other:?}"),
+        other => panic!("expected GraphError::Failed, got {other:?}"),
     }
     assert!(err.to_string().contains("TestAffine::replay"), "{err}");
 
@@ -153,11 +158,11 @@ fn capture_while_capturing_is_refused_and_the_outer_capture_still_works() {
     .unwrap();
     let err = inner_error.expect("the closure ran").unwrap_err();
     match &err {
-        Error::Graph { op, detail } => {
+        Error::Graph(GraphError::Failed { op, detail }) => {
             assert_eq!(op, "begin capture");
             assert!(detail.contains("already capturing"), "{detail}");
         }
-        other => panic!("nested capture: expected Error::Graph, got {other:?}"),
+        other => panic!("nested capture: expected GraphError::Failed, got {other:?}"),
     }
     assert!(err.to_string().contains("begin capture"), "{err}");
     assert_eq!(graph.node_count().unwrap(), 1, "the refused capture added no node");
@@ -175,7 +180,7 @@ fn capture_while_capturing_is_refused_and_the_outer_capture_still_works() {
         })
     };
     match failed {
-        Err(Error::Graph { op, .. }) => assert_eq!(op, "begin capture"),
+        Err(Error::Graph(GraphError::Failed { op, .. })) => assert_eq!(op, "begin capture"),
         other => panic!("the inner error must come back from the outer capture, got {other:?}"),
     }
     assert_iota(&dev.download(&out).unwrap(), 11, "the aborted capture's launch never ran");
@@ -199,7 +204,7 @@ fn rejected_launch_is_a_launch_error_naming_the_kernel() {
         iota.launch_with(dev.stream(), too_big, LaunchOptions::default(), &mut out, N as i32, 1).unwrap_err();
     assert_eq!(MuIotaU32::NAME, "mu_iota_u32");
     for (how, err) in [("launch", plain), ("launch_with", with_opts)] {
-        assert!(matches!(err, Error::Launch { kernel: "mu_iota_u32", .. }), "{how}: {err:?}");
+        assert!(matches!(err, Error::LaunchFailed { kernel: "mu_iota_u32", .. }), "{how}: {err:?}");
         let text = err.to_string();
         assert!(text.contains("mu_iota_u32"), "{how}: the message names the kernel: {text}");
         assert!(std::error::Error::source(&err).is_some(), "{how}: the driver error is the source");
@@ -210,7 +215,9 @@ fn rejected_launch_is_a_launch_error_naming_the_kernel() {
     // SAFETY: the capture fails, so no graph keeps `out`'s address.
     let failed = unsafe { Graph::capture(dev.stream(), |s| iota.launch(s, too_big, &mut out, N as i32, 1)) };
     match failed {
-        Err(err @ Error::Launch { kernel: "mu_iota_u32", .. }) => assert!(err.to_string().contains("mu_iota_u32")),
+        Err(err @ Error::LaunchFailed { kernel: "mu_iota_u32", .. }) => {
+            assert!(err.to_string().contains("mu_iota_u32"))
+        }
         other => panic!("expected the launch error from the capture, got {other:?}"),
     }
     assert_device_usable(&dev, &iota, 1000, "after rejected launches");

@@ -204,7 +204,7 @@ fn perception_pinned_outputs_are_the_device_kernels_outputs_bit_for_bit() {
     }
     let mut short = [0.0f32; Perception::PROBS_LEN - 1];
     match g.read_probs_into(&mut short) {
-        Err(kgraph::Error::LengthMismatch { what, expected, actual }) => {
+        Err(kgraph::Error::Memory(kgraph::MemoryError::LengthMismatch { what, expected, actual })) => {
             assert!(what.contains("read_probs_into") && what.contains("`probs`"), "{what}");
             assert_eq!((expected, actual), (Perception::PROBS_LEN, Perception::PROBS_LEN - 1));
         }

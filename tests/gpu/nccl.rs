@@ -5,7 +5,7 @@
 
 use kgraph::cudarc::driver::sys;
 use kgraph::nccl::{Bootstrap, Collective, Communicator, DataType, NcclType, ReduceOp};
-use kgraph::{bf16, f16, Device, Error, Graph, Pod};
+use kgraph::{bf16, f16, Device, Error, Graph, GraphError, LaunchError, MemoryError, NcclError, Pod};
 
 use crate::common::device;
 
@@ -103,14 +103,17 @@ fn a_group_issues_through_its_handle_and_refuses_the_communicators_own_collectiv
         // So are a nested group (NCCL would start its work at this group's end, past its
         // borrows) and a communicator made inside the group.
         let nested = comm.group(|_| Ok(()));
-        assert!(matches!(&nested, Err(Error::Nccl { op, .. }) if op == "Communicator::group"), "{nested:?}");
+        assert!(
+            matches!(&nested, Err(Error::Nccl(NcclError::Failed { op, .. })) if op == "Communicator::group"),
+            "{nested:?}"
+        );
         let made = Communicator::single(&dev).map(|_| ());
-        assert!(matches!(&made, Err(Error::Nccl { op, .. }) if op == "ncclCommInitAll"), "{made:?}");
+        assert!(matches!(&made, Err(Error::Nccl(NcclError::Failed { op, .. })) if op == "ncclCommInitAll"), "{made:?}");
         Ok(())
     })
     .unwrap();
     match refused {
-        Some(Err(Error::Nccl { rank: 0, op, detail })) => {
+        Some(Err(Error::Nccl(NcclError::Failed { rank: 0, op, detail }))) => {
             assert_eq!(op, "Communicator::all_reduce_in_place");
             assert!(detail.contains("inside Communicator::group"), "{detail}");
         }
@@ -123,7 +126,7 @@ fn a_group_issues_through_its_handle_and_refuses_the_communicators_own_collectiv
     // A failing closure still closes the group.
     let mut short = dev.alloc_zeros::<f32>(2).unwrap();
     let failed: kgraph::Result<()> = comm.group(|g| g.all_reduce(&a, &mut short, ReduceOp::Sum));
-    assert!(matches!(failed, Err(Error::CollectiveLength { .. })), "{failed:?}");
+    assert!(matches!(failed, Err(Error::Nccl(NcclError::CollectiveLength { .. }))), "{failed:?}");
     comm.all_reduce(&a, &mut ra, ReduceOp::Sum).unwrap();
 }
 
@@ -135,10 +138,19 @@ fn bad_lengths_and_foreign_streams_are_refused_before_nccl() {
     let send = dev.upload(&[1.0f32; 8]).unwrap();
     let mut short = dev.alloc_zeros::<f32>(7).unwrap();
     match comm.all_reduce(&send, &mut short, ReduceOp::Sum) {
-        Err(Error::CollectiveLength { collective: "all_reduce", rank: Some(0), send_len: 8, recv_len: 7, .. }) => {}
+        Err(Error::Nccl(NcclError::CollectiveLength {
+            collective: "all_reduce",
+            rank: Some(0),
+            send_len: 8,
+            recv_len: 7,
+            ..
+        })) => {}
         other => panic!("expected CollectiveLength, got {other:?}"),
     }
-    assert!(matches!(comm.broadcast(&send, &mut dev.alloc_zeros::<f32>(8).unwrap(), 1), Err(Error::OutOfRange { .. })));
+    assert!(matches!(
+        comm.broadcast(&send, &mut dev.alloc_zeros::<f32>(8).unwrap(), 1),
+        Err(Error::Memory(MemoryError::OutOfRange { .. }))
+    ));
     // SAFETY: the slice below is only handed to a checked call, which refuses it.
     let other = unsafe { dev.new_stream() }.unwrap();
     // SAFETY: as above.
@@ -146,7 +158,8 @@ fn bad_lengths_and_foreign_streams_are_refused_before_nccl() {
     let mut recv = dev.alloc_zeros::<f32>(8).unwrap();
     assert!(matches!(
         comm.all_reduce(&foreign, &mut recv, ReduceOp::Sum),
-        Err(Error::ForeignStream { param: "send", .. }) | Err(Error::TrackedContext { .. })
+        Err(Error::Launch(LaunchError::ForeignStream { param: "send", .. }))
+            | Err(Error::Launch(LaunchError::TrackedContext { .. }))
     ));
     other.synchronize().unwrap();
     comm.async_error().unwrap();
@@ -231,7 +244,7 @@ fn collectives_capture_into_a_graph_and_replay() {
             n - 1,
         )
     };
-    assert!(matches!(refused, Err(Error::CollectiveLength { .. })), "{refused:?}");
+    assert!(matches!(refused, Err(Error::Nccl(NcclError::CollectiveLength { .. }))), "{refused:?}");
     comm.all_reduce(&a, &mut b, ReduceOp::Sum).unwrap();
     assert_eq!(dev.download(&b).unwrap(), host);
 }
@@ -255,7 +268,7 @@ fn a_group_ending_inside_a_foreign_capture_is_refused_and_invalidates_it() {
             .map_err(|e| Error::driver("begin a foreign capture", e))
     });
     match out {
-        Err(Error::Graph { detail, .. }) if detail.contains("kgraph did not begin") => {}
+        Err(Error::Graph(GraphError::Failed { detail, .. })) if detail.contains("kgraph did not begin") => {}
         other => panic!("a group ending inside a foreign capture: expected a refusal, got {other:?}"),
     }
     // The capture was invalidated before NCCL enqueued anything: its end yields no graph.

@@ -4,7 +4,7 @@
 //! passes `"null"`. Expected values are invariants (the copy equals the updated `y`; `y` moved
 //! by exactly `a * x`), or the same spec run eagerly.
 
-use kgraph::{DeviceBuffer, Error, LaunchConfig};
+use kgraph::{DeviceBuffer, Error, LaunchConfig, LaunchError};
 
 use super::common::{device, random};
 
@@ -45,7 +45,10 @@ fn none_passes_null_and_some_is_checked_like_any_argument() {
     let mut short: DeviceBuffer<f32> = dev.upload(&[POISON]).unwrap();
     let err = k.launch(dev.stream(), cfg, &mut y, &xd, 1.0, Some(&mut short), n as i32);
     assert!(
-        matches!(err, Err(Error::Extent { kernel: "kn_axpy_copy", param: "copy", required: 777, actual: 1 })),
+        matches!(
+            err,
+            Err(Error::Launch(LaunchError::Extent { kernel: "kn_axpy_copy", param: "copy", required: 777, actual: 1 }))
+        ),
         "{err:?}"
     );
     assert_eq!(dev.download(&short).unwrap(), [POISON]);

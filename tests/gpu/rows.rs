@@ -5,7 +5,7 @@
 //! Expected values are invariants of the outputs (unit RMS, a constant ratio per row, the bias
 //! recovered), or the same spec run eagerly.
 
-use kgraph::{Device, DeviceBuffer, Error, LaunchConfig};
+use kgraph::{Device, DeviceBuffer, Error, LaunchConfig, LaunchError};
 
 use super::common::{device, random};
 
@@ -25,7 +25,7 @@ pub(crate) mod kernels {
     #[kernel("test_rows.cu", unsafe(extents))]
     pub fn kr_add_bias_rows(a: &[f32; grid.y * n], bias: &[f32; n], out: &mut [f32; grid.y * n], n: i32);
 }
-use kernels::{KrAddBiasRows, Kernels};
+use kernels::{Kernels, KrAddBiasRows};
 
 kgraph::graph!("tests/graphs/test_rows.toml");
 
@@ -82,10 +82,10 @@ fn a_grid_larger_than_the_rows_is_refused_before_the_driver() {
     // One block more than there are rows: the kernel would write row 8, past both buffers.
     let err = k.launch(dev.stream(), rows_cfg(rows as u32 + 1, (64, 1, 1)), &mut out, &xd, &w, 1e-6, hidden as i32);
     match err {
-        Err(Error::Extent { kernel: "kr_rms_norm", param: "out", required, actual }) => {
+        Err(Error::Launch(LaunchError::Extent { kernel: "kr_rms_norm", param: "out", required, actual })) => {
             assert_eq!((required, actual), ((rows as u64 + 1) * hidden as u64, rows * hidden));
         }
-        other => panic!("expected Error::Extent for `out`, got {other:?}"),
+        other => panic!("expected LaunchError::Extent for `out`, got {other:?}"),
     }
     assert!(dev.download(&out).unwrap().iter().all(|&v| v == POISON), "a refused launch wrote");
     // Fewer rows than the buffers hold is within the promise: only those rows are written.
@@ -99,7 +99,8 @@ fn bias_case(dev: &Device, k: &KrAddBiasRows, batch: u32, n: usize, grid_y: u32)
     let a = dev.upload(&random(batch as usize * n, 5)).unwrap();
     let bias = dev.upload(&random(n, 6)).unwrap();
     let mut out: DeviceBuffer<f32> = dev.upload(&vec![POISON; batch as usize * n]).unwrap();
-    let cfg = LaunchConfig { grid_dim: ((n as u32).div_ceil(64), grid_y, 1), block_dim: (64, 1, 1), shared_mem_bytes: 0 };
+    let cfg =
+        LaunchConfig { grid_dim: ((n as u32).div_ceil(64), grid_y, 1), block_dim: (64, 1, 1), shared_mem_bytes: 0 };
     let r = k.launch(dev.stream(), cfg, &a, &bias, &mut out, n as i32);
     let got = dev.download(&out).unwrap();
     let (a, bias) = (dev.download(&a).unwrap(), dev.download(&bias).unwrap());
@@ -123,7 +124,10 @@ fn batch_in_grid_y_is_checked_at_every_shape() {
         bias_case(&dev, &k, batch, n, batch).0.unwrap();
     }
     let (r, got) = bias_case(&dev, &k, 16, 200, 17);
-    assert!(matches!(r, Err(Error::Extent { kernel: "kr_add_bias_rows", param: "a", .. })), "{r:?}");
+    assert!(
+        matches!(r, Err(Error::Launch(LaunchError::Extent { kernel: "kr_add_bias_rows", param: "a", .. }))),
+        "{r:?}"
+    );
     assert!(got.iter().all(|&v| v == POISON), "a refused launch wrote");
 }
 
@@ -147,8 +151,14 @@ fn grid_sized_nodes_in_a_graph_match_eager_and_keep_the_invariants() {
     graph.capture().unwrap();
     graph.replay().unwrap();
     let (y, z) = (graph.download_y().unwrap(), graph.download_z().unwrap());
-    assert_eq!(y.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), eager.download_y().unwrap().iter().map(|v| v.to_bits()).collect::<Vec<_>>());
-    assert_eq!(z.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), eager.download_z().unwrap().iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+    assert_eq!(
+        y.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        eager.download_y().unwrap().iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        z.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        eager.download_z().unwrap().iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    );
     assert_unit_rms_rows(&y, &x, rows, hidden, "graph norm");
     for r in 0..rows {
         for j in 0..hidden {

@@ -232,7 +232,7 @@ fn void_pointers_are_bytes() {
     // The extent is in bytes: a buffer one byte short is refused.
     let short = dev.alloc_zeros::<u8>(bytes.len() - 1).unwrap();
     let err = k.ty_not_bytes.launch(dev.stream(), cfg(bytes.len()), &short, bytes.len() as i32, &mut out);
-    assert!(matches!(err, Err(kgraph::Error::Extent { param: "input", .. })), "{err:?}");
+    assert!(matches!(err, Err(kgraph::Error::Launch(kgraph::LaunchError::Extent { param: "input", .. }))), "{err:?}");
 }
 
 #[test]

@@ -1,11 +1,11 @@
 //! What the checks against the compiled kernel buy at run time: a PDL launch of a kernel whose
-//! wait is not proven is refused (`Error::PdlWithoutWait`), a generated launch on a stream that
-//! does not own its arguments is refused (`Error::ForeignStream`), both before anything is
+//! wait is not proven is refused (`LaunchError::PdlWithoutWait`), a generated launch on a stream that
+//! does not own its arguments is refused (`LaunchError::ForeignStream`), both before anything is
 //! written; the load-time parameter check (`cuFuncGetParamInfo`); and C++ kernels bound by
 //! their C++ names. Kernels: `tests/kernels/test_args.cu`, `tests/kernels/test_cpp.cu`.
 
 use kgraph::expert::check_param_sizes;
-use kgraph::{Error, LaunchConfig, LaunchOptions};
+use kgraph::{Error, LaunchConfig, LaunchError, LaunchOptions, ModuleError};
 
 use super::common::device;
 
@@ -49,7 +49,7 @@ fn pdl_launch_of_a_kernel_without_the_wait_is_refused() {
         .ka_copy_no_wait_f32
         .launch_with(dev.stream(), cfg(n), LaunchOptions::PDL, &src, n as i32, &mut out)
         .unwrap_err();
-    assert!(matches!(err, Error::PdlWithoutWait { kernel: "ka_copy_no_wait_f32" }), "{err:?}");
+    assert!(matches!(err, Error::Launch(LaunchError::PdlWithoutWait { kernel: "ka_copy_no_wait_f32" })), "{err:?}");
     assert!(err.to_string().contains("griddepcontrol.wait"), "{err}");
     assert_eq!(dev.download(&out).unwrap(), vec![0.0; n], "a refused launch wrote nothing");
     // Without PDL the same launch runs.
@@ -71,9 +71,15 @@ fn generated_launch_on_a_foreign_stream_is_refused() {
     // for the main-stream slices; nothing is issued on it.
     let side = unsafe { dev.new_stream() }.unwrap();
     let err = k.ka_copy_no_wait_f32.launch(&side, cfg(n), &src, n as i32, &mut out).unwrap_err();
-    assert!(matches!(err, Error::ForeignStream { kernel: "ka_copy_no_wait_f32", param: "src" }), "{err:?}");
+    assert!(
+        matches!(err, Error::Launch(LaunchError::ForeignStream { kernel: "ka_copy_no_wait_f32", param: "src" })),
+        "{err:?}"
+    );
     let err = k.times3.launch_with(&side, cfg(n), LaunchOptions::default(), &src, &mut out, n as i32).unwrap_err();
-    assert!(matches!(err, Error::ForeignStream { kernel: "kc_times<float, 3>", param: "src" }), "{err:?}");
+    assert!(
+        matches!(err, Error::Launch(LaunchError::ForeignStream { kernel: "kc_times<float, 3>", param: "src" })),
+        "{err:?}"
+    );
     side.synchronize().unwrap();
     assert_eq!(dev.download(&out).unwrap(), vec![0.0; n], "a refused launch wrote nothing");
     // On the stream that owns them, the same arguments are fine.
@@ -91,13 +97,18 @@ fn loaded_parameters_that_differ_from_the_declaration_are_refused() {
     check_param_sizes(dev.context(), f, "ka_copy_no_wait_f32", verified::KaCopyNoWaitF32::PARAM_SIZES).unwrap();
     // (Where the driver reports parameters: CUDA 12.4+, as on the GPU machines.)
     match check_param_sizes(dev.context(), f, "ka_copy_no_wait_f32", &[8, 8, 8]) {
-        Err(Error::ParamMismatch { kernel: "ka_copy_no_wait_f32", index: 1, expected: Some(8), found: Some(4) }) => {}
+        Err(Error::Module(ModuleError::ParamMismatch {
+            kernel: "ka_copy_no_wait_f32",
+            index: 1,
+            expected: Some(8),
+            found: Some(4),
+        })) => {}
         other => panic!("expected ParamMismatch at 1, got {other:?}"),
     }
     // Declared more than the kernel takes: the driver has no parameter 3 (a deliberate failing
     // query, which is why this test's name says "refused" for scripts/sanitize).
     match check_param_sizes(dev.context(), f, "ka_copy_no_wait_f32", &[8, 4, 8, 8]) {
-        Err(Error::ParamMismatch { index: 3, expected: Some(8), found: None, .. }) => {}
+        Err(Error::Module(ModuleError::ParamMismatch { index: 3, expected: Some(8), found: None, .. })) => {}
         other => panic!("expected ParamMismatch at 3, got {other:?}"),
     }
 }

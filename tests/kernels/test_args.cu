@@ -55,7 +55,7 @@ extern "C" __global__ void ka_iota_to_pinned_u64(unsigned long long base, int n,
 }
 
 // The same copy without `griddepcontrol.wait`: a PDL launch of it is refused
-// (`Error::PdlWithoutWait`), before anything is written.
+// (`LaunchError::PdlWithoutWait`), before anything is written.
 extern "C" __global__ void ka_copy_no_wait_f32(const float* src, int n, float* out) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = src[i];

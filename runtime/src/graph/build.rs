@@ -200,7 +200,7 @@ impl<'p> GraphBuilder<'p> {
     }
 
     /// The driver handles of `deps`, each checked to be a node of this builder's graph:
-    /// [`Error::Graph`] naming `what` for one of another builder (live or dropped).
+    /// [`GraphError::Failed`](crate::GraphError::Failed) naming `what` for one of another builder (live or dropped).
     fn dep_nodes(&self, what: &str, deps: &[Dep]) -> Result<Vec<sys::CUgraphNode>> {
         if let Some(foreign) = deps.iter().position(|d| d.0.builder != self.id) {
             return Err(Error::graph(

@@ -66,10 +66,10 @@ unsafe impl Send for Graph {}
 impl Graph {
     /// Captures the work `f` issues on `stream` into a graph and instantiates it.
     ///
-    /// - [`Error::Graph`] `"begin capture"` if `stream` is already capturing.
+    /// - [`GraphError::Failed`](crate::GraphError::Failed) `"begin capture"` if `stream` is already capturing.
     /// - If `f` returns `Err` (or panics), the capture is ended and the partial graph destroyed
     ///   before the error is returned (or the panic resumed), so `stream` is usable again.
-    /// - [`Error::Graph`] `"end capture"` if the capture was invalidated (an uncapturable call
+    /// - [`GraphError::Failed`](crate::GraphError::Failed) `"end capture"` if the capture was invalidated (an uncapturable call
     ///   inside `f`), with the stream again usable.
     ///
     /// # Safety
@@ -99,7 +99,7 @@ impl Graph {
     /// kgraph cannot check any of these: a graph is a list of addresses.
     ///
     /// Only this thread's work is kgraph's to record: kgraph's launches, copies and replays
-    /// that another thread issues on `stream` while `f` runs are refused with [`Error::Graph`]
+    /// that another thread issues on `stream` while `f` runs are refused with [`GraphError::Failed`](crate::GraphError::Failed)
     /// (its raw cudarc work would be recorded). To keep other threads' launches on a stream
     /// out of the way, capture on a private one ([`Graph::capture_on`]).
     pub unsafe fn capture<F>(stream: &Stream, f: F) -> Result<Graph>
@@ -116,7 +116,7 @@ impl Graph {
     /// no ordering with `replay`; a capture on a private stream records no other thread's
     /// launches.
     ///
-    /// [`Error::Graph`] `"begin capture"` when the two streams belong to different CUDA
+    /// [`GraphError::Failed`](crate::GraphError::Failed) `"begin capture"` when the two streams belong to different CUDA
     /// contexts (`CUcontext`s: two `Device`s of one ordinal share one).
     ///
     /// # Safety
@@ -196,7 +196,7 @@ impl Graph {
     }
 
     /// Uploads the executable graph to the device ahead of the first replay (which otherwise
-    /// pays for it). [`Error::Graph`] for an empty graph.
+    /// pays for it). [`GraphError::Failed`](crate::GraphError::Failed) for an empty graph.
     pub fn upload(&self) -> Result<()> {
         let exec = self.exec("upload")?;
         self.stream.context().bind_to_thread().map_err(|e| Error::driver("graph upload: bind context", e))?;
@@ -204,7 +204,7 @@ impl Graph {
         unsafe { driver::graph::upload(exec, self.stream.cu_stream()) }.map_err(|e| Error::driver("graph upload", e))
     }
 
-    /// Launches the graph on its stream (asynchronous). [`Error::Graph`] for an empty graph, and
+    /// Launches the graph on its stream (asynchronous). [`GraphError::Failed`](crate::GraphError::Failed) for an empty graph, and
     /// when the stream is capturing into a graph kgraph did not begin (the replay would be
     /// recorded there, outside the lifetimes this graph's creator promised).
     pub fn replay(&self) -> Result<()> {
@@ -315,7 +315,7 @@ impl Graph {
         self.node_count == 0
     }
 
-    /// The executable graph, or [`Error::Graph`] naming `op` when there is none.
+    /// The executable graph, or [`GraphError::Failed`](crate::GraphError::Failed) naming `op` when there is none.
     fn exec(&self, op: &str) -> Result<sys::CUgraphExec> {
         if self.exec.is_null() {
             Err(Error::graph(op, "the graph is empty: its capture recorded no work, so there is nothing to launch"))
@@ -360,7 +360,7 @@ impl Drop for Graph {
 }
 
 /// Ends the capture on `stream` after a successful closure: the captured graph, or
-/// [`Error::Graph`] when the capture was invalidated.
+/// [`GraphError::Failed`](crate::GraphError::Failed) when the capture was invalidated.
 fn end_capture(stream: &CudaStream) -> Result<sys::CUgraph> {
     make_current(stream);
     // SAFETY: `stream` is live and capturing (begun by `Graph::capture` on this thread).

@@ -8,7 +8,7 @@ use cudarc::driver::{sys, CudaFunction, LaunchConfig};
 use cudarc::nvrtc::Ptx;
 
 use crate::context::Context;
-use crate::error::{Error, Result};
+use crate::error::{Error, ModuleError, Result};
 use crate::graph::build::{ConditionHandle, Dep, GraphBuilder, NodeRef};
 use crate::launch::module_registry::{load_once, ModuleCode};
 
@@ -33,14 +33,17 @@ impl ControlKernels {
         let ctx = ctx.inner();
         // Kept loaded for the context's life, like every kgraph module (`module_registry`).
         let module = load_once(ctx, ModuleCode::Embedded(CONTROL_PTX.as_bytes()), || {
-            ctx.load_module(Ptx::from_src(CONTROL_PTX))
-                .map_err(|e| Error::ModuleLoad { file: "kgraph control kernels (control.ptx)", detail: e.to_string() })
+            ctx.load_module(Ptx::from_src(CONTROL_PTX)).map_err(|e| {
+                Error::Module(ModuleError::Load { file: "kgraph control kernels (control.ptx)", detail: e.to_string() })
+            })
         })?;
         let get = |name: &'static str| {
-            module.load_function(name).map_err(|source| Error::FunctionNotFound {
-                kernel: name,
-                file: "kgraph control kernels (control.ptx)",
-                source,
+            module.load_function(name).map_err(|source| {
+                Error::Module(ModuleError::FunctionNotFound {
+                    kernel: name,
+                    file: "kgraph control kernels (control.ptx)",
+                    source,
+                })
             })
         };
         Ok(ControlKernels {

@@ -50,7 +50,7 @@ pub enum Issued {
 }
 
 impl Issued {
-    /// The node an [`Issue::AddNode`] made; [`Error::Graph`] naming `what` otherwise.
+    /// The node an [`Issue::AddNode`] made; [`GraphError::Failed`](crate::GraphError::Failed) naming `what` otherwise.
     pub fn node(self, what: &str) -> Result<NodeRef> {
         match self {
             Issued::Node(n) => Ok(n),

@@ -9,7 +9,7 @@ use std::path::Path;
 use cudarc::driver::{sys, CudaFunction, DriverError, LaunchConfig};
 
 use crate::driver;
-use crate::error::{Error, Result};
+use crate::error::{Error, GraphError, Result};
 use crate::graph::build::{copy_1d, kernel_node_params, GraphBuilder};
 use crate::graph::capture::{destroy_graph, Graph};
 
@@ -104,7 +104,7 @@ impl Graph {
 
     /// Updates every node of the executable graph in place from `rebuilt`, a graph of the same
     /// topology built again (new addresses, scalars, launch shapes), through
-    /// `cuGraphExecUpdate`. [`Error::GraphUpdate`] when the driver refuses (topology, node type
+    /// `cuGraphExecUpdate`. [`GraphError::Update`] when the driver refuses (topology, node type
     /// or function changed): the executable graph is then unchanged and still replayable.
     /// The nodes of the first build keep identifying the executable's nodes.
     ///
@@ -126,7 +126,10 @@ impl Graph {
         // out-parameter.
         if let Err(DriverError(status)) = unsafe { driver::graph::exec_update(exec, graph, &mut info) } {
             destroy_graph(graph);
-            return Err(Error::GraphUpdate { op: what.to_string(), reason: format!("{:?} ({status:?})", info.result) });
+            return Err(Error::Graph(GraphError::Update {
+                op: what.to_string(),
+                reason: format!("{:?} ({status:?})", info.result),
+            }));
         }
         if let Some(old) = self.updated_from.replace(graph) {
             destroy_graph(old);

@@ -4,7 +4,7 @@
 use cudarc::driver::{sys, CudaSlice, CudaView, CudaViewMut, DevicePtr, DeviceSlice};
 
 use crate::context::Stream;
-use crate::error::{Error, Result};
+use crate::error::{Error, LaunchError, Result};
 
 /// Device memory a kernel may read: a [`crate::DeviceBuffer`] or a view of one (and cudarc's
 /// `CudaSlice`, `CudaView`, `CudaViewMut`, which safe code gets only from a cudarc context of
@@ -68,8 +68,8 @@ unsafe impl<T> DeviceOut<T> for CudaSlice<T> {}
 unsafe impl<T> DeviceOut<T> for CudaViewMut<'_, T> {}
 
 /// Checks that work issued on `launch` may use an argument owned by `arg_stream` (its
-/// [`DeviceIn::stream`]): [`Error::TrackedContext`] when the argument comes from a cudarc
-/// context with event tracking on, [`Error::ForeignStream`] when `arg_stream` is not `launch`
+/// [`DeviceIn::stream`]): [`LaunchError::TrackedContext`] when the argument comes from a cudarc
+/// context with event tracking on, [`LaunchError::ForeignStream`] when `arg_stream` is not `launch`
 /// (another stream, or the same handle in another context). `kernel` and `param` name the
 /// launch and the parameter in the error. Two handle comparisons and one relaxed load: cheap
 /// enough for every launch.
@@ -88,17 +88,17 @@ pub fn check_same_stream(
 ) -> Result<()> {
     let (launch_ctx, arg_ctx) = (launch.context(), arg_stream.context());
     if arg_ctx.is_event_tracking() || launch_ctx.is_event_tracking() {
-        return Err(Error::TrackedContext { kernel, param });
+        return Err(Error::Launch(LaunchError::TrackedContext { kernel, param }));
     }
     if launch.cu_stream() != arg_stream.cu_stream() || launch_ctx.cu_ctx() != arg_ctx.cu_ctx() {
-        return Err(Error::ForeignStream { kernel, param });
+        return Err(Error::Launch(LaunchError::ForeignStream { kernel, param }));
     }
     Ok(())
 }
 
 /// Checks that a mapped pinned argument ([`PinnedPtr::context`](crate::PinnedPtr::context),
 /// [`PinnedMutPtr::context`](crate::PinnedMutPtr::context)) belongs to the context of the `launch`
-/// stream: [`Error::ForeignContext`] otherwise. A null `arg_ctx` (a pointer made with `from_raw`,
+/// stream: [`LaunchError::ForeignContext`] otherwise. A null `arg_ctx` (a pointer made with `from_raw`,
 /// whose caller took on the lifetime contract) passes. The buffer's host views and `Drop` wait for
 /// its own context only, which is why a launch in another context must be refused.
 pub fn check_same_context(
@@ -110,6 +110,6 @@ pub fn check_same_context(
     if arg_ctx.is_null() || arg_ctx == launch.context().cu_ctx() {
         Ok(())
     } else {
-        Err(Error::ForeignContext { kernel, param })
+        Err(Error::Launch(LaunchError::ForeignContext { kernel, param }))
     }
 }

@@ -10,7 +10,7 @@ use cudarc::driver::{sys, CudaFunction, LaunchConfig};
 use crate::capture_guard::check_stream;
 use crate::context::Stream;
 use crate::driver;
-use crate::error::{Error, Result};
+use crate::error::{Error, LaunchError, Result};
 
 /// Per-launch options beyond grid/block/shared memory.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -35,7 +35,7 @@ impl LaunchOptions {
 ///
 /// # Errors
 ///
-/// [`Error::BlockTooLarge`] when they have more.
+/// [`LaunchError::BlockTooLarge`] when they have more.
 #[inline(always)]
 pub fn check_block(kernel: &'static str, cfg: &LaunchConfig, bound: u32, file: &'static str, line: u32) -> Result<()> {
     let (x, y, z) = cfg.block_dim;
@@ -50,7 +50,7 @@ pub fn check_block(kernel: &'static str, cfg: &LaunchConfig, bound: u32, file: &
 #[inline(never)]
 fn block_too_large(kernel: &'static str, block: u64, bound: u32, file: &'static str, line: u32) -> Error {
     let block = u32::try_from(block).unwrap_or(u32::MAX);
-    Error::BlockTooLarge { kernel, block, bound, file, line }
+    Error::Launch(LaunchError::BlockTooLarge { kernel, block, bound, file, line })
 }
 
 /// Refuses a launch with `opts.pdl` of a kernel whose wait on its grid dependency is not
@@ -58,11 +58,11 @@ fn block_too_large(kernel: &'static str, block: u64, bound: u32, file: &'static 
 ///
 /// # Errors
 ///
-/// [`Error::PdlWithoutWait`].
+/// [`LaunchError::PdlWithoutWait`].
 #[inline(always)]
 pub fn check_pdl(kernel: &'static str, opts: LaunchOptions, pdl_waits: bool) -> Result<()> {
     if opts.pdl && !pdl_waits {
-        return Err(Error::PdlWithoutWait { kernel });
+        return Err(Error::Launch(LaunchError::PdlWithoutWait { kernel }));
     }
     Ok(())
 }
@@ -96,8 +96,8 @@ impl DynamicSharedLimit {
     ///
     /// # Errors
     ///
-    /// [`Error::SharedMemoryLimit`] when `bytes` is more than the device grants (asked before
-    /// any attribute is set, so the driver sees no failing call); [`Error::Launch`] naming
+    /// [`LaunchError::SharedMemoryLimit`] when `bytes` is more than the device grants (asked before
+    /// any attribute is set, so the driver sees no failing call); [`Error::LaunchFailed`] naming
     /// `kernel` when a query or the setting fails.
     #[inline]
     pub fn allow(&self, function: &CudaFunction, kernel: &'static str, bytes: u32) -> Result<()> {
@@ -119,7 +119,7 @@ fn raise_dynamic_shared(function: &CudaFunction, kernel: &'static str, bytes: u3
     use sys::CUfunction_attribute_enum::{
         CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as MAX_DYNAMIC, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES as STATIC,
     };
-    let refused = |source| Error::Launch { kernel, source };
+    let refused = |source| Error::LaunchFailed { kernel, source };
     // `get_attribute` binds the function's context, which the device query below reads.
     let current = u32::try_from(function.get_attribute(MAX_DYNAMIC).map_err(refused)?).unwrap_or(0);
     if current >= bytes {
@@ -134,13 +134,13 @@ fn raise_dynamic_shared(function: &CudaFunction, kernel: &'static str, bytes: u3
     // `limit` is a non-negative `i32`.
     let limit_bytes = limit as u32;
     if bytes > limit_bytes {
-        return Err(Error::SharedMemoryLimit { kernel, requested: bytes, limit: limit_bytes });
+        return Err(Error::Launch(LaunchError::SharedMemoryLimit { kernel, requested: bytes, limit: limit_bytes }));
     }
     function.set_attribute(MAX_DYNAMIC, limit).map_err(refused)?;
     Ok(limit_bytes)
 }
 
-/// [`Error::Graph`] when `stream` is capturing into a graph kgraph did not begin: what the
+/// [`GraphError::Failed`](crate::GraphError::Failed) when `stream` is capturing into a graph kgraph did not begin: what the
 /// generated bindings call before launching `kernel` through cudarc's `launch_builder` (the
 /// other launches go through [`launch_ex`], which checks the same).
 #[doc(hidden)]
@@ -148,12 +148,12 @@ fn raise_dynamic_shared(function: &CudaFunction, kernel: &'static str, bytes: u3
 pub fn __check_capture(stream: &Stream, kernel: &'static str) -> Result<()> {
     let stream = stream.inner();
     // Bound first: a null (legacy default) stream is the current context's.
-    stream.context().bind_to_thread().map_err(|source| Error::Launch { kernel, source })?;
+    stream.context().bind_to_thread().map_err(|source| Error::LaunchFailed { kernel, source })?;
     check_stream(stream, || format!("launch kernel `{kernel}`"))
 }
 
 /// Launches `function` with `cfg` and `opts` on `stream`; `args` holds one pointer per kernel
-/// parameter, pointing at the parameter's value (as `cuLaunchKernel` expects). [`Error::Graph`]
+/// parameter, pointing at the parameter's value (as `cuLaunchKernel` expects). [`GraphError::Failed`](crate::GraphError::Failed)
 /// when `stream` is capturing into a graph kgraph did not begin ([`crate::Graph::capture`]).
 ///
 /// # Safety
@@ -173,7 +173,7 @@ pub unsafe fn launch_ex(
     args: &mut [*mut c_void],
 ) -> Result<()> {
     let stream = stream.inner();
-    stream.context().bind_to_thread().map_err(|source| Error::Launch { kernel, source })?;
+    stream.context().bind_to_thread().map_err(|source| Error::LaunchFailed { kernel, source })?;
     check_stream(stream, || format!("launch kernel `{kernel}`"))?;
     // SAFETY: CUlaunchAttribute is a plain C struct (id + union of plain values); all-zero is valid.
     let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
@@ -194,7 +194,7 @@ pub unsafe fn launch_ex(
     // SAFETY: `config` and `attr` live across the call; the function handle is alive (borrowed);
     // the caller guarantees `args` matches the kernel (see # Safety).
     unsafe { driver::launch::launch_kernel_ex(&config, function.cu_function(), args.as_mut_ptr()) }
-        .map_err(|source| Error::Launch { kernel, source })
+        .map_err(|source| Error::LaunchFailed { kernel, source })
 }
 
 #[cfg(test)]
@@ -212,13 +212,19 @@ mod tests {
         assert!(check_block("k", &config_for(1000, Some(128)), 128, "k.cu", 3).is_ok());
         let big = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (16, 16, 1), shared_mem_bytes: 0 };
         let err = check_block("k", &big, 128, "k.cu", 3).unwrap_err();
-        assert!(matches!(err, Error::BlockTooLarge { kernel: "k", block: 256, bound: 128, file: "k.cu", line: 3 }));
+        assert!(matches!(
+            err,
+            Error::Launch(LaunchError::BlockTooLarge { kernel: "k", block: 256, bound: 128, file: "k.cu", line: 3 })
+        ));
         assert_eq!(
             err.to_string(),
             "launching kernel `k`: blocks of 256 threads, but its `__launch_bounds__` (k.cu:3) allows at most 128"
         );
         assert!(check_pdl("k", LaunchOptions::PDL, true).is_ok());
         assert!(check_pdl("k", LaunchOptions::default(), false).is_ok());
-        assert!(matches!(check_pdl("k", LaunchOptions::PDL, false), Err(Error::PdlWithoutWait { kernel: "k" })));
+        assert!(matches!(
+            check_pdl("k", LaunchOptions::PDL, false),
+            Err(Error::Launch(LaunchError::PdlWithoutWait { kernel: "k" }))
+        ));
     }
 }

@@ -10,19 +10,19 @@
 //! none is 64-bit, `long long` (`i64`) when one is 64-bit and signed, `unsigned long long`
 //! (`u64`) when one is `u64`; an extent of integer literals only is `i64`. Every operation is
 //! checked: where C would overflow (or wrap, for unsigned types) the launch is refused with
-//! [`Error::ExtentArithmetic`], as it is for division by zero and a negative result. So an
+//! [`LaunchError::ExtentArithmetic`], as it is for division by zero and a negative result. So an
 //! extent that a kernel's own 32-bit index arithmetic could not reach is never accepted.
 
 use cudarc::driver::LaunchConfig;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, LaunchError, Result};
 
 /// The most threads one checked launch may have: 2^31, so that a thread index computed in C's
 /// `int` (`blockIdx.x * blockDim.x + threadIdx.x`, the common idiom) cannot overflow and go
 /// negative. The `unsafe(extents)` promise is made for launches up to this size.
 pub const MAX_THREADS_PER_LAUNCH: u64 = 1 << 31;
 
-/// Why an extent could not be evaluated; becomes [`Error::ExtentArithmetic`] when a launch is
+/// Why an extent could not be evaluated; becomes [`LaunchError::ExtentArithmetic`] when a launch is
 /// refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExtentFault {
@@ -187,7 +187,7 @@ pub fn max<I: ExtentInt + Ord>(a: Partial<I>, b: Partial<I>) -> Partial<I> {
 ///
 /// # Errors
 ///
-/// [`Error::ExtentArithmetic`] when the evaluation failed or the value is negative.
+/// [`LaunchError::ExtentArithmetic`] when the evaluation failed or the value is negative.
 #[inline(always)]
 pub fn extent<I: ExtentInt>(
     kernel: &'static str,
@@ -212,20 +212,24 @@ pub fn extent<I: ExtentInt>(
 #[cold]
 #[inline(never)]
 fn negative_extent(kernel: &'static str, param: &'static str, expr: &'static str, value: i128) -> Error {
-    Error::ExtentArithmetic { kernel, param, detail: format!("`{expr}` is {value}, which is negative") }
+    Error::Launch(LaunchError::ExtentArithmetic {
+        kernel,
+        param,
+        detail: format!("`{expr}` is {value}, which is negative"),
+    })
 }
 
 #[cold]
 #[inline(never)]
 fn faulty_extent(kernel: &'static str, param: &'static str, expr: &'static str, fault: ExtentFault) -> Error {
-    Error::ExtentArithmetic { kernel, param, detail: format!("in `{expr}`, {fault}") }
+    Error::Launch(LaunchError::ExtentArithmetic { kernel, param, detail: format!("in `{expr}`, {fault}") })
 }
 
 /// Checks that the argument of `param` holds at least `required` elements.
 ///
 /// # Errors
 ///
-/// [`Error::Extent`] when it holds fewer.
+/// [`LaunchError::Extent`] when it holds fewer.
 #[inline(always)]
 pub fn check_len(kernel: &'static str, param: &'static str, required: u64, actual: usize) -> Result<()> {
     // `usize` is at most 64 bits on every target CUDA supports.
@@ -238,7 +242,7 @@ pub fn check_len(kernel: &'static str, param: &'static str, required: u64, actua
 #[cold]
 #[inline(never)]
 fn too_short(kernel: &'static str, param: &'static str, required: u64, actual: usize) -> Error {
-    Error::Extent { kernel, param, required, actual }
+    Error::Launch(LaunchError::Extent { kernel, param, required, actual })
 }
 
 /// Checks that the launch gives the kernel at least the `required` bytes of dynamic shared
@@ -246,7 +250,7 @@ fn too_short(kernel: &'static str, param: &'static str, required: u64, actual: u
 ///
 /// # Errors
 ///
-/// [`Error::SharedMemory`] when it gives fewer.
+/// [`LaunchError::SharedMemory`] when it gives fewer.
 #[inline(always)]
 pub fn check_shared(kernel: &'static str, expr: &'static str, required: u64, given: u32) -> Result<()> {
     if u64::from(given) < required {
@@ -258,14 +262,14 @@ pub fn check_shared(kernel: &'static str, expr: &'static str, required: u64, giv
 #[cold]
 #[inline(never)]
 fn too_little_shared(kernel: &'static str, expr: &'static str, required: u64, given: u32) -> Error {
-    Error::SharedMemory { kernel, expr, required, given }
+    Error::Launch(LaunchError::SharedMemory { kernel, expr, required, given })
 }
 
 /// Checks that `cfg` launches at most [`MAX_THREADS_PER_LAUNCH`] threads in all.
 ///
 /// # Errors
 ///
-/// [`Error::TooManyThreads`] when it launches more.
+/// [`LaunchError::TooManyThreads`] when it launches more.
 #[inline(always)]
 pub fn check_threads(kernel: &'static str, cfg: &LaunchConfig) -> Result<()> {
     let (g, b) = (cfg.grid_dim, cfg.block_dim);
@@ -282,7 +286,7 @@ pub fn check_threads(kernel: &'static str, cfg: &LaunchConfig) -> Result<()> {
 #[cold]
 #[inline(never)]
 fn too_many_threads(kernel: &'static str, threads: u64) -> Error {
-    Error::TooManyThreads { kernel, threads, max: MAX_THREADS_PER_LAUNCH }
+    Error::Launch(LaunchError::TooManyThreads { kernel, threads, max: MAX_THREADS_PER_LAUNCH })
 }
 
 /// For the setters of generated graph structs (`set_<scalar>`): whether the extent `value` is a
@@ -291,7 +295,7 @@ fn too_many_threads(kernel: &'static str, threads: u64) -> Error {
 /// # Errors
 ///
 /// The extent's value when it is larger than `len`; `None` when it has none (the evaluation
-/// failed, or the value is negative). The setter turns it into [`Error::ScalarBreaksExtent`].
+/// failed, or the value is negative). The setter turns it into [`GraphError::ScalarBreaksExtent`](crate::GraphError::ScalarBreaksExtent).
 #[inline(always)]
 pub fn within<I: ExtentInt>(value: Partial<I>, len: u64) -> std::result::Result<(), Option<u64>> {
     let v: i128 = value.map_err(|_| None)?.into();
@@ -336,7 +340,7 @@ impl ByteRange {
 ///
 /// # Errors
 ///
-/// [`Error::Aliasing`] when they do.
+/// [`LaunchError::Aliasing`] when they do.
 #[inline(always)]
 pub fn check_disjoint(
     kernel: &'static str,
@@ -354,12 +358,13 @@ pub fn check_disjoint(
 #[cold]
 #[inline(never)]
 fn aliasing(kernel: &'static str, written: &'static str, other: &'static str) -> Error {
-    Error::Aliasing { kernel, written, other }
+    Error::Launch(LaunchError::Aliasing { kernel, written, other })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::GraphError;
 
     #[test]
     fn extents_are_computed_checked_in_their_type() {
@@ -368,7 +373,7 @@ mod tests {
         // 2^16 * 2^16 overflows C's `int`: refused even though it fits in 64 bits.
         let too_big = mul(scalar::<i32, i32>("n", 1 << 16), scalar::<i32, i32>("n", 1 << 16));
         let err = extent("k", "x", "n * n", too_big).unwrap_err();
-        assert!(matches!(&err, Error::ExtentArithmetic { kernel: "k", param: "x", .. }), "{err}");
+        assert!(matches!(&err, Error::Launch(LaunchError::ExtentArithmetic { kernel: "k", param: "x", .. })), "{err}");
         assert_eq!(
             err.to_string(),
             "launching kernel `k`: the extent of `x` cannot be evaluated: in `n * n`, `*` overflows `i32`"
@@ -392,7 +397,7 @@ mod tests {
         assert_eq!(within(scalar::<i32, i32>("n", -1), 16), Err(None));
         assert_eq!(within(mul(scalar::<i32, i32>("n", 1 << 16), lit(1 << 16)), u64::MAX), Err(None));
         assert_eq!(within(scalar::<u64, u64>("n", u64::MAX), u64::MAX), Ok(()));
-        let err = Error::ScalarBreaksExtent {
+        let err = Error::Graph(GraphError::ScalarBreaksExtent {
             graph: "G",
             scalar: "n",
             node: "affine",
@@ -401,7 +406,7 @@ mod tests {
             buffer: "x",
             required: Some(4096),
             len: 256,
-        };
+        });
         assert_eq!(
             err.to_string(),
             "G::set_n: refused (nothing changed): the extent `n` of `x` in node `affine` would be 4096 elements, but buffer `x` holds 256"
@@ -412,14 +417,17 @@ mod tests {
     fn lengths_and_overlaps() {
         assert!(check_len("k", "x", 4, 4).is_ok());
         let err = check_len("k", "x", 1 << 20, 1).unwrap_err();
-        assert!(matches!(err, Error::Extent { kernel: "k", param: "x", required: 0x10_0000, actual: 1 }));
+        assert!(matches!(
+            err,
+            Error::Launch(LaunchError::Extent { kernel: "k", param: "x", required: 0x10_0000, actual: 1 })
+        ));
         let a = ByteRange::of::<f32>(0x1000, 4);
         assert_eq!(a, ByteRange { start: 0x1000, end: 0x1010 });
         assert!(!a.overlaps(ByteRange::of::<f32>(0x1010, 4)), "adjacent ranges are disjoint");
         assert!(a.overlaps(ByteRange::of::<f32>(0x100c, 1)));
         assert!(!a.overlaps(ByteRange::of::<f32>(0x1004, 0)), "an empty range overlaps nothing");
         let err = check_disjoint("k", "y", a, "x", ByteRange::of::<u8>(0x1000, 1)).unwrap_err();
-        assert!(matches!(err, Error::Aliasing { kernel: "k", written: "y", other: "x" }));
+        assert!(matches!(err, Error::Launch(LaunchError::Aliasing { kernel: "k", written: "y", other: "x" })));
         assert!(check_disjoint("k", "y", a, "x", ByteRange::of::<u8>(0x2000, 16)).is_ok());
     }
 
@@ -432,8 +440,14 @@ mod tests {
         };
         assert!(check_threads("k", &cfg((1 << 21, 1, 1), (1024, 1, 1))).is_ok(), "exactly 2^31");
         let err = check_threads("k", &cfg((1 << 21, 1, 1), (1024, 2, 1))).unwrap_err();
-        assert!(matches!(err, Error::TooManyThreads { kernel: "k", threads: 0x1_0000_0000, .. }), "{err}");
+        assert!(
+            matches!(err, Error::Launch(LaunchError::TooManyThreads { kernel: "k", threads: 0x1_0000_0000, .. })),
+            "{err}"
+        );
         let huge = cfg((u32::MAX, u32::MAX, u32::MAX), (u32::MAX, u32::MAX, u32::MAX));
-        assert!(matches!(check_threads("k", &huge), Err(Error::TooManyThreads { threads: u64::MAX, .. })));
+        assert!(matches!(
+            check_threads("k", &huge),
+            Err(Error::Launch(LaunchError::TooManyThreads { threads: u64::MAX, .. }))
+        ));
     }
 }

@@ -9,7 +9,7 @@ use cudarc::nvrtc::{CompileOptions, Ptx};
 
 use crate::context::Context;
 use crate::driver;
-use crate::error::{Error, Result};
+use crate::error::{Error, ModuleError, Result};
 use crate::launch::image::checked_image;
 use crate::launch::module_registry::{load_once, ModuleCode};
 
@@ -94,14 +94,14 @@ impl KernelSource {
     /// it (see `module_registry`: nothing a program drops may unload code the GPU still runs).
     ///
     /// The image's framing is checked first (`launch/image.rs`): a cubin or fatbin whose
-    /// header announces more bytes than the image holds is refused with [`Error::ModuleLoad`],
+    /// header announces more bytes than the image holds is refused with [`ModuleError::Load`],
     /// and PTX is handed over NUL-terminated, so the driver never reads past it.
     pub fn load(&self, ctx: &Context) -> Result<Arc<CudaModule>> {
         let ctx = ctx.inner();
         if self.has_image() {
             return load_once(ctx, ModuleCode::Embedded(self.image), || {
-                let image =
-                    checked_image(self.image).map_err(|e| Error::ModuleLoad { file: self.file, detail: e.0 })?;
+                let image = checked_image(self.image)
+                    .map_err(|e| Error::Module(ModuleError::Load { file: self.file, detail: e.0 }))?;
                 self.load_ptx(ctx, Ptx::from_binary(image))
             });
         }
@@ -114,8 +114,9 @@ impl KernelSource {
     pub fn load_from_disk(&self, ctx: &Context) -> Result<Arc<CudaModule>> {
         let ctx = ctx.inner();
         let path = self.disk_path();
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| Error::ModuleLoad { file: self.file, detail: format!("read {}: {e}", path.display()) })?;
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            Error::Module(ModuleError::Load { file: self.file, detail: format!("read {}: {e}", path.display()) })
+        })?;
         self.load_compiled(ctx, self.compile_text_with_nvrtc(ctx, &text)?)
     }
 
@@ -127,7 +128,7 @@ impl KernelSource {
     }
 
     fn load_ptx(&self, ctx: &Arc<CudaContext>, ptx: Ptx) -> Result<Arc<CudaModule>> {
-        ctx.load_module(ptx).map_err(|e| Error::ModuleLoad { file: self.file, detail: e.to_string() })
+        ctx.load_module(ptx).map_err(|e| Error::Module(ModuleError::Load { file: self.file, detail: e.to_string() }))
     }
 
     fn compile_with_nvrtc(&self, ctx: &Arc<CudaContext>) -> Result<Ptx> {
@@ -137,10 +138,10 @@ impl KernelSource {
     fn compile_text_with_nvrtc(&self, ctx: &Arc<CudaContext>, source: &str) -> Result<Ptx> {
         // SAFETY: only asks the loader whether libnvrtc can be opened; nothing is called.
         if !unsafe { driver::nvrtc_library_present() } {
-            return Err(Error::ModuleLoad {
+            return Err(Error::Module(ModuleError::Load {
                 file: self.file,
                 detail: "built without nvcc (no cubin embedded) and libnvrtc is not available at run time; rebuild with nvcc (scripts/install-nvcc)".into(),
-            });
+            }));
         }
         let (major, minor) = ctx.compute_capability().map_err(|e| Error::driver("query compute capability", e))?;
         let opts = CompileOptions {
@@ -150,7 +151,7 @@ impl KernelSource {
             ..Default::default()
         };
         cudarc::nvrtc::compile_ptx_with_opts(source, opts)
-            .map_err(|e| Error::ModuleLoad { file: self.file, detail: format!("NVRTC: {e}") })
+            .map_err(|e| Error::Module(ModuleError::Load { file: self.file, detail: format!("NVRTC: {e}") }))
     }
 }
 
@@ -204,7 +205,9 @@ impl ModuleCache {
     /// Looks `kernel` up in the module of `src`.
     pub fn function(&mut self, src: &KernelSource, kernel: &'static str) -> Result<CudaFunction> {
         let module = self.module(src)?;
-        module.load_function(kernel).map_err(|source| Error::FunctionNotFound { kernel, file: src.file, source })
+        module
+            .load_function(kernel)
+            .map_err(|source| Error::Module(ModuleError::FunctionNotFound { kernel, file: src.file, source }))
     }
 
     /// Looks up the function of symbol `symbol` (the `extern "C"` name, or a C++ kernel's
@@ -219,11 +222,9 @@ impl ModuleCache {
         param_sizes: &[u32],
     ) -> Result<CudaFunction> {
         let module = self.module(src)?;
-        let function = module.load_function(symbol).map_err(|source| Error::FunctionNotFound {
-            kernel,
-            file: src.file,
-            source,
-        })?;
+        let function = module
+            .load_function(symbol)
+            .map_err(|source| Error::Module(ModuleError::FunctionNotFound { kernel, file: src.file, source }))?;
         check_param_sizes(&self.ctx, &function, kernel, param_sizes)?;
         Ok(function)
     }
@@ -233,7 +234,7 @@ impl ModuleCache {
 const PARAM_INFO_DRIVER: i32 = 12040;
 
 /// Checks the parameters of the loaded `function` against `expected` (bytes per parameter, in
-/// order) with the driver's `cuFuncGetParamInfo`: [`Error::ParamMismatch`] for the first that
+/// order) with the driver's `cuFuncGetParamInfo`: [`ModuleError::ParamMismatch`] for the first that
 /// differs, or when the function has fewer. On a driver older than CUDA 12.4, which cannot
 /// report parameters, it checks nothing. This is the load-time stand-in for the compile-time
 /// record check when the build had no nvcc (the NVRTC fallback); with a record it confirms it.
@@ -262,7 +263,7 @@ pub fn check_param_sizes(ctx: &Context, function: &CudaFunction, kernel: &'stati
             _ => return Ok(()),
         };
         if found != Some(want) {
-            return Err(Error::ParamMismatch { kernel, index, expected: Some(want), found });
+            return Err(Error::Module(ModuleError::ParamMismatch { kernel, index, expected: Some(want), found }));
         }
     }
     Ok(())

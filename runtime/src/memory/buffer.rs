@@ -14,7 +14,7 @@ use std::ops::{Bound, RangeBounds};
 use cudarc::driver::{sys, CudaSlice, CudaView, CudaViewMut};
 
 use crate::context::Stream;
-use crate::error::{Error, Result};
+use crate::error::{Error, MemoryError, Result};
 use crate::launch::args::{DeviceIn, DeviceOut};
 
 /// An allocation of `len` elements of `T` in device memory, owned by the stream it was
@@ -34,9 +34,9 @@ pub struct DeviceViewMut<'a, T> {
     view: CudaViewMut<'a, T>,
 }
 
-/// `start..end` of `bounds` within `len`, or [`Error::OutOfRange`] naming `what`.
+/// `start..end` of `bounds` within `len`, or [`MemoryError::OutOfRange`] naming `what`.
 fn range(what: &str, bounds: impl RangeBounds<usize>, len: usize) -> Result<(usize, usize)> {
-    let past = |index| Error::OutOfRange { what: format!("{what}: range bound"), index, len };
+    let past = |index| Error::Memory(MemoryError::OutOfRange { what: format!("{what}: range bound"), index, len });
     let start = match bounds.start_bound() {
         Bound::Included(&s) => s,
         Bound::Excluded(&s) => s.checked_add(1).ok_or_else(|| past(s))?,
@@ -48,10 +48,14 @@ fn range(what: &str, bounds: impl RangeBounds<usize>, len: usize) -> Result<(usi
         Bound::Unbounded => len,
     };
     if end > len {
-        return Err(Error::OutOfRange { what: format!("{what}: range end"), index: end, len });
+        return Err(Error::Memory(MemoryError::OutOfRange { what: format!("{what}: range end"), index: end, len }));
     }
     if start > end {
-        return Err(Error::OutOfRange { what: format!("{what}: range start (past its end {end})"), index: start, len });
+        return Err(Error::Memory(MemoryError::OutOfRange {
+            what: format!("{what}: range start (past its end {end})"),
+            index: start,
+            len,
+        }));
     }
     Ok((start, end))
 }
@@ -87,13 +91,13 @@ impl<T> DeviceBuffer<T> {
         DeviceIn::<T>::stream(self)
     }
 
-    /// Elements `bounds` as a read-only view; [`Error::OutOfRange`] past the end.
+    /// Elements `bounds` as a read-only view; [`MemoryError::OutOfRange`] past the end.
     pub fn slice(&self, bounds: impl RangeBounds<usize>) -> Result<DeviceView<'_, T>> {
         let (s, e) = range("DeviceBuffer::slice", bounds, self.len())?;
         Ok(DeviceView { view: self.slice.slice(s..e) })
     }
 
-    /// Elements `bounds` as a writable view; [`Error::OutOfRange`] past the end.
+    /// Elements `bounds` as a writable view; [`MemoryError::OutOfRange`] past the end.
     pub fn slice_mut(&mut self, bounds: impl RangeBounds<usize>) -> Result<DeviceViewMut<'_, T>> {
         let (s, e) = range("DeviceBuffer::slice_mut", bounds, self.len())?;
         Ok(DeviceViewMut { view: self.slice.slice_mut(s..e) })
@@ -110,7 +114,7 @@ impl<T> DeviceBuffer<T> {
     }
 
     /// `[0, mid)` and `[mid, len)` as two writable views (disjoint, so both may be written at
-    /// once); [`Error::OutOfRange`] when `mid > len`.
+    /// once); [`MemoryError::OutOfRange`] when `mid > len`.
     pub fn split_at_mut(&mut self, mid: usize) -> Result<(DeviceViewMut<'_, T>, DeviceViewMut<'_, T>)> {
         range("DeviceBuffer::split_at_mut", ..mid, self.len())?;
         let (lo, hi) = self.slice.split_at_mut(mid);
@@ -155,7 +159,7 @@ impl<'a, T> DeviceView<'a, T> {
         self.view.is_empty()
     }
 
-    /// Elements `bounds` of this view; [`Error::OutOfRange`] past its end.
+    /// Elements `bounds` of this view; [`MemoryError::OutOfRange`] past its end.
     pub fn slice(&self, bounds: impl RangeBounds<usize>) -> Result<DeviceView<'a, T>> {
         let (s, e) = range("DeviceView::slice", bounds, self.len())?;
         Ok(DeviceView { view: self.view.slice(s..e) })
@@ -173,13 +177,13 @@ impl<T> DeviceViewMut<'_, T> {
         self.view.is_empty()
     }
 
-    /// Elements `bounds` of this view, read-only; [`Error::OutOfRange`] past its end.
+    /// Elements `bounds` of this view, read-only; [`MemoryError::OutOfRange`] past its end.
     pub fn slice(&self, bounds: impl RangeBounds<usize>) -> Result<DeviceView<'_, T>> {
         let (s, e) = range("DeviceViewMut::slice", bounds, self.len())?;
         Ok(DeviceView { view: self.view.slice(s..e) })
     }
 
-    /// Elements `bounds` of this view, writable; [`Error::OutOfRange`] past its end.
+    /// Elements `bounds` of this view, writable; [`MemoryError::OutOfRange`] past its end.
     pub fn slice_mut(&mut self, bounds: impl RangeBounds<usize>) -> Result<DeviceViewMut<'_, T>> {
         let (s, e) = range("DeviceViewMut::slice_mut", bounds, self.len())?;
         Ok(DeviceViewMut { view: self.view.slice_mut(s..e) })

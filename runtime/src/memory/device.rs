@@ -7,7 +7,7 @@ use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, DriverError};
 
 use crate::context::{wait_stream_raw, Context, Stream};
 use crate::driver;
-use crate::error::{driver_library_loads, Error, Result};
+use crate::error::{driver_library_loads, Error, Result, SetupError};
 use crate::launch::args::{check_same_stream, DeviceIn, DeviceOut};
 use crate::memory::buffer::DeviceBuffer;
 use crate::memory::pod::{Bool, DeviceValue, Pod};
@@ -15,7 +15,7 @@ use crate::memory::transfer::Staging;
 
 /// The oldest driver kgraph runs on (`1000 * major + 10 * minor`): cudarc is built for the
 /// CUDA 13.0 driver API, and its loader panics on a symbol an older driver lacks, so older
-/// drivers are refused up front with [`Error::DriverTooOld`].
+/// drivers are refused up front with [`SetupError::DriverTooOld`].
 const REQUIRED_DRIVER_VERSION: i32 = 13000;
 
 /// A CUDA context with kgraph's settings, plus its main (non-blocking) stream.
@@ -44,24 +44,26 @@ pub struct Device {
 }
 
 impl Device {
-    /// Opens device `ordinal`. Fails with [`Error::NoDriver`] when libcuda cannot be loaded or
-    /// initialised, [`Error::DriverTooOld`] when it predates CUDA 13.0, and [`Error::NoDevice`]
+    /// Opens device `ordinal`. Fails with [`SetupError::NoDriver`] when libcuda cannot be loaded or
+    /// initialised, [`SetupError::DriverTooOld`] when it predates CUDA 13.0, and [`SetupError::NoDevice`]
     /// when the ordinal does not exist; never panics.
     pub fn new(ordinal: usize) -> Result<Self> {
         if !driver_library_loads() {
-            return Err(Error::NoDriver {
+            return Err(Error::Setup(SetupError::NoDriver {
                 detail: "libcuda.so could not be loaded (no NVIDIA driver on this machine?)".into(),
-            });
+            }));
         }
         // SAFETY: libcuda loads (checked above) and every driver exports cuDriverGetVersion.
         let version = match unsafe { driver::driver_version() } {
             Ok(version) => version,
             Err(DriverError(status)) => {
-                return Err(Error::NoDriver { detail: format!("cuDriverGetVersion failed: {status:?}") })
+                return Err(Error::Setup(SetupError::NoDriver {
+                    detail: format!("cuDriverGetVersion failed: {status:?}"),
+                }))
             }
         };
         if version < REQUIRED_DRIVER_VERSION {
-            return Err(Error::DriverTooOld { found: version, required: REQUIRED_DRIVER_VERSION });
+            return Err(Error::Setup(SetupError::DriverTooOld { found: version, required: REQUIRED_DRIVER_VERSION }));
         }
         let count = match CudaContext::device_count() {
             Ok(n) => n.max(0) as usize,
@@ -72,12 +74,12 @@ impl Device {
                 | sys::CUresult::CUDA_ERROR_SYSTEM_DRIVER_MISMATCH
                 | sys::CUresult::CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE),
             )) => {
-                return Err(Error::NoDriver { detail: format!("cuInit failed: {code:?}") });
+                return Err(Error::Setup(SetupError::NoDriver { detail: format!("cuInit failed: {code:?}") }));
             }
             Err(e) => return Err(Error::driver("count CUDA devices", e)),
         };
         if ordinal >= count {
-            return Err(Error::NoDevice { ordinal, count });
+            return Err(Error::Setup(SetupError::NoDevice { ordinal, count }));
         }
         let ctx =
             CudaContext::new(ordinal).map_err(|e| Error::driver(format!("create context on device {ordinal}"), e))?;
@@ -139,7 +141,7 @@ impl Device {
     }
 
     /// `len` zeroed elements of device memory, allocated (and zeroed) in order on the main
-    /// stream. `len == 0` gives an empty slice. [`Error::Graph`] while the stream is capturing.
+    /// stream. `len == 0` gives an empty slice. [`GraphError::Failed`](crate::GraphError::Failed) while the stream is capturing.
     pub fn alloc_zeros<T: DeviceValue>(&self, len: usize) -> Result<DeviceBuffer<T>> {
         let bytes = Error::byte_len::<T>("alloc_zeros", len)?;
         // Under capture the allocation and the zeroing would become graph nodes, and the
@@ -166,8 +168,8 @@ impl Device {
     }
 
     /// Copies `src` into `dst` (same length) like [`Device::upload`]. Ordered on the main
-    /// stream, so `dst` must be owned by it: [`Error::ForeignStream`] for a slice of another
-    /// stream, [`Error::TrackedContext`] for one of a plain cudarc context.
+    /// stream, so `dst` must be owned by it: [`LaunchError::ForeignStream`](crate::LaunchError::ForeignStream) for a slice of another
+    /// stream, [`LaunchError::TrackedContext`](crate::LaunchError::TrackedContext) for one of a plain cudarc context.
     pub fn upload_into<T: DeviceValue>(&self, src: &[T], dst: &mut impl DeviceOut<T>) -> Result<()> {
         check_same_stream("Device::upload_into", "dst", self.stream(), dst.stream())?;
         Error::check_len("upload_into", dst.elem_len(), src.len())?;
@@ -187,7 +189,7 @@ impl Device {
 
     /// Copies device memory into a new `Vec`: async DtoD copy into mapped pinned staging on the
     /// main stream, wait for it (and so for all work queued before it), copy out. `src` must be
-    /// owned by the main stream: [`Error::ForeignStream`] otherwise, [`Error::TrackedContext`]
+    /// owned by the main stream: [`LaunchError::ForeignStream`](crate::LaunchError::ForeignStream) otherwise, [`LaunchError::TrackedContext`](crate::LaunchError::TrackedContext)
     /// for a slice of a plain cudarc context.
     pub fn download<T: Pod>(&self, src: &impl DeviceIn<T>) -> Result<Vec<T>> {
         let len = src.elem_len();
@@ -282,7 +284,7 @@ impl Device {
         Ok(unsafe { self.stream.upgrade_device_ptr::<T>(ptr, len) })
     }
 
-    /// Fails with [`Error::Graph`] when the main stream is capturing: `op` would be recorded
+    /// Fails with [`GraphError::Failed`](crate::GraphError::Failed) when the main stream is capturing: `op` would be recorded
     /// into the graph (or would invalidate the capture) instead of running now.
     pub(crate) fn ensure_not_capturing(&self, op: &str) -> Result<()> {
         let status =

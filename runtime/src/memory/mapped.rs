@@ -106,7 +106,7 @@ impl<T: Pod> MappedBuffer<T> {
     /// [`Self::read_volatile_into`].
     ///
     /// # Errors
-    /// `Error::LengthMismatch` when `dst.len() != self.len()`; [`Error::Driver`] when the wait
+    /// `MemoryError::LengthMismatch` when `dst.len() != self.len()`; [`Error::Driver`] when the wait
     /// fails (e.g. inside a stream capture, or after a device fault), and the buffer then still
     /// counts as lent.
     pub fn read_into(&self, dst: &mut [T]) -> Result<()> {
@@ -127,7 +127,7 @@ impl<T: Pod> MappedBuffer<T> {
     /// Copies `src` into the buffer, after the wait of [`Self::as_mut_slice`].
     ///
     /// # Errors
-    /// `Error::LengthMismatch` when `src.len() != self.len()`; as [`Self::as_mut_slice`].
+    /// `MemoryError::LengthMismatch` when `src.len() != self.len()`; as [`Self::as_mut_slice`].
     pub fn write_from(&mut self, src: &[T]) -> Result<()> {
         Error::check_len("MappedBuffer::write_from", self.len, src.len())?;
         self.as_mut_slice()?.copy_from_slice(src);
@@ -218,7 +218,7 @@ impl<T: Pod> MappedBuffer<T> {
     ///
     /// # Errors
     ///
-    /// `Error::LengthMismatch` when `dst.len() != self.len()`.
+    /// `MemoryError::LengthMismatch` when `dst.len() != self.len()`.
     pub fn read_volatile_into(&self, dst: &mut [T]) -> Result<()> {
         Error::check_len("MappedBuffer::read_volatile_into", self.len, dst.len())?;
         let host = self.host.as_ptr();

@@ -6,7 +6,7 @@ use cudarc::driver::CudaEvent;
 use crate::memory::buffer::DeviceBuffer;
 
 use crate::driver;
-use crate::error::{Error, Result};
+use crate::error::{Error, MemoryError, Result};
 use crate::launch::args::DeviceIn;
 use crate::memory::device::Device;
 use crate::memory::mapped::MappedBuffer;
@@ -57,12 +57,16 @@ impl SlotBus {
         self.copies.is_empty()
     }
 
-    /// Sets `slot` to `v`, in order on the device's main stream. [`Error::OutOfRange`] (naming
-    /// the bus) for a slot past the end; [`Error::Graph`] while the main stream is capturing.
+    /// Sets `slot` to `v`, in order on the device's main stream. [`MemoryError::OutOfRange`] (naming
+    /// the bus) for a slot past the end; [`GraphError::Failed`](crate::GraphError::Failed) while the main stream is capturing.
     pub fn write(&mut self, slot: usize, v: f32) -> Result<()> {
         let len = self.len();
         if slot >= len {
-            return Err(Error::OutOfRange { what: format!("slot bus `{}`", self.name), index: slot, len });
+            return Err(Error::Memory(MemoryError::OutOfRange {
+                what: format!("slot bus `{}`", self.name),
+                index: slot,
+                len,
+            }));
         }
         let op = format!("slot bus `{}`: write slot {slot}", self.name);
         self.device.ensure_not_capturing(&op)?;

@@ -9,7 +9,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, NcclError, Result};
 
 /// Bytes in an NCCL unique id (`NCCL_UNIQUE_ID_BYTES`).
 pub const UNIQUE_ID_BYTES: usize = 128;
@@ -113,10 +113,10 @@ pub struct Bootstrap {
 
 impl Bootstrap {
     /// `rank` of `world_size`, sharing the id through `exchange`, with [`DEFAULT_TIMEOUT`] and
-    /// `local_rank == rank`. [`Error::Bootstrap`] when `rank >= world_size`, `world_size` is 0
+    /// `local_rank == rank`. [`NcclError::Bootstrap`] when `rank >= world_size`, `world_size` is 0
     /// or over `i32::MAX` (NCCL's limit), or [`IdExchange::Local`] is asked for several ranks.
     pub fn new(rank: usize, world_size: usize, exchange: IdExchange) -> Result<Self> {
-        let fail = |detail: String| Err(Error::Bootstrap { rank: Some(rank), detail });
+        let fail = |detail: String| Err(Error::Nccl(NcclError::Bootstrap { rank: Some(rank), detail }));
         if world_size == 0 || world_size > i32::MAX as usize {
             return fail(format!("world size {world_size} is outside 1..={}", i32::MAX));
         }
@@ -144,22 +144,22 @@ impl Bootstrap {
     /// `RANK` and `WORLD_SIZE` (required), `LOCAL_RANK` (default `RANK`), then the exchange:
     /// `KGRAPH_NCCL_ID_FILE` if set, else `MASTER_ADDR` with `KGRAPH_NCCL_PORT` or
     /// `MASTER_PORT`, else none for a world of one; `KGRAPH_NCCL_TIMEOUT_S` (seconds, default
-    /// 300). Every missing or invalid variable is an [`Error::Bootstrap`] that names it.
+    /// 300). Every missing or invalid variable is an [`NcclError::Bootstrap`] that names it.
     pub fn from_vars(lookup: impl Fn(&str) -> Option<String>) -> Result<Self> {
         let get = |name: &str| lookup(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
         let rank = parse_var::<usize>(None, env::RANK, get(env::RANK), "a rank, 0 or more")?;
         let world_size = parse_var::<usize>(Some(rank), env::WORLD_SIZE, get(env::WORLD_SIZE), "a count, 1 or more")?;
         if world_size == 0 || world_size > i32::MAX as usize {
-            return Err(Error::Bootstrap {
+            return Err(Error::Nccl(NcclError::Bootstrap {
                 rank: Some(rank),
                 detail: format!("{}={world_size} is outside 1..={}", env::WORLD_SIZE, i32::MAX),
-            });
+            }));
         }
         if rank >= world_size {
-            return Err(Error::Bootstrap {
+            return Err(Error::Nccl(NcclError::Bootstrap {
                 rank: Some(rank),
                 detail: format!("{}={rank} is not below {}={world_size}", env::RANK, env::WORLD_SIZE),
-            });
+            }));
         }
         let local_rank = match get(env::LOCAL_RANK) {
             None => rank,
@@ -171,7 +171,7 @@ impl Bootstrap {
             match (get(env::MASTER_ADDR), get(env::MASTER_PORT), get(env::NCCL_PORT)) {
                 (None, None, None) if world_size == 1 => IdExchange::Local,
                 (None, None, None) => {
-                    return Err(Error::Bootstrap {
+                    return Err(Error::Nccl(NcclError::Bootstrap {
                         rank: Some(rank),
                         detail: format!(
                             "{}={world_size} needs a way to share the NCCL id: set {} (a path every rank sees) or {} and {}",
@@ -180,13 +180,13 @@ impl Bootstrap {
                             env::MASTER_ADDR,
                             env::MASTER_PORT
                         ),
-                    })
+                    }))
                 }
                 (None, _, _) => {
-                    return Err(Error::Bootstrap {
+                    return Err(Error::Nccl(NcclError::Bootstrap {
                         rank: Some(rank),
                         detail: format!("{} is not set (rank 0's host, for the TCP exchange of the NCCL id)", env::MASTER_ADDR),
-                    })
+                    }))
                 }
                 (Some(host), master_port, nccl_port) => {
                     let (name, value) = match nccl_port {
@@ -195,10 +195,10 @@ impl Bootstrap {
                     };
                     let port = parse_var::<u16>(Some(rank), name, value, "a TCP port, 1 to 65535")?;
                     if port == 0 {
-                        return Err(Error::Bootstrap {
+                        return Err(Error::Nccl(NcclError::Bootstrap {
                             rank: Some(rank),
                             detail: format!("{name}=0 is not a port rank 0 can be reached on"),
-                        });
+                        }));
                     }
                     IdExchange::Tcp { host, port }
                 }
@@ -209,10 +209,10 @@ impl Bootstrap {
             Some(v) => match v.parse::<f64>() {
                 Ok(s) if s.is_finite() && s > 0.0 && s < 1e9 => Duration::from_secs_f64(s),
                 _ => {
-                    return Err(Error::Bootstrap {
+                    return Err(Error::Nccl(NcclError::Bootstrap {
                         rank: Some(rank),
                         detail: format!("{}={v:?} is not a positive number of seconds", env::TIMEOUT_S),
-                    })
+                    }))
                 }
             },
         };
@@ -260,7 +260,7 @@ impl Bootstrap {
     /// through the exchange, returning once every rank has it (so every rank is up when NCCL's
     /// own, collective, initialisation starts); the others return what rank 0 made (`make` is
     /// not called there). A world of one returns `make()` at once. Every wait is bounded by
-    /// [`Bootstrap::timeout`]: [`Error::Bootstrap`] names this rank, the file or address and,
+    /// [`Bootstrap::timeout`]: [`NcclError::Bootstrap`] names this rank, the file or address and,
     /// on rank 0, the ranks that never showed up.
     pub fn share_id(&self, make: impl FnOnce() -> Result<UniqueId>) -> Result<UniqueId> {
         if self.world_size == 1 {
@@ -282,7 +282,7 @@ impl Bootstrap {
     }
 
     fn fail(&self, detail: String) -> Error {
-        Error::Bootstrap { rank: Some(self.rank), detail }
+        Error::Nccl(NcclError::Bootstrap { rank: Some(self.rank), detail })
     }
 
     /// Rank 0, file exchange: write the id, wait for every rank's acknowledgement, clean up.
@@ -467,8 +467,11 @@ impl Bootstrap {
 
 /// `name`'s value parsed as `T`, or an error naming the variable (and `rank`, once known).
 fn parse_var<T: std::str::FromStr>(rank: Option<usize>, name: &str, value: Option<String>, what: &str) -> Result<T> {
-    let value = value.ok_or_else(|| Error::Bootstrap { rank, detail: format!("{name} is not set ({what})") })?;
-    value.parse().map_err(|_| Error::Bootstrap { rank, detail: format!("{name}={value:?} is not {what}") })
+    let value = value
+        .ok_or_else(|| Error::Nccl(NcclError::Bootstrap { rank, detail: format!("{name} is not set ({what})") }))?;
+    value
+        .parse()
+        .map_err(|_| Error::Nccl(NcclError::Bootstrap { rank, detail: format!("{name}={value:?} is not {what}") }))
 }
 
 /// `<path>.ack<rank>`.

@@ -18,7 +18,7 @@ impl Communicator {
     /// add it with `cuGraphAddChildGraphNode` (which copies it, so the [`CollectiveGraph`] may be
     /// dropped after). The capture runs on a stream of the communicator's (made on first use),
     /// so no other thread's launches on the device stream are recorded. The device stream must
-    /// not be capturing ([`Error::Graph`]).
+    /// not be capturing ([`GraphError::Failed`](crate::GraphError::Failed)).
     ///
     /// # Safety
     /// As for [`Communicator::issue_raw`], for as long as any graph made from the returned one

@@ -3,7 +3,7 @@
 //! types that map to them). No NCCL call happens here, so a graph spec can be validated with it
 //! on any machine.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, MemoryError, NcclError, Result};
 use crate::memory::pod::Pod;
 
 /// A reduction, as NCCL applies it element-wise across ranks.
@@ -192,8 +192,8 @@ impl Collective {
     /// Checks the send and receive lengths (in elements) against the table of [`Collective`]
     /// for `world_size` ranks and returns the `count` NCCL is called with (all-reduce and
     /// broadcast: the length; reduce-scatter: the receive length; all-gather: the send
-    /// length). [`Error::CollectiveLength`] (with `rank: None`) when they do not fit,
-    /// [`Error::OutOfRange`] for a broadcast root outside the world, [`Error::Bootstrap`] for a
+    /// length). [`NcclError::CollectiveLength`] (with `rank: None`) when they do not fit,
+    /// [`MemoryError::OutOfRange`] for a broadcast root outside the world, [`NcclError::Bootstrap`] for a
     /// world size of 0. The rules are the same on every rank, so a graph spec can be checked
     /// with this before any process starts, for each world size it is meant for.
     ///
@@ -204,25 +204,27 @@ impl Collective {
     /// ```
     pub fn check_lengths(&self, world_size: usize, send_len: usize, recv_len: usize) -> Result<usize> {
         if world_size == 0 {
-            return Err(Error::Bootstrap { rank: None, detail: "a world size of 0".into() });
+            return Err(Error::Nccl(NcclError::Bootstrap { rank: None, detail: "a world size of 0".into() }));
         }
-        let fail = |rule| Error::CollectiveLength {
-            collective: self.name(),
-            rank: None,
-            world_size,
-            send_len,
-            recv_len,
-            rule,
+        let fail = |rule| {
+            Error::Nccl(NcclError::CollectiveLength {
+                collective: self.name(),
+                rank: None,
+                world_size,
+                send_len,
+                recv_len,
+                rule,
+            })
         };
         match *self {
             Collective::AllReduce(_) | Collective::Broadcast { .. } => {
                 if let Collective::Broadcast { root } = *self {
                     if root >= world_size {
-                        return Err(Error::OutOfRange {
+                        return Err(Error::Memory(MemoryError::OutOfRange {
                             what: "broadcast root rank".into(),
                             index: root,
                             len: world_size,
-                        });
+                        }));
                     }
                 }
                 if send_len == recv_len {

@@ -9,7 +9,7 @@ use cudarc::driver::sys;
 
 use crate::context::Stream;
 use crate::driver;
-use crate::error::{Error, Result};
+use crate::error::{Error, LaunchError, NcclError, Result};
 use crate::launch::args::{check_same_stream, DeviceIn, DeviceOut};
 use crate::memory::device::Device;
 use crate::nccl::agree::{CallSignature, Disagreement, RankChannel};
@@ -33,16 +33,16 @@ pub(crate) fn in_group() -> bool {
     GROUP_DEPTH.with(|d| d.get() > 0)
 }
 
-/// [`Error::Nccl`] for a communicator made inside a group: NCCL would finish its
+/// [`NcclError::Failed`] for a communicator made inside a group: NCCL would finish its
 /// initialisation only at the group's end, and kgraph hands the communicator out at once.
 fn refuse_init_in_group(rank: usize, op: &str) -> Result<()> {
     match in_group() {
         false => Ok(()),
-        true => Err(Error::Nccl {
+        true => Err(Error::Nccl(NcclError::Failed {
             rank,
             op: op.to_string(),
             detail: "refused inside Communicator::group: make the communicator before the group".to_string(),
-        }),
+        })),
     }
 }
 
@@ -55,7 +55,7 @@ pub struct NcclInfo {
     pub version: (u32, u32, u32),
 }
 
-/// Loads NCCL (once per process) and says which; [`Error::NcclMissing`] when none is usable.
+/// Loads NCCL (once per process) and says which; [`NcclError::Missing`] when none is usable.
 /// Needs no GPU.
 pub fn probe() -> Result<NcclInfo> {
     let api = nccl_sys::api()?;
@@ -70,7 +70,11 @@ pub fn unique_id() -> Result<UniqueId> {
     // SAFETY: `raw` is a valid out-pointer of NCCL's `ncclUniqueId` layout.
     let status = unsafe { api.get_unique_id(&mut raw) };
     if status != SUCCESS {
-        return Err(Error::Nccl { rank: 0, op: "ncclGetUniqueId".into(), detail: api.describe(status, None) });
+        return Err(Error::Nccl(NcclError::Failed {
+            rank: 0,
+            op: "ncclGetUniqueId".into(),
+            detail: api.describe(status, None),
+        }));
     }
     Ok(UniqueId::from_bytes(raw.internal.map(|c| c as u8)))
 }
@@ -116,8 +120,8 @@ unsafe impl Send for Communicator {}
 impl Communicator {
     /// Joins the job `bootstrap` describes on `device` (normally `Device::new(local_rank)`):
     /// shares the unique id ([`Bootstrap::share_id`]: rank 0 makes it) and runs
-    /// `ncclCommInitRank`, which returns once every rank has joined. [`Error::NcclMissing`]
-    /// without NCCL, [`Error::Bootstrap`] when the exchange fails or times out, [`Error::Nccl`]
+    /// `ncclCommInitRank`, which returns once every rank has joined. [`NcclError::Missing`]
+    /// without NCCL, [`NcclError::Bootstrap`] when the exchange fails or times out, [`NcclError::Failed`]
     /// (naming this rank) when NCCL refuses.
     pub fn new(device: &Device, bootstrap: &Bootstrap) -> Result<Self> {
         nccl_sys::api()?;
@@ -126,7 +130,8 @@ impl Communicator {
         // the channel connected below makes every checked collective agree with the other
         // ranks before it is issued.
         let this = unsafe { Self::with_id(device, bootstrap.rank(), bootstrap.world_size(), id) }?;
-        let channel = RankChannel::connect(bootstrap).map_err(|d| this.disagreement("connect the cross-rank check", d))?;
+        let channel =
+            RankChannel::connect(bootstrap).map_err(|d| this.disagreement("connect the cross-rank check", d))?;
         *this.agreement.borrow_mut() = channel;
         Ok(this)
     }
@@ -144,10 +149,10 @@ impl Communicator {
         let api = nccl_sys::api()?;
         refuse_init_in_group(rank, "ncclCommInitRank")?;
         if world_size == 0 || world_size > c_int::MAX as usize || rank >= world_size {
-            return Err(Error::Bootstrap {
+            return Err(Error::Nccl(NcclError::Bootstrap {
                 rank: Some(rank),
                 detail: format!("rank {rank} of {world_size}: NCCL needs 0 <= rank < world size <= {}", c_int::MAX),
-            });
+            }));
         }
         bind(device, rank, "ncclCommInitRank")?;
         let raw = ncclUniqueId { internal: id.as_bytes().map(|b| b as std::ffi::c_char) };
@@ -157,11 +162,11 @@ impl Communicator {
         // binds the communicator to that device.
         let status = unsafe { api.comm_init_rank(&mut comm, world_size as c_int, raw, rank as c_int) };
         if status != SUCCESS {
-            return Err(Error::Nccl {
+            return Err(Error::Nccl(NcclError::Failed {
                 rank,
                 op: format!("ncclCommInitRank (rank {rank} of {world_size}, device {})", device.context().ordinal()),
                 detail: api.describe(status, None),
-            });
+            }));
         }
         Self::adopt(api, comm, device, rank, world_size)
     }
@@ -178,11 +183,11 @@ impl Communicator {
         // SAFETY: `comm` has room for one communicator and the device list holds one ordinal.
         let status = unsafe { api.comm_init_all(&mut comm, 1, &ordinal) };
         if status != SUCCESS {
-            return Err(Error::Nccl {
+            return Err(Error::Nccl(NcclError::Failed {
                 rank: 0,
                 op: format!("ncclCommInitAll (one rank, device {ordinal})"),
                 detail: api.describe(status, None),
-            });
+            }));
         }
         Self::adopt(api, comm, device, 0, 1)
     }
@@ -210,11 +215,11 @@ impl Communicator {
         let status = unsafe { api.comm_user_rank(comm, &mut user_rank) };
         this.check(status, "ncclCommUserRank")?;
         if count as usize != world_size || user_rank as usize != rank {
-            return Err(Error::Nccl {
+            return Err(Error::Nccl(NcclError::Failed {
                 rank,
                 op: "ncclCommInitRank".into(),
                 detail: format!("NCCL made rank {user_rank} of {count}, asked for rank {rank} of {world_size}"),
-            });
+            }));
         }
         Ok(this)
     }
@@ -240,7 +245,7 @@ impl Communicator {
     }
 
     /// An error NCCL hit asynchronously (a peer failed, a network error) since the last check,
-    /// as [`Error::Nccl`]; `Ok` when there is none. Cheap and non-blocking.
+    /// as [`NcclError::Failed`]; `Ok` when there is none. Cheap and non-blocking.
     pub fn async_error(&self) -> Result<()> {
         let mut state = SUCCESS;
         // SAFETY: `self.comm` is live; `state` is a valid out-pointer.
@@ -298,10 +303,10 @@ impl Communicator {
     /// Issues `collective` on `stream` for raw device addresses: the entry point for graph
     /// builders, which call it inside a stream capture ([`crate::Graph::capture`]) to record
     /// the collective as graph nodes, exactly like a kernel launch. Checked: `stream` belongs
-    /// to this communicator's context ([`Error::ForeignContext`]), the lengths fit
-    /// ([`Collective::check_lengths`], [`Error::CollectiveLength`] naming this rank); nothing
+    /// to this communicator's context ([`LaunchError::ForeignContext`]), the lengths fit
+    /// ([`Collective::check_lengths`], [`NcclError::CollectiveLength`] naming this rank); nothing
     /// is issued when a check fails. No host synchronisation. Refused inside a
-    /// [`Communicator::group`] on this thread ([`Error::Nccl`]): there NCCL enqueues the work
+    /// [`Communicator::group`] on this thread ([`NcclError::Failed`]): there NCCL enqueues the work
     /// only at the group's end, which this call's promise does not cover; the group's own
     /// `issue_raw` takes that promise.
     ///
@@ -352,11 +357,21 @@ impl Communicator {
         stream: &Stream,
     ) -> Result<()> {
         if stream.context().cu_ctx() != self.device.context().cu_ctx() {
-            return Err(Error::ForeignContext { kernel: "Communicator::issue_raw", param: "stream" });
+            return Err(Error::Launch(LaunchError::ForeignContext {
+                kernel: "Communicator::issue_raw",
+                param: "stream",
+            }));
         }
         let count = collective.check_lengths(self.world_size, send_len, recv_len).map_err(|e| match e {
-            Error::CollectiveLength { collective, world_size, send_len, recv_len, rule, .. } => {
-                Error::CollectiveLength { collective, rank: Some(self.rank), world_size, send_len, recv_len, rule }
+            Error::Nccl(NcclError::CollectiveLength { collective, world_size, send_len, recv_len, rule, .. }) => {
+                Error::Nccl(NcclError::CollectiveLength {
+                    collective,
+                    rank: Some(self.rank),
+                    world_size,
+                    send_len,
+                    recv_len,
+                    rule,
+                })
             }
             other => other,
         })?;
@@ -450,7 +465,13 @@ impl Communicator {
     /// (`nccl/agree.rs`), before it is issued: the next position in this communicator's
     /// sequence of checked collectives. Lengths this rank's own check refuses are left to that
     /// check (nothing is issued, and the other ranks' checks time out on this position).
-    pub(crate) fn agree(&self, collective: Collective, dtype: DataType, send_len: usize, recv_len: usize) -> Result<()> {
+    pub(crate) fn agree(
+        &self,
+        collective: Collective,
+        dtype: DataType,
+        send_len: usize,
+        recv_len: usize,
+    ) -> Result<()> {
         let Ok(count) = collective.check_lengths(self.world_size, send_len, recv_len) else { return Ok(()) };
         let seq = self.checked_calls.get();
         self.checked_calls.set(seq + 1);
@@ -463,31 +484,35 @@ impl Communicator {
         // The error names the rank already.
         let prefix = format!("rank {}: ", self.rank);
         let detail = detail.strip_prefix(&prefix).map(str::to_string).unwrap_or(detail);
-        Error::Nccl { rank: self.rank, op: format!("cross-rank check of {op}"), detail }
+        Error::Nccl(NcclError::Failed { rank: self.rank, op: format!("cross-rank check of {op}"), detail })
     }
 
-    /// [`Error::Nccl`] when this thread is inside a [`Communicator::group`]: a collective
+    /// [`NcclError::Failed`] when this thread is inside a [`Communicator::group`]: a collective
     /// borrowing its buffers only until it returns would be enqueued after they may be freed.
     pub(crate) fn refuse_in_group(&self, op: &str) -> Result<()> {
         if !in_group() {
             return Ok(());
         }
-        Err(Error::Nccl {
+        Err(Error::Nccl(NcclError::Failed {
             rank: self.rank,
             op: op.to_string(),
             detail: "refused inside Communicator::group, where NCCL enqueues the collective only at \
                      ncclGroupEnd: issue it through the closure's Group, which borrows the buffers for \
                      the whole group"
                 .to_string(),
-        })
+        }))
     }
 
-    /// `Ok` for `ncclSuccess`, else [`Error::Nccl`] naming this rank and `op`.
+    /// `Ok` for `ncclSuccess`, else [`NcclError::Failed`] naming this rank and `op`.
     pub(crate) fn check(&self, status: nccl_sys::RawResult, op: &str) -> Result<()> {
         if status == SUCCESS {
             Ok(())
         } else {
-            Err(Error::Nccl { rank: self.rank, op: op.to_string(), detail: self.api.describe(status, Some(self.comm)) })
+            Err(Error::Nccl(NcclError::Failed {
+                rank: self.rank,
+                op: op.to_string(),
+                detail: self.api.describe(status, Some(self.comm)),
+            }))
         }
     }
 }
@@ -540,9 +565,11 @@ impl Drop for CollectiveGraph {
 /// Makes `device`'s context current on this thread: NCCL picks its device from the CUDA
 /// runtime's current device, which follows the current driver context.
 pub(crate) fn bind(device: &Device, rank: usize, op: &str) -> Result<()> {
-    device.ctx.bind_to_thread().map_err(|e| Error::Nccl {
-        rank,
-        op: op.to_string(),
-        detail: format!("make the device's context current: {e:?}"),
+    device.ctx.bind_to_thread().map_err(|e| {
+        Error::Nccl(NcclError::Failed {
+            rank,
+            op: op.to_string(),
+            detail: format!("make the device's context current: {e:?}"),
+        })
     })
 }

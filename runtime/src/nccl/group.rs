@@ -9,7 +9,7 @@ use cudarc::driver::sys;
 use crate::capture_guard::check_stream;
 use crate::context::Stream;
 use crate::driver;
-use crate::error::{Error, Result};
+use crate::error::{Error, GraphError, NcclError, Result};
 use crate::launch::args::{DeviceIn, DeviceOut};
 use crate::nccl::collective::{Collective, DataType, NcclType, ReduceOp};
 use crate::nccl::communicator::{bind, count_group, in_group, Communicator};
@@ -24,10 +24,10 @@ impl Communicator {
     /// buffer they use must outlive the whole call: the [`Group`]'s collectives borrow their
     /// buffers for `'b`, a lifetime of this call and not of `f`'s body, so a buffer made (and
     /// dropped) inside `f` does not compile. The communicator's own collectives are refused
-    /// inside a group on this thread ([`Error::Nccl`]: they would borrow only until they
+    /// inside a group on this thread ([`NcclError::Failed`]: they would borrow only until they
     /// return), and so are a nested `group`, a communicator's construction and the collective
     /// nodes of graph structs. `tests/ui/safety/h7_group_buffers_outlive_the_group.rs` is the
-    /// case that must not compile. [`Error::Graph`] when a capture kgraph did not begin started
+    /// case that must not compile. [`GraphError::Failed`] when a capture kgraph did not begin started
     /// on the device stream inside `f`: that capture is invalidated before `ncclGroupEnd`, so it
     /// records none of the group's collectives; with several ranks, the other ranks' halves of
     /// those collectives then wait for this rank's, which never come (the communicator is
@@ -36,13 +36,13 @@ impl Communicator {
     pub fn group<'b, R>(&self, f: impl FnOnce(&Group<'_, 'b>) -> Result<R>) -> Result<R> {
         // NCCL starts nested groups' work at the outermost end, past an inner group's `'b`.
         if in_group() {
-            return Err(Error::Nccl {
+            return Err(Error::Nccl(NcclError::Failed {
                 rank: self.rank(),
                 op: "Communicator::group".to_string(),
                 detail: "refused inside another Communicator::group on this thread (NCCL would start \
                          the inner group's collectives only at the outer group's end)"
                     .to_string(),
-            });
+            }));
         }
         // SAFETY: ncclGroupStart only opens a (thread-local) group.
         let status = unsafe { self.api.group_start() };
@@ -52,8 +52,8 @@ impl Communicator {
         let foreign = self.refuse_foreign_capture_at_group_end();
         let ended = open.end();
         match (foreign, ended) {
-            (Err(Error::Graph { op, detail }), Err(e)) => {
-                Err(Error::Graph { op, detail: format!("{detail}; ncclGroupEnd then failed: {e}") })
+            (Err(Error::Graph(GraphError::Failed { op, detail })), Err(e)) => {
+                Err(Error::Graph(GraphError::Failed { op, detail: format!("{detail}; ncclGroupEnd then failed: {e}") }))
             }
             (Err(refused), _) => Err(refused),
             (Ok(()), ended) => {

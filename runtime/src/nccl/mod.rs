@@ -9,7 +9,7 @@
 //!   [`Communicator::issue_raw`] and [`Communicator::capture_graph`] for graph builders.
 //! - [`probe`]: whether NCCL loads here, and which. NCCL is loaded at run time (`libnccl.so.2`,
 //!   or `KGRAPH_NCCL_LIB`); when it is missing, every entry point returns one
-//!   [`Error::NcclMissing`](crate::Error::NcclMissing) saying where to get it (docs/multi-gpu.md).
+//!   [`NcclError::Missing`](crate::NcclError::Missing) saying where to get it (docs/multi-gpu.md).
 //!
 //! ```no_run
 //! use kgraph_runtime::{nccl::{Bootstrap, Communicator, ReduceOp}, Device};

@@ -7,14 +7,14 @@
 //! library itself with `libloading` (the crate cudarc loads with) and keeps cudarc's
 //! bindgen'd types (`ncclUniqueId`, `ncclComm_t`, `ncclDataType_t`, `ncclRedOp_t`) for the ABI.
 //! Every symbol is resolved once, up front: a missing library, a too-old one or a missing
-//! symbol is one [`Error::NcclMissing`], never a panic.
+//! symbol is one [`NcclError::Missing`], never a panic.
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::OnceLock;
 
 pub use cudarc::nccl::sys::{ncclComm_t, ncclDataType_t, ncclRedOp_t, ncclUniqueId};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, NcclError, Result};
 
 mod calls;
 
@@ -101,7 +101,7 @@ pub fn api() -> Result<&'static Api> {
         load(explicit.as_deref())
     })
     .as_ref()
-    .map_err(|detail| Error::NcclMissing { detail: detail.clone() })
+    .map_err(|detail| Error::Nccl(NcclError::Missing { detail: detail.clone() }))
 }
 
 /// `major.minor.patch` of a `ncclGetVersion` code.

@@ -48,7 +48,7 @@ pub(crate) fn launch_doc(decl: &KernelDecl, resolved: &Resolved) -> TokenStream 
         lines.push(String::new());
         lines.push(format!(
             "Dynamic shared memory: `cfg.shared_mem_bytes` must be at least `{}` bytes \
-             (`kgraph::Error::SharedMemory` otherwise).",
+             (`kgraph::LaunchError::SharedMemory` otherwise).",
             shared.text
         ));
     }
@@ -68,7 +68,7 @@ pub(crate) fn launch_doc(decl: &KernelDecl, resolved: &Resolved) -> TokenStream 
     lines.extend(["", "# Errors", ""].map(String::from));
     if let Some(bounds) = resolved.kernel.launch_bounds {
         lines.push(format!(
-            "`kgraph::Error::BlockTooLarge` when `cfg`'s blocks have more than {} threads (the kernel's",
+            "`kgraph::LaunchError::BlockTooLarge` when `cfg`'s blocks have more than {} threads (the kernel's",
             bounds.max_threads
         ));
         lines.push(format!("`__launch_bounds__`, {file}:{}).", bounds.line));
@@ -77,8 +77,10 @@ pub(crate) fn launch_doc(decl: &KernelDecl, resolved: &Resolved) -> TokenStream 
     if decl.has_checked_launch() {
         lines.extend(CHECKED_ERRORS.map(String::from));
     }
-    let launch_error =
-        ["`kgraph::Error::Launch` when the driver rejects the launch (or an earlier", "asynchronous fault surfaces)."];
+    let launch_error = [
+        "`kgraph::Error::LaunchFailed` when the driver rejects the launch (or an earlier",
+        "asynchronous fault surfaces).",
+    ];
     lines.extend(launch_error.map(String::from));
     doc_lines(lines)
 }
@@ -119,13 +121,13 @@ const UNSAFE_CONTRACT: [&str; 18] = [
 ];
 
 const CHECKED_ERRORS: [&str; 9] = [
-    "`kgraph::Error::TooManyThreads` when `cfg` has more than 2^31 threads;",
-    "`kgraph::Error::ExtentArithmetic` when an extent overflows, divides by zero or is",
-    "negative for these scalar arguments; `kgraph::Error::Extent` when an argument holds",
-    "fewer elements than its extent; `kgraph::Error::Aliasing` when an argument the kernel",
-    "writes overlaps another; `kgraph::Error::SharedMemory` when `cfg.shared_mem_bytes` is",
-    "below the declaration's `shared`; `kgraph::Error::SharedMemoryLimit` when it is more than",
-    "the device grants the kernel; `kgraph::Error::Graph` when `stream` is capturing into a",
+    "`kgraph::LaunchError::TooManyThreads` when `cfg` has more than 2^31 threads;",
+    "`kgraph::LaunchError::ExtentArithmetic` when an extent overflows, divides by zero or is",
+    "negative for these scalar arguments; `kgraph::LaunchError::Extent` when an argument holds",
+    "fewer elements than its extent; `kgraph::LaunchError::Aliasing` when an argument the kernel",
+    "writes overlaps another; `kgraph::LaunchError::SharedMemory` when `cfg.shared_mem_bytes` is",
+    "below the declaration's `shared`; `kgraph::LaunchError::SharedMemoryLimit` when it is more than",
+    "the device grants the kernel; `kgraph::GraphError::Failed` when `stream` is capturing into a",
     "graph kgraph did not begin (all before anything is launched).",
     "",
 ];

@@ -196,9 +196,9 @@ fn handle_consts(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
     let pdl_doc = if pdl_waits {
         " `true`: the compiled kernel executes `griddepcontrol.wait` (and calls no function kgraph cannot see), so a PDL launch (`LaunchOptions::PDL`) waits for the previous kernel's writes."
     } else if resolved.record_path.is_some() {
-        " `false`: the compiled kernel is not proven to execute `griddepcontrol.wait` (it lacks it, or calls a function kgraph cannot see), so `launch_with` refuses PDL (`Error::PdlWithoutWait`)."
+        " `false`: the compiled kernel is not proven to execute `griddepcontrol.wait` (it lacks it, or calls a function kgraph cannot see), so `launch_with` refuses PDL (`LaunchError::PdlWithoutWait`)."
     } else {
-        " `false`: no record of what was compiled (the build used the NVRTC fallback), so nothing proves a wait; `launch_with` refuses PDL (`Error::PdlWithoutWait`)."
+        " `false`: no record of what was compiled (the build used the NVRTC fallback), so nothing proves a wait; `launch_with` refuses PDL (`LaunchError::PdlWithoutWait`)."
     };
     let record = resolved.record_path.as_ref().map(|path| {
         quote! {
@@ -262,9 +262,9 @@ fn loaders() -> TokenStream {
         ///
         /// # Errors
         ///
-        /// `kgraph::Error::ModuleLoad` when the module cannot be loaded,
-        /// `kgraph::Error::FunctionNotFound` when the kernel is not in it,
-        /// `kgraph::Error::ParamMismatch` when the loaded function's parameter sizes differ
+        /// `kgraph::ModuleError::Load` when the module cannot be loaded,
+        /// `kgraph::ModuleError::FunctionNotFound` when the kernel is not in it,
+        /// `kgraph::ModuleError::ParamMismatch` when the loaded function's parameter sizes differ
         /// from the declaration's (as the driver reports them, CUDA 12.4+).
         pub fn #load {
             let module = cache.module(&Self::SOURCE)?;
@@ -363,7 +363,7 @@ fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignat
         ///
         /// # Errors
         ///
-        /// As [`Self::launch`], and `kgraph::Error::PdlWithoutWait` for PDL options when
+        /// As [`Self::launch`], and `kgraph::LaunchError::PdlWithoutWait` for PDL options when
         /// [`Self::PDL_WAITS`] is `false`.
         #[inline]
         #[allow(clippy::too_many_arguments)]
@@ -436,7 +436,7 @@ fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignat
                 // that outlive the call.
                 return unsafe { #args.launch(cfg) }
                     .map(|_events| ::kgraph::expert::Issued::Launched)
-                    .map_err(|source| ::kgraph::Error::Launch { kernel: Self::NAME, source });
+                    .map_err(|source| ::kgraph::Error::LaunchFailed { kernel: Self::NAME, source });
             }
             #ex_args
             // SAFETY: as above: one pointer per kernel parameter, in the verified order, each to
@@ -482,7 +482,7 @@ fn unsafe_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignatu
             // them is the caller's contract (`# Safety` above).
             unsafe { #args.launch(cfg) }
                 .map(|_events| ())
-                .map_err(|source| ::kgraph::Error::Launch { kernel: Self::NAME, source })
+                .map_err(|source| ::kgraph::Error::LaunchFailed { kernel: Self::NAME, source })
         }
 
         #launch_with_doc

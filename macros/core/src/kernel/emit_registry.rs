@@ -70,7 +70,7 @@ pub(crate) fn registry(entries: &[Entry<'_>], stub: bool) -> TokenStream {
             ///
             /// # Errors
             ///
-            /// The first kernel that fails to load (`kgraph::Error::ModuleLoad` or `FunctionNotFound`).
+            /// The first kernel that fails to load (`kgraph::ModuleError::Load` or `FunctionNotFound`).
             pub fn load(device: &::kgraph::Device) -> ::kgraph::Result<Self> {
                 Self::load_with(&mut ::kgraph::expert::ModuleCache::new(device.context()))
             }

@@ -11,7 +11,7 @@ use kgraph::expert::{KernelSource, ModuleCache};
 use kgraph::{
     Device, DeviceBuffer, DeviceIn, DeviceOut, Error, LaunchConfig, MappedBuffer, PinnedMutPtr, PinnedPtr, Stream,
 };
-use kgraph::{PinnedSlot, Pod, Result, SlotBus};
+use kgraph::{MemoryError, PinnedSlot, Pod, Result, SlotBus};
 
 // SAFETY: the image is the one kgraph-build compiled from this file; it is only loaded by hand
 // (`ModuleCache::function`) and launched through cudarc's unsafe launch, no declared handle.
@@ -36,7 +36,7 @@ pub(crate) struct TestKernels {
 }
 
 fn launch_error(kernel: &'static str) -> impl Fn(kgraph::cudarc::driver::DriverError) -> Error {
-    move |source| Error::Launch { kernel, source }
+    move |source| Error::LaunchFailed { kernel, source }
 }
 
 /// cudarc's stream under `s`, for the hand-written launches below.
@@ -306,7 +306,7 @@ fn buffer_views_cover_exactly_their_range_and_past_the_end_is_refused() {
     assert_eq!(dev.download(&buf.slice(990..).unwrap()).unwrap(), values[990..]);
     let view = buf.slice(100..200).unwrap();
     assert_eq!(dev.download(&view.slice(5..=6).unwrap()).unwrap(), [105, 106], "a view of a view");
-    assert!(matches!(view.slice(50..101), Err(Error::OutOfRange { index: 101, len: 100, .. })));
+    assert!(matches!(view.slice(50..101), Err(Error::Memory(MemoryError::OutOfRange { index: 101, len: 100, .. }))));
     // A write through a writable view lands in its range and nowhere else.
     dev.upload_into(&[7, 7, 7], &mut buf.slice_mut(500..503).unwrap()).unwrap();
     let (lo, hi) = buf.split_at_mut(500).unwrap();
@@ -317,9 +317,9 @@ fn buffer_views_cover_exactly_their_range_and_past_the_end_is_refused() {
     assert!(after.iter().enumerate().all(|(i, &v)| v == if (500..503).contains(&i) { 7 } else { i as u32 }));
     // Past the end: a typed error, nothing touched.
     for refused in [buf.slice(0..N + 1).map(drop), buf.slice(N + 1..).map(drop), buf.slice_mut(999..=1000).map(drop)] {
-        assert!(matches!(refused, Err(Error::OutOfRange { len: N, .. })), "{refused:?}");
+        assert!(matches!(refused, Err(Error::Memory(MemoryError::OutOfRange { len: N, .. }))), "{refused:?}");
     }
-    assert!(matches!(buf.split_at_mut(N + 1), Err(Error::OutOfRange { .. })));
+    assert!(matches!(buf.split_at_mut(N + 1), Err(Error::Memory(MemoryError::OutOfRange { .. }))));
     assert_eq!(dev.download(&buf).unwrap(), after);
 }
 
@@ -329,12 +329,14 @@ fn length_mismatch_is_an_error_naming_the_operation_and_writes_nothing() {
     let dev = super::common::device();
     let mut d = dev.alloc_zeros::<f32>(4).unwrap();
     match dev.upload_into(&[1.0f32; 5], &mut d) {
-        Err(Error::LengthMismatch { what, expected: 4, actual: 5 }) => assert!(what.contains("upload_into"), "{what}"),
+        Err(Error::Memory(MemoryError::LengthMismatch { what, expected: 4, actual: 5 })) => {
+            assert!(what.contains("upload_into"), "{what}")
+        }
         other => panic!("expected LengthMismatch, got {other:?}"),
     }
     let mut host = [0.0f32; 3];
     match dev.download_into(&d, &mut host) {
-        Err(Error::LengthMismatch { what, expected: 4, actual: 3 }) => {
+        Err(Error::Memory(MemoryError::LengthMismatch { what, expected: 4, actual: 3 })) => {
             assert!(what.contains("download_into"), "{what}")
         }
         other => panic!("expected LengthMismatch, got {other:?}"),
@@ -412,7 +414,7 @@ fn slot_bus_writes_agree_with_snapshot_and_are_stream_ordered() {
     assert_eq!(bus.snapshot().unwrap()[2], 13.25);
 
     match bus.write(n, 1.0) {
-        Err(Error::OutOfRange { what, index, len }) => {
+        Err(Error::Memory(MemoryError::OutOfRange { what, index, len })) => {
             assert_eq!((index, len), (n, n));
             assert!(what.contains("controls"), "error must name the bus: {what}");
         }
@@ -420,5 +422,5 @@ fn slot_bus_writes_agree_with_snapshot_and_are_stream_ordered() {
     }
     let message = bus.write(n + 3, 1.0).unwrap_err().to_string();
     assert!(message.contains("controls") && message.contains(&format!("{}", n + 3)), "{message}");
-    assert!(matches!(bus.write(usize::MAX, 1.0), Err(Error::OutOfRange { .. })));
+    assert!(matches!(bus.write(usize::MAX, 1.0), Err(Error::Memory(MemoryError::OutOfRange { .. }))));
 }

@@ -11,7 +11,7 @@ use std::time::Instant;
 use kgraph::cudarc::driver::CudaContext;
 // The launch-side checks generated code runs, tested directly.
 use kgraph::__private::{check_same_context, check_same_stream};
-use kgraph::{DeviceIn, DeviceOut, Error, PinnedPtr, Stream};
+use kgraph::{DeviceIn, DeviceOut, Error, LaunchError, PinnedPtr, Stream};
 use kgraph::{MappedBuffer, PinnedSlot, Result};
 
 use super::common::device;
@@ -116,18 +116,18 @@ fn work_on_a_stream_that_does_not_own_the_argument_is_refused() {
     side.synchronize().unwrap();
 
     match checked_iota(&k, dev.stream(), &mut foreign, 5) {
-        Err(Error::ForeignStream { kernel: "rt_iota_u32", param: "out" }) => {}
+        Err(Error::Launch(LaunchError::ForeignStream { kernel: "rt_iota_u32", param: "out" })) => {}
         other => panic!("launch on the main stream of a side-stream slice: expected ForeignStream, got {other:?}"),
     }
     match dev.upload_into(&[7u32; N], &mut foreign) {
-        Err(e @ Error::ForeignStream { kernel: "Device::upload_into", param: "dst" }) => {
+        Err(e @ Error::Launch(LaunchError::ForeignStream { kernel: "Device::upload_into", param: "dst" })) => {
             assert!(e.to_string().contains("another stream"), "{e}");
         }
         other => panic!("upload_into a side-stream slice: expected ForeignStream, got {other:?}"),
     }
-    assert!(matches!(dev.download(&foreign), Err(Error::ForeignStream { param: "src", .. })));
+    assert!(matches!(dev.download(&foreign), Err(Error::Launch(LaunchError::ForeignStream { param: "src", .. }))));
     let mut host = vec![0u32; N];
-    assert!(matches!(dev.download_into(&foreign, &mut host), Err(Error::ForeignStream { .. })));
+    assert!(matches!(dev.download_into(&foreign, &mut host), Err(Error::Launch(LaunchError::ForeignStream { .. }))));
     assert_eq!(side_raw.clone_dtoh(&foreign).unwrap(), vec![0; N], "a refused launch or copy wrote nothing");
 
     // On its own stream the same launch is fine, and so is a main-stream slice on the main stream.
@@ -154,14 +154,16 @@ fn slices_of_a_tracked_cudarc_context_are_refused() {
     // SAFETY: a stream of a tracked context: kgraph's checks refuse it before anything runs.
     let tracked_stream = unsafe { Stream::from_cuda(ts.clone()) };
     match checked_iota(&k, &tracked_stream, &mut slice, 3) {
-        Err(Error::TrackedContext { kernel: "rt_iota_u32", param: "out" }) => {}
+        Err(Error::Launch(LaunchError::TrackedContext { kernel: "rt_iota_u32", param: "out" })) => {}
         other => panic!("launch with a tracked slice: expected TrackedContext, got {other:?}"),
     }
     match dev.upload_into(&[7u32; N], &mut slice) {
-        Err(e @ Error::TrackedContext { .. }) => assert!(e.to_string().contains("event tracking"), "{e}"),
+        Err(e @ Error::Launch(LaunchError::TrackedContext { .. })) => {
+            assert!(e.to_string().contains("event tracking"), "{e}")
+        }
         other => panic!("upload_into a tracked slice: expected TrackedContext, got {other:?}"),
     }
-    assert!(matches!(dev.download(&slice), Err(Error::TrackedContext { .. })));
+    assert!(matches!(dev.download(&slice), Err(Error::Launch(LaunchError::TrackedContext { .. }))));
     assert_eq!(ts.clone_dtoh(&slice).unwrap(), vec![0; N], "nothing was written");
 }
 
@@ -180,7 +182,7 @@ fn pinned_pointers_carry_their_context() {
     let bogus = 0x10 as kgraph::cudarc::driver::sys::CUcontext;
     assert!(matches!(
         check_same_context("k", "x", dev.stream(), bogus),
-        Err(Error::ForeignContext { kernel: "k", param: "x" })
+        Err(Error::Launch(LaunchError::ForeignContext { kernel: "k", param: "x" }))
     ));
 }
 

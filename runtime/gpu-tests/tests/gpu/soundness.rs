@@ -78,10 +78,10 @@ fn an_image_announcing_more_bytes_than_it_holds_is_refused_before_the_driver_rea
         // here, to show kgraph refuses it rather than letting the driver read past it.
         let src = unsafe { KernelSource::new("kernels/broken.cu", image, "", "") };
         match ModuleCache::new(dev.context()).module(&src) {
-            Err(Error::ModuleLoad { file: "kernels/broken.cu", detail }) => {
+            Err(Error::Module(ModuleError::Load { file: "kernels/broken.cu", detail })) => {
                 assert!(detail.contains("past") || detail.contains("truncated"), "{what}: {detail}")
             }
-            other => panic!("{what}: expected Error::ModuleLoad, got {other:?}"),
+            other => panic!("{what}: expected ModuleError::Load, got {other:?}"),
         }
     }
 }

@@ -26,7 +26,7 @@ use crate::syntax::naming::ident_text;
 pub(crate) const MAX_THREADS: u64 = 1 << 31;
 
 /// Why an extent has no value, as the runtime would refuse the launch
-/// (`Error::ExtentArithmetic`).
+/// (`LaunchError::ExtentArithmetic`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Fault {
     /// An operation leaves the type's range (for unsigned types, goes below zero).
@@ -272,7 +272,7 @@ pub(crate) fn threads_within_promise(cx: &mut Ctx<'_>, node: &RawNode, grid: &Di
         format!(
             "`grid` {:?} × `block` {:?} = {threads} threads, more than the 2^31 = {MAX_THREADS} a checked launch \
              allows (a thread index computed in C's `int` would overflow; the launch would fail with \
-             `Error::TooManyThreads`)",
+             `LaunchError::TooManyThreads`)",
             grid.value, block.value
         ),
     );

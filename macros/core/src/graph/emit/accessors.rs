@@ -165,18 +165,18 @@ fn buffer_replacer(cg: &CodegenInput<'_>, b: usize) -> Option<TokenStream> {
     let name = &buf.name;
     let update = users_of(ir, b).into_iter().map(|n| format_ident!("__update_node_{}", n));
     let doc = doc_attr(&format!(
-        "Rebinds buffer `{name}` to `new` (the same {} x {}, allocated on this graph's device stream) and returns the old slice; every node passing it is rewritten in the instantiated graph in place, with no re-capture: ping-pong buffers, or another allocation of the same shape. `kgraph::Error::LengthMismatch` or `kgraph::Error::ForeignStream` refuse `new` and change nothing. Should rewriting a node fail, the graph is dropped (call `capture` again) and `new` stays bound. The old slice may still be read by a replay in flight: its uses and its free are ordered on the device stream.",
+        "Rebinds buffer `{name}` to `new` (the same {} x {}, allocated on this graph's device stream) and returns the old slice; every node passing it is rewritten in the instantiated graph in place, with no re-capture: ping-pong buffers, or another allocation of the same shape. `kgraph::MemoryError::LengthMismatch` or `kgraph::LaunchError::ForeignStream` refuse `new` and change nothing. Should rewriting a node fail, the graph is dropped (call `capture` again) and `new` stays bound. The old slice may still be read by a replay in flight: its uses and its free are ordered on the device stream.",
         buf.len, buf.elem
     ));
     Some(quote! {
         #doc
         pub fn #m(&mut self, new: ::kgraph::DeviceBuffer<#t>) -> ::kgraph::Result<::kgraph::DeviceBuffer<#t>> {
             if new.len() != Self::#len_const {
-                return ::core::result::Result::Err(::kgraph::Error::LengthMismatch {
+                return ::core::result::Result::Err(::kgraph::Error::Memory(::kgraph::MemoryError::LengthMismatch {
                     what: ::std::string::String::from(#what),
                     expected: Self::#len_const,
                     actual: new.len(),
-                });
+                }));
             }
             ::kgraph::__private::check_same_stream(#graph, #name, self.device.stream(), ::kgraph::DeviceIn::<#t>::stream(&new))?;
             let old = ::core::mem::replace(&mut self.#f, new);
@@ -205,7 +205,7 @@ fn launch_setter(cg: &CodegenInput<'_>) -> TokenStream {
         /// (an index into `NODES`) for later eager runs and, in place, in the instantiated graph.
         /// The launch checks of the kernel (its `__launch_bounds__`, the device's limits) run
         /// now when a graph exists (else at the next launch); a refused shape changes nothing.
-        /// `kgraph::Error::Graph` for an index that is not a kernel node.
+        /// `kgraph::GraphError::Failed` for an index that is not a kernel node.
         pub fn set_launch(&mut self, node: usize, cfg: ::kgraph::LaunchConfig) -> ::kgraph::Result<()> {
             let update: fn(&mut Self) -> ::kgraph::Result<()> = match node {
                 #( #kernels => Self::#updates, )*
@@ -277,7 +277,7 @@ fn scalar_accessors(cg: &CodegenInput<'_>, s: usize) -> TokenStream {
     let refuses = if checks.is_empty() {
         String::new()
     } else {
-        " It feeds kernel extents, so it first checks that `value` keeps each of them (evaluated as the kernel's checked launch would) within its buffer, and refuses a value that does not with `kgraph::Error::ScalarBreaksExtent`, changing nothing: the captured graph keeps running with the old value.".to_string()
+        " It feeds kernel extents, so it first checks that `value` keeps each of them (evaluated as the kernel's checked launch would) within its buffer, and refuses a value that does not with `kgraph::GraphError::ScalarBreaksExtent`, changing nothing: the captured graph keeps running with the old value.".to_string()
     };
     let doc = format!(
         "Sets scalar `{}` ({}). Takes effect at the next launch: eager runs pass it directly, and when a graph is captured its kernel nodes that take it ({}) are updated in place with `cuGraphExecKernelNodeSetParams` — no re-capture.{refuses}",

@@ -243,8 +243,8 @@ pub(crate) fn build_methods(cg: &CodegenInput<'_>) -> TokenStream {
 
         /// Rebuilds the graph from the struct's current state (scalars, buffers, launch shapes)
         /// with the plan it was built with, and updates the instantiated graph in place
-        /// (`cuGraphExecUpdate`), without re-instantiation. `kgraph::Error::GraphUpdate` when
-        /// the driver refuses (the graph then stays as it was), `kgraph::Error::Graph` when no
+        /// (`cuGraphExecUpdate`), without re-instantiation. `kgraph::GraphError::Update` when
+        /// the driver refuses (the graph then stays as it was), `kgraph::GraphError::Failed` when no
         /// graph was built by [`Self::capture`] or [`Self::capture_serialized`]. The per-node
         /// setters need no call to this: they update their nodes directly.
         pub fn update_graph(&mut self) -> ::kgraph::Result<()> {
@@ -296,7 +296,7 @@ pub(crate) fn build_methods(cg: &CodegenInput<'_>) -> TokenStream {
 
         /// Writes the instantiated graph as the driver holds it (`cuGraphDebugDotPrint`,
         /// verbose: every node's parameters, edge types, conditional bodies) to `path`;
-        /// compare with [`Self::DOT`], the spec's dataflow. `kgraph::Error::Graph` before a
+        /// compare with [`Self::DOT`], the spec's dataflow. `kgraph::GraphError::Failed` before a
         /// capture.
         pub fn debug_dot(&self, path: &::std::path::Path) -> ::kgraph::Result<()> {
             match &self.captured {

@@ -14,11 +14,11 @@ use crate::graph::ir::{Buffer, HostMethod, Role};
 fn length_check(what: &str, len_const: &Ident, actual: TokenStream) -> TokenStream {
     quote! {
         if #actual != Self::#len_const {
-            return ::core::result::Result::Err(::kgraph::Error::LengthMismatch {
+            return ::core::result::Result::Err(::kgraph::Error::Memory(::kgraph::MemoryError::LengthMismatch {
                 what: ::std::string::String::from(#what),
                 expected: Self::#len_const,
                 actual: #actual,
-            });
+            }));
         }
     }
 }

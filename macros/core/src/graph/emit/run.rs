@@ -143,7 +143,7 @@ fn replay_and_inspection(cg: &CodegenInput<'_>, mark_in_flight: &TokenStream) ->
     quote! {
         /// Launches the graph on the device stream (asynchronous): the graph of the last
         /// [`Self::capture`], [`Self::capture_serialized`] (or `capture_streamed`).
-        /// [`kgraph::Error::Graph`] if neither has run.
+        /// [`kgraph::GraphError::Failed`] if neither has run.
         pub fn replay(&self) -> ::kgraph::Result<()> {
             let _range = ::kgraph::expert::nvtx::range(#replay_range);
             #mark_in_flight
@@ -205,7 +205,7 @@ fn reload_kernels(cg: &CodegenInput<'_>) -> TokenStream {
         /// order, types and constness, the extents its `unsafe(extents)` promises, and no more
         /// dynamic shared memory than its `shared` states, none without one), or
         /// differs from it in the size of a declared parameter or by missing one (then the
-        /// reload is refused with `kgraph::Error::ParamMismatch`).
+        /// reload is refused with `kgraph::ModuleError::ParamMismatch`).
         pub unsafe fn reload_kernels(&mut self) -> ::kgraph::Result<bool> {
             if !::kgraph::expert::reload::enabled() || !self.kernel_watch.changed() {
                 return ::core::result::Result::Ok(false);

@@ -17,7 +17,7 @@ use crate::syntax::naming::ident_text;
 /// argument whose extent names a parameter bound to scalar `s`, the extent evaluated with
 /// `value` (and the other scalars' current values, the constants as captured) through
 /// `kgraph::__private::extent`'s checked operations in the extent's C type must be at most the bound
-/// buffer's length, else `Error::ScalarBreaksExtent`. The graph was checked at compile time
+/// buffer's length, else `GraphError::ScalarBreaksExtent`. The graph was checked at compile time
 /// with every scalar at its default, and each setter keeps it so, which is why a replay needs
 /// no check. Identical checks (the same expression and length) are made once. Empty when the
 /// scalar feeds no extent.
@@ -46,10 +46,10 @@ pub(crate) fn extent_checks(cg: &CodegenInput<'_>, s: usize) -> Vec<TokenStream>
             let (node_name, param, expr, buffer) = (&node.name, ident_text(&u.param.name), &u.extent.text, &buf.name);
             out.push(quote! {
                 if let ::core::result::Result::Err(required) = ::kgraph::__private::extent::within(#value, #len) {
-                    return ::core::result::Result::Err(::kgraph::Error::ScalarBreaksExtent {
+                    return ::core::result::Result::Err(::kgraph::Error::Graph(::kgraph::GraphError::ScalarBreaksExtent {
                         graph: #graph, scalar: #scalar, node: #node_name, param: #param, expr: #expr,
                         buffer: #buffer, required, len: #len,
-                    });
+                    }));
                 }
             });
         }

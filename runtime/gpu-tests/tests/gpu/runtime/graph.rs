@@ -3,7 +3,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use kgraph::cudarc::driver::sys::CUstreamCaptureStatus;
-use kgraph::{Device, DeviceBuffer, Error, Graph, Result, Stream};
+use kgraph::{Device, DeviceBuffer, Error, Graph, GraphError, Result, Stream};
 
 use super::{assert_same_bits, splitmix, TestKernels};
 
@@ -98,11 +98,11 @@ fn failing_capture_closure_leaves_the_stream_usable() {
     let failed = unsafe {
         Graph::capture(s, |s| {
             k.affine(s, &mut buf, 2.0, 1.0)?;
-            Err(Error::Graph { op: "test closure".into(), detail: "deliberate failure".into() })
+            Err(Error::Graph(GraphError::Failed { op: "test closure".into(), detail: "deliberate failure".into() }))
         })
     };
     match failed {
-        Err(Error::Graph { op, .. }) => assert_eq!(op, "test closure"),
+        Err(Error::Graph(GraphError::Failed { op, .. })) => assert_eq!(op, "test closure"),
         other => panic!("expected the closure's error, got {other:?}"),
     }
     assert_eq!(capture_status(s), CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE);
@@ -137,7 +137,7 @@ fn failing_capture_closure_leaves_the_stream_usable() {
         })
     };
     match invalidated {
-        Err(Error::Graph { op, .. }) => assert_eq!(op, "end capture"),
+        Err(Error::Graph(GraphError::Failed { op, .. })) => assert_eq!(op, "end capture"),
         other => panic!("expected an invalidated capture, got {other:?}"),
     }
     assert_eq!(capture_status(s), CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE);
@@ -165,10 +165,16 @@ fn eager_calls_inside_a_capture_are_refused_without_touching_the_graph() {
     // the replay, in stream order; the nested capture is refused and captures nothing.
     let graph = unsafe {
         Graph::capture(dev.stream(), |s| {
-            assert!(matches!(dev.upload(&[1.0f32, 2.0]), Err(Error::Graph { .. })), "upload during capture");
-            assert!(matches!(dev.download(&out), Err(Error::Graph { .. })), "download during capture");
+            assert!(
+                matches!(dev.upload(&[1.0f32, 2.0]), Err(Error::Graph(GraphError::Failed { .. }))),
+                "upload during capture"
+            );
+            assert!(
+                matches!(dev.download(&out), Err(Error::Graph(GraphError::Failed { .. }))),
+                "download during capture"
+            );
             match Graph::capture(s, |_| Ok(())) {
-                Err(Error::Graph { op, .. }) => assert_eq!(op, "begin capture"),
+                Err(Error::Graph(GraphError::Failed { op, .. })) => assert_eq!(op, "begin capture"),
                 other => panic!("nested capture must be refused, got {other:?}"),
             }
             k.iota(s, &mut out, 5)
@@ -194,7 +200,7 @@ fn empty_graph_cannot_be_replayed() {
         [("replay", graph.replay()), ("upload", graph.upload()), ("replay_timed", graph.replay_timed().map(drop))]
     {
         match r {
-            Err(Error::Graph { op: got, .. }) => assert_eq!(got, op),
+            Err(Error::Graph(GraphError::Failed { op: got, .. })) => assert_eq!(got, op),
             other => panic!("{op} of an empty graph must fail, got {other:?}"),
         }
     }
@@ -362,7 +368,7 @@ fn host_nodes_run_once_per_launch_after_their_dependencies() {
     // A programmatic edge must end at a kernel: refused, nothing added.
     // SAFETY: `record_first` makes no CUDA call and does not unwind; `seen` outlives the graph.
     let refused = unsafe { b.add_host(&[(copy, EdgeKind::Programmatic)], record_first, data) };
-    assert!(matches!(refused, Err(Error::Graph { .. })), "{refused:?}");
+    assert!(matches!(refused, Err(Error::Graph(GraphError::Failed { .. }))), "{refused:?}");
     // SAFETY: as above.
     unsafe { b.add_host(&[(copy, EdgeKind::Full)], record_first, data) }.unwrap();
     assert_eq!(b.node_count(), 2);
@@ -393,20 +399,20 @@ fn builders_refuse_nodes_and_conditions_of_other_builders() {
     // (`.map(|_| ())` drops the body builder a success would hold.)
     let foreign = second.add_conditional(&[(node, EdgeKind::Full)], Conditional::If, cond).map(|_| ());
     assert!(
-        matches!(&foreign, Err(Error::Graph { detail, .. }) if detail.contains("another graph builder")),
+        matches!(&foreign, Err(Error::Graph(GraphError::Failed { detail, .. })) if detail.contains("another graph builder")),
         "{foreign:?}"
     );
     let own = second.create_condition(false).unwrap();
     let foreign_cond = second.add_conditional(&[], Conditional::If, cond).map(|_| ());
     assert!(
-        matches!(&foreign_cond, Err(Error::Graph { detail, .. }) if detail.contains("create_condition")),
+        matches!(&foreign_cond, Err(Error::Graph(GraphError::Failed { detail, .. })) if detail.contains("create_condition")),
         "{foreign_cond:?}"
     );
     drop(first);
     // SAFETY: as above.
     let dangling =
         unsafe { second.add_memset(&[(node, EdgeKind::Full)], kgraph::DeviceIn::<u32>::device_addr(&x), 1, 4, 16) };
-    assert!(matches!(dangling, Err(Error::Graph { .. })), "{dangling:?}");
+    assert!(matches!(dangling, Err(Error::Graph(GraphError::Failed { .. }))), "{dangling:?}");
     assert_eq!(second.node_count(), 0, "nothing was added");
     // Its own condition is accepted.
     let (_, body) = second.add_conditional(&[], Conditional::If, own).unwrap();
