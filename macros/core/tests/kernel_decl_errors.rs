@@ -149,3 +149,22 @@ fn a_missing_file_is_one_error_however_many_declarations_name_it() {
     );
     assert!(text.contains("mod __kgraph_kernel_ScaleAll"), "{text}");
 }
+
+#[test]
+fn a_parameter_whose_type_does_not_parse_keeps_its_place_in_the_stub() {
+    let out = expand_kernel(
+        quote!("names.cu", unsafe(extents)),
+        quote!(pub fn scale_all(data: &mut 5, factor: f32, num_elements: i32);),
+        &config(),
+    );
+    let file: syn::File = syn::parse2(out).expect("valid Rust");
+    let text = prettyplease_free(&file);
+    assert_eq!(text.matches("compile_error").count(), 1, "{text}");
+    // `launch(&self, stream, cfg, data, factor, num_elements)`: `data` takes any type.
+    assert!(text.contains("data : impl :: core :: marker :: Sized , factor : f32 , num_elements : i32"), "{text}");
+}
+
+/// The tokens of a file as text (spaced as `TokenStream`'s `Display` spaces them).
+fn prettyplease_free(file: &syn::File) -> String {
+    quote::ToTokens::to_token_stream(file).to_string()
+}

@@ -438,6 +438,7 @@ fn reject_qualifiers(input: ParseStream, st: &mut DeclParse) -> syn::Result<()> 
 /// (the generics already are).
 fn parse_params(input: ParseStream, st: &mut DeclParse, generic_names: &[String]) {
     while !input.is_empty() {
+        let start = input.fork();
         match parse_param(input) {
             Ok(p) => {
                 if let Some(kind_err) = p.1 {
@@ -454,6 +455,7 @@ fn parse_params(input: ParseStream, st: &mut DeclParse, generic_names: &[String]
             }
             Err(e) => {
                 st.errors.push(e);
+                st.params.extend(placeholder_param(&start));
                 skip_to_comma(input);
             }
         }
@@ -466,6 +468,16 @@ fn parse_params(input: ParseStream, st: &mut DeclParse, generic_names: &[String]
             let _ = input.parse::<Token![,]>();
         }
     }
+}
+
+/// A parameter whose type does not parse (`y: &mut [f32 n]`), kept as one of any type when its
+/// name reads, so that the stub keeps the declaration's arity (a call with every argument then
+/// adds no error of its own).
+fn placeholder_param(start: ParseStream) -> Option<ParsedParam> {
+    let name: Ident = start.parse().ok()?;
+    start.parse::<Token![:]>().ok()?;
+    let any_type = quote::quote!(#name: _);
+    parse_param.parse2(any_type).ok().map(|(param, _unsupported)| param)
 }
 
 fn mentions_any(tokens: TokenStream, names: &[String]) -> bool {
