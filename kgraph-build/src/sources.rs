@@ -95,8 +95,13 @@ pub(crate) fn local_includes(src: &Path, search: &[PathBuf]) -> BTreeSet<PathBuf
     seen
 }
 
+/// What the outputs of one compile contain, part of the cache key: bumped whenever the record
+/// (or another output) gains a fact, so that outputs cached by an older kgraph-build, which
+/// lack it, are rebuilt rather than read as "none" (revision 2: static shared arrays).
+const OUTPUT_REVISION: &[u8] = b"kgraph-build outputs 2";
+
 /// FNV-1a over the source, its local headers (see [`local_includes`] for `search`), nvcc's
-/// version and the arguments.
+/// version, the arguments and [`OUTPUT_REVISION`].
 pub(crate) fn cache_key(src: &Path, search: &[PathBuf], version: &str, args: &[String]) -> Result<String, BuildError> {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let mut feed = |bytes: &[u8]| {
@@ -111,6 +116,7 @@ pub(crate) fn cache_key(src: &Path, search: &[PathBuf], version: &str, args: &[S
         feed(&std::fs::read(&header).unwrap_or_default());
     }
     feed(version.as_bytes());
+    feed(OUTPUT_REVISION);
     for a in args {
         feed(a.as_bytes());
     }

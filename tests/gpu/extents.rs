@@ -35,8 +35,9 @@ mod checked {
     #[kernel("test_shared.cu", name = "ka_block_sum_f32", unsafe(extents), shared = block.x * 4)]
     pub fn block_sum(x: &[f32; n], n: i32, n_blocks: i32, out: &mut [f32; n_blocks]);
 
-    /// The same with 16 KiB of static shared memory beside the dynamic array.
-    #[kernel("test_shared.cu", name = "ka_block_sum_static_f32", unsafe(extents), shared = block.x * 4)]
+    /// The same with 16 KiB of static shared memory beside the dynamic array (indexed modulo its
+    /// size, so any block is fine: `max_block = 1024`).
+    #[kernel("test_shared.cu", name = "ka_block_sum_static_f32", unsafe(extents), shared = block.x * 4, max_block = 1024)]
     pub fn block_sum_static(x: &[f32; n], n: i32, n_blocks: i32, out: &mut [f32; n_blocks]);
 }
 use checked::Kernels;

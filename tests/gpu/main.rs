@@ -4,6 +4,7 @@
 //! Every test here is `#[ignore = "needs a CUDA GPU"]`: CI compiles and lists them; the GPU
 //! machine runs them with `--ignored` (`../shared/gpu-bundle`, then `bash .gpu/run`).
 
+mod block_bound;
 mod capture_guard;
 mod capture_threads;
 mod common;

@@ -434,14 +434,26 @@ fn dynamic_shared_memory_in_the_record_needs_a_shared_requirement() {
     );
     assert!(code.contains("check_shared"), "no shared-memory check in {code}");
     assert!(code.contains("cfg . block_dim . 0"), "the requirement reads the launch's block: {code}");
-    // A static `__shared__` array is not dynamic shared memory; an unchecked launch is the caller's.
-    clean(
+    // A static `__shared__` array is not dynamic shared memory, but without `__launch_bounds__`
+    // the declaration must bound the block (the array does not grow with it); an unchecked
+    // launch is the caller's.
+    fails(
         &c,
         quote!("shared.cu", unsafe(extents)),
         quote!(
             pub fn static_tile(out: &mut [f32; n], n: i32);
         ),
+        &["`static_tile` uses static shared memory", "`__shared__` array `tile` (512 bytes)", "max_block = 256"],
     );
+    let code = clean(
+        &c,
+        quote!("shared.cu", unsafe(extents), max_block = 1024),
+        quote!(
+            pub fn static_tile(out: &mut [f32; n], n: i32);
+        ),
+    );
+    assert!(!code.contains("check_shared"), "no dynamic shared memory: {code}");
+    assert!(code.contains("check_block (Self :: NAME , & cfg , 1024u32"), "the declared bound is checked: {code}");
     clean(
         &c,
         quote!("shared.cu"),

@@ -15,7 +15,7 @@ use kgraph_record::LineMap;
 
 use super::lex::{lex, Tok, Token};
 use super::signature::{CuError, CuKernel};
-use super::types::{matching, CFieldType, CStruct, CuBase};
+use super::types::{builtin, matching, CFieldType, CStruct, CuBase};
 
 /// A preprocessed source, lexed: the local tokens (their `line` is the `.i` line) and the map
 /// back to original files.
@@ -194,7 +194,9 @@ fn resolve_typedefs(toks: Vec<Token>) -> Vec<Token> {
                 _ => None,
             }
         };
-        if let Some((name, ty)) = def {
+        // A built-in name (`cudaTextureObject_t`, `float4`) stays as spelled: kgraph knows it, and
+        // some rules need the name itself (a texture object is a raw handle, not any `u64`).
+        if let Some((name, ty)) = def.filter(|(name, _)| builtin(name).is_none()) {
             // A typedef of an earlier typedef resolves through it.
             let expanded: Vec<Tok> = ty
                 .iter()

@@ -6,6 +6,7 @@ use quote::quote;
 
 use super::c_types::unverifiable_reason;
 use super::names::check_names;
+use super::raw_handles::raw_handle_errors;
 use crate::cuda::lex::{Tok, Token};
 use crate::cuda::signature::{CuBase, CuError, CuKernel, CuParam};
 use crate::cuda::types::hint_for;
@@ -47,6 +48,7 @@ pub(crate) fn check_decl(decl: &KernelDecl, file: &str, found: &Result<CuKernel,
         };
         errors.push(param_error(param, message));
     }
+    errors.extend(raw_handle_errors(decl, file, kernel));
     errors
 }
 

@@ -5,6 +5,7 @@
 use proc_macro2::TokenStream;
 use syn::Ident;
 
+use super::block_bound::block_bound;
 use super::config::Resolved;
 use crate::emit_util::doc_lines;
 use crate::syntax::model::{KernelDecl, ParamKind};
@@ -66,12 +67,12 @@ pub(crate) fn launch_doc(decl: &KernelDecl, resolved: &Resolved) -> TokenStream 
         lines.extend(pinned_mut.map(String::from));
     }
     lines.extend(["", "# Errors", ""].map(String::from));
-    if let Some(bounds) = resolved.kernel.launch_bounds {
+    if let Some(bound) = block_bound(decl, resolved) {
         lines.push(format!(
-            "`kgraph::LaunchError::BlockTooLarge` when `cfg`'s blocks have more than {} threads (the kernel's",
-            bounds.max_threads
+            "`kgraph::LaunchError::BlockTooLarge` when `cfg`'s blocks have more than {} threads",
+            bound.threads
         ));
-        lines.push(format!("`__launch_bounds__`, {file}:{}).", bounds.line));
+        lines.push(format!("({}).", bound.describe(file)));
         lines.push(String::new());
     }
     if decl.has_checked_launch() {
@@ -99,7 +100,7 @@ const CHECKED_CONTRACT: [&str; 11] = [
     "pointer argument within their extents; nothing is launched when a check fails.",
 ];
 
-const UNSAFE_CONTRACT: [&str; 18] = [
+const UNSAFE_CONTRACT: [&str; 22] = [
     "",
     "# Safety",
     "",
@@ -113,7 +114,11 @@ const UNSAFE_CONTRACT: [&str; 18] = [
     "- no argument the kernel writes (`&mut`, `PinnedMutPtr`) overlaps any other pointer",
     "  argument in the memory the kernel accesses;",
     "- `cfg.shared_mem_bytes` covers the dynamic shared memory the kernel uses for this",
-    "  `cfg` (an `extern __shared__` array).",
+    "  `cfg` (an `extern __shared__` array);",
+    "- the kernel writes nothing through a read-only argument (`&[T]`, `PinnedPtr`), stays",
+    "  within its shared memory for `cfg`'s block, does not race on its module's `__device__`",
+    "  variables with launches running at the same time, and every texture or surface object",
+    "  or struct field holding an address that it is passed is valid for what it does with it.",
     "",
     "Declare extents (`x: &[f32; n]`) with `unsafe(extents)` in the `#[kernel]` attribute",
     "to make the promise once, at the declaration, and get a safe `launch` that checks",

@@ -6,6 +6,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::{Attribute, Ident};
 
+use super::block_bound::{block_check, max_threads_const};
 use super::config::Resolved;
 use super::docs::{launch_doc, struct_doc};
 use super::guard::guard;
@@ -132,29 +133,6 @@ fn device_addresses(decl: &KernelDecl) -> Vec<TokenStream> {
         .collect()
 }
 
-/// `MAX_THREADS`: the kernel's `__launch_bounds__`, with its line in the docs.
-fn max_threads_const(resolved: &Resolved) -> TokenStream {
-    match resolved.kernel.launch_bounds {
-        Some(bounds) => {
-            let (max, doc) = (
-                bounds.max_threads,
-                format!(
-                    " `__launch_bounds__({})` at {}:{}: the most threads per block a launch may have.",
-                    bounds.max_threads, resolved.display, bounds.line
-                ),
-            );
-            quote! {
-                #[doc = #doc]
-                pub const MAX_THREADS: ::core::option::Option<u32> = ::core::option::Option::Some(#max);
-            }
-        }
-        None => quote! {
-            /// `None`: the kernel declares no `__launch_bounds__` (the device's limit applies).
-            pub const MAX_THREADS: ::core::option::Option<u32> = ::core::option::Option::None;
-        },
-    }
-}
-
 /// `cfg_for`: a 1-D launch configuration within the kernel's bounds.
 fn cfg_for() -> TokenStream {
     quote! {
@@ -167,21 +145,10 @@ fn cfg_for() -> TokenStream {
     }
 }
 
-/// The block-size check against `__launch_bounds__` (nothing without bounds).
-fn block_check(resolved: &Resolved) -> TokenStream {
-    match resolved.kernel.launch_bounds {
-        Some(bounds) => {
-            let (max, line) = (bounds.max_threads, u32::try_from(bounds.line).unwrap_or(u32::MAX));
-            quote!(::kgraph::__private::check_block(Self::NAME, &cfg, #max, Self::FILE, #line)?;)
-        }
-        None => TokenStream::new(),
-    }
-}
-
 /// `NAME`, `FILE`, `MAX_THREADS` and `SOURCE`.
 fn handle_consts(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
     let (name, file) = (&decl.symbol, &resolved.display);
-    let max_threads = max_threads_const(resolved);
+    let max_threads = max_threads_const(decl, resolved);
     let cubin = format!("/kgraph/{}.cubin", resolved.stem);
     let include_dir = &resolved.include_dir;
     let symbol = &resolved.symbol;
@@ -342,7 +309,7 @@ fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignat
     let names: Vec<&Ident> = decl.params.iter().map(|p| &p.name).collect();
     let guard = guard(decl);
     let (lengths, overlaps) = (&guard.lengths, &guard.overlaps);
-    let block_check = block_check(resolved);
+    let block_check = block_check(decl, resolved);
     let opt_in = shared_opt_in();
     let streams = stream_checks(decl);
     let pdl = pdl_check();
@@ -459,7 +426,7 @@ fn unsafe_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignatu
     let args = Ident::new("args", Span::mixed_site());
     let (body, ex_args) = (launch_body(decl, &args), launch_ex_call(decl, &args));
     let launch_with_doc = launch_with_doc();
-    let block_check = block_check(resolved);
+    let block_check = block_check(decl, resolved);
     let opt_in = shared_opt_in();
     let streams = stream_checks(decl);
     let pdl = pdl_check();

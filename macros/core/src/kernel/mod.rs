@@ -9,6 +9,7 @@
 //! [`declare`] writes the declaration that binds each kernel of a `.cu` file.
 
 mod abi;
+mod block_bound;
 mod c_types;
 mod check;
 pub mod config;
@@ -22,6 +23,7 @@ mod guard;
 mod launch_checks;
 mod layout;
 mod names;
+mod raw_handles;
 mod record_check;
 mod resolve;
 pub mod source_check;

@@ -7,6 +7,7 @@
 use quote::quote;
 
 use super::abi::abi;
+use super::block_bound::unbounded_static_shared_error;
 use crate::compiled::KernelRecord;
 use crate::cuda::signature::CuKernel;
 use crate::syntax::model::{KernelDecl, Param};
@@ -75,6 +76,7 @@ pub(crate) fn check_record(
         })
         .collect();
     errors.extend(undeclared_shared_memory_error(decl, record, shown, at));
+    errors.extend(unbounded_static_shared_error(decl, record, shown, at));
     if errors.is_empty() {
         if let Some(k) = source.filter(|k| k.params.len() != n_rec) {
             errors.push(syn::Error::new(

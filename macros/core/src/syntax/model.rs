@@ -378,6 +378,20 @@ pub struct KernelDecl {
     /// integer scalars and `block.x/.y/.z` (part of the promise; a checked launch refuses a
     /// configuration giving less).
     pub shared: Option<Extent>,
+    /// `max_block = <threads>` in the attribute: the most threads per block the kernel is
+    /// written for, where its `.cu` has no `__launch_bounds__` (part of the promise; a checked
+    /// launch refuses bigger blocks).
+    pub max_block: Option<MaxBlock>,
+}
+
+/// `max_block = 128` in `#[kernel(...)]`: a bound on threads per block (`block.x * block.y *
+/// block.z`), checked at launch as `__launch_bounds__` is.
+#[derive(Debug, Clone, Copy)]
+pub struct MaxBlock {
+    /// The most threads per block, 1 to 1024.
+    pub threads: u32,
+    /// Where the number is written.
+    pub span: Span,
 }
 
 impl KernelDecl {

@@ -12,7 +12,7 @@ use syn::spanned::Spanned;
 use syn::{Attribute, Ident, LitStr, Token, Type, Visibility};
 
 use super::extent::extent_from_expr;
-use super::model::{Extent, KernelDecl, Param, ParamKind, Rename};
+use super::model::{Extent, KernelDecl, MaxBlock, Param, ParamKind, Rename};
 use super::naming::ident_text;
 use super::text::tidy_tokens;
 use super::types::classify_type;
@@ -35,6 +35,8 @@ pub struct KernelArgs {
     pub extents_promise: Option<Span>,
     /// `shared = <bytes>`, when given.
     pub shared: Option<Extent>,
+    /// `max_block = <threads>`, when given.
+    pub max_block: Option<MaxBlock>,
     /// `rename(rust = cu, ...)`: parameters deliberately named otherwise than in the `.cu`.
     pub renames: Vec<Rename>,
 }
@@ -111,6 +113,7 @@ impl DeclParse {
             params_span: self.params_span,
             extents_promise: args.extents_promise,
             shared: args.shared,
+            max_block: args.max_block,
         })
     }
 }
@@ -132,7 +135,7 @@ fn kernel_attr_tokens(attr: &Attribute) -> syn::Result<TokenStream> {
 }
 
 const ARGS_HELP: &str = "expected `#[kernel(\"file.cu\")]`, optionally followed by `name = \"symbol\"`, \
-     `unsafe(extents)`, `shared = <bytes>` and `rename(param = cu_name)`";
+     `unsafe(extents)`, `shared = <bytes>`, `max_block = <threads>` and `rename(param = cu_name)`";
 
 /// Parses the attribute's arguments: the `.cu` file, then an optional `name = "symbol"`.
 /// `span` is where to report an empty argument list (the attribute itself).
@@ -148,6 +151,7 @@ pub(crate) fn parse_kernel_args(tokens: TokenStream, span: Span) -> syn::Result<
         let mut symbol: Option<(String, Span)> = None;
         let mut extents_promise: Option<Span> = None;
         let mut shared: Option<Extent> = None;
+        let mut max_block: Option<MaxBlock> = None;
         let mut renames: Vec<Rename> = Vec::new();
         while !input.is_empty() {
             input.parse::<Token![,]>()?;
@@ -171,6 +175,14 @@ pub(crate) fn parse_kernel_args(tokens: TokenStream, span: Span) -> syn::Result<
                 }
                 continue;
             }
+            if key == "max_block" {
+                input.parse::<Token![=]>()?;
+                let bound = parse_max_block(input)?;
+                if max_block.replace(bound).is_some() {
+                    return Err(syn::Error::new(bound.span, "`max_block` given twice"));
+                }
+                continue;
+            }
             if key == "rename" {
                 parse_renames(input, &mut renames)?;
                 continue;
@@ -181,7 +193,8 @@ pub(crate) fn parse_kernel_args(tokens: TokenStream, span: Span) -> syn::Result<
                     format!(
                         "unknown option `{key}`: the options are `name = \"symbol\"` (the kernel's extern \"C\" name or C++ name), \
                          `unsafe(extents)` (the promise that the kernel stays within the declared extents), \
-                         `shared = <bytes>` (the dynamic shared memory it uses, over its scalars and `block.x`) and \
+                         `shared = <bytes>` (the dynamic shared memory it uses, over its scalars and `block.x`), \
+                         `max_block = <threads>` (the most threads per block it is written for) and \
                          `rename(param = cu_name)` (a parameter named otherwise than in the `.cu`, on purpose)"
                     ),
                 ));
@@ -204,7 +217,15 @@ pub(crate) fn parse_kernel_args(tokens: TokenStream, span: Span) -> syn::Result<
             }
             symbol = Some((value, lit.span()));
         }
-        Ok(KernelArgs { file: file.value(), file_span: file.span(), symbol, extents_promise, shared, renames })
+        Ok(KernelArgs {
+            file: file.value(),
+            file_span: file.span(),
+            symbol,
+            extents_promise,
+            shared,
+            max_block,
+            renames,
+        })
     };
     parser.parse2(tokens)
 }
@@ -235,6 +256,26 @@ fn parse_renames(input: ParseStream, renames: &mut Vec<Rename>) -> syn::Result<(
         content.parse::<Token![,]>()?;
     }
     Ok(())
+}
+
+/// `max_block = <threads>` (after `=`): an integer literal from 1 to 1024 (a block has at most
+/// 1024 threads on every GPU CUDA supports).
+fn parse_max_block(input: ParseStream) -> syn::Result<MaxBlock> {
+    let lit: syn::LitInt = input.parse().map_err(|e| {
+        syn::Error::new(e.span(), "expected `max_block = <threads>`: an integer literal, the most threads per block")
+    })?;
+    match lit.base10_parse::<u32>() {
+        Ok(threads) if (1..=1024).contains(&threads) && lit.suffix().is_empty() => {
+            Ok(MaxBlock { threads, span: lit.span() })
+        }
+        _ => Err(syn::Error::new(
+            lit.span(),
+            format!(
+                "`max_block = {lit}`: the most threads per block is an integer from 1 to 1024 (`block.x * block.y * \
+                 block.z`, as `__launch_bounds__` counts it), without a suffix"
+            ),
+        )),
+    }
 }
 
 /// `unsafe(extents)`, returning the span of `unsafe` (where promise errors point).

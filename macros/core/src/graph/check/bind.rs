@@ -143,6 +143,7 @@ fn bind_node(
     let op = NodeOp::Kernel(KernelLaunch { kernel, grid, block, shared, tune });
     let bound = Node { name: name.v, op, args, doc: node.doc.clone(), pdl };
     super::extents::shared_memory_fits(cx, node, decl, &bound, env.scalars);
+    super::block_bound::block_within_bound(cx, node, decl, &bound);
     out.nodes.push(bound);
     out.arg_spans.push(spans);
 }

@@ -12,6 +12,7 @@
 //! Nothing here depends on code generation.
 
 mod bind;
+mod block_bound;
 mod collective;
 mod context;
 mod control;
