@@ -15,6 +15,17 @@ use proc_macro::TokenStream;
 /// value) or a `#[derive(DeviceStruct)]` struct, whose layout is checked against the kernel's C
 /// struct. `name = "symbol"` binds a differently named kernel.
 ///
+/// Extents (`x: &[f32; n]`) with `unsafe(extents)` in the attribute make `launch` safe. That is
+/// the kernel author's promise, for any scalar arguments and any launch whose block is within the
+/// kernel's bound (its `__launch_bounds__`, or `max_block = <threads>` in the attribute), that
+/// the kernel accesses each pointer only within its extent, writes nothing through a read-only
+/// parameter (`&[T]`, `Pinned<T>`), keeps its shared memory accesses in bounds, and accesses its
+/// module's `__device__` variables free of races with concurrent launches of the module's
+/// kernels (docs/safety.md has the full text). `shared = <bytes>` states its dynamic shared
+/// memory. A kernel with static `__shared__` arrays and no `__launch_bounds__` must declare
+/// `max_block` (checked at every launch and by `graph!`); a kernel taking texture/surface
+/// objects or structs holding pointers cannot make the promise and keeps an `unsafe` launch.
+///
 /// Parameter names are checked against the `.cu`'s (ignoring case and underscores): a differing
 /// name is a compile error, two parameters in each other's place are reported as a swap. A
 /// deliberate rename is written in the attribute, Rust name first:

@@ -4,7 +4,8 @@
 //!
 //! One module per group of rules, in the order they run: `declare` (the `[kernels]` table,
 //! dims, buffers, scalars), [`names`] (what they generate must not clash), `bind` (each node
-//! against its kernel's signature, with `launch` for its launch configuration), `extents`
+//! against its kernel's signature, with `launch` for its launch configuration and
+//! `block_bound` for its kernel's declared `max_block`), `extents`
 //! (every launch within its kernel's declared extents and thread limit), `module` (the
 //! `[kernels] module` path against the declarations' source), `usage` (node order, everything
 //! used). `context` is the state they share, `values` the typed constants. [`pdl`] runs after
