@@ -61,5 +61,14 @@ fn a_changed_kernel_runs_at_the_next_replay_and_a_changed_signature_keeps_the_ol
     g.replay().unwrap();
     assert_eq!(g.download_y().unwrap(), scaled(&x, 3.0), "the old (reloaded) code still runs");
     assert!(!unsafe { g.reload_kernels() }.unwrap(), "a refused file is not retried until it changes again");
+
+    // A `.cu` that is not UTF-8 (a Latin-1 byte in a comment, which nvcc and NVRTC accept) is
+    // read, as `#[kernel]` reads it.
+    let mut latin1 = b"// r\xe9sum\xe9: 4x\n".to_vec();
+    latin1.extend_from_slice(original.replace("2.0f * x[i]", "4.0f * x[i]").as_bytes());
+    std::fs::write(&path, latin1).unwrap();
+    assert!(unsafe { g.reload_kernels() }.unwrap(), "the Latin-1 file is read");
+    g.replay().unwrap();
+    assert_eq!(g.download_y().unwrap(), scaled(&x, 4.0), "the next replay runs the Latin-1 file's code");
     kgraph::expert::reload::set_enabled(false);
 }

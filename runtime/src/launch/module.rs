@@ -114,9 +114,12 @@ impl KernelSource {
     pub fn load_from_disk(&self, ctx: &Context) -> Result<Arc<CudaModule>> {
         let ctx = ctx.inner();
         let path = self.disk_path();
-        let text = std::fs::read_to_string(&path).map_err(|e| {
+        let bytes = std::fs::read(&path).map_err(|e| {
             Error::Module(ModuleError::Load { file: self.file, detail: format!("read {}: {e}", path.display()) })
         })?;
+        // A `.cu` need not be UTF-8 (Latin-1 in a comment, which nvcc accepts): read as `#[kernel]`
+        // reads it, one character per byte.
+        let text = String::from_utf8(bytes).unwrap_or_else(|e| e.into_bytes().into_iter().map(char::from).collect());
         self.load_compiled(ctx, self.compile_text_with_nvrtc(ctx, &text)?)
     }
 
