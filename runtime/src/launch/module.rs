@@ -271,3 +271,27 @@ pub fn check_param_sizes(ctx: &Context, function: &CudaFunction, kernel: &'stati
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::KernelSource;
+
+    static OPS_A: [u8; 4] = [1, 2, 3, 4];
+    static OPS_A_AGAIN: [u8; 4] = [1, 2, 3, 4];
+    static OPS_B: [u8; 4] = [9, 9, 9, 9];
+
+    fn source(image: &'static [u8], include_dir: &'static str) -> KernelSource {
+        // SAFETY (of the test): only compared, never loaded.
+        unsafe { KernelSource::new("kernels/ops.cu", image, "", include_dir) }
+    }
+
+    #[test]
+    fn the_cache_key_is_the_code_not_the_file_name() {
+        // Two crates' `kernels/ops.cu`: the same file name, other code, other folders.
+        assert!(!source(&OPS_A, "/crate_a/kernels").same_code(&source(&OPS_B, "/crate_b/kernels")));
+        // A declared file name paired with another kernel's image is other code.
+        assert!(!source(&OPS_A, "/crate_a/kernels").same_code(&source(&OPS_B, "/crate_a/kernels")));
+        // The same code, wherever the image is embedded, is one module.
+        assert!(source(&OPS_A, "/crate_a/kernels").same_code(&source(&OPS_A_AGAIN, "/crate_a/kernels")));
+    }
+}
