@@ -262,3 +262,16 @@ fn a_name_the_launch_takes_is_written_with_a_trailing_underscore() {
     let declaration = with_cfg.declaration.as_ref().unwrap();
     assert!(declaration.text.contains("pub fn with_cfg(cfg_: &[f32], n: i32);"), "{}", declaration.text);
 }
+
+#[test]
+fn a_rename_names_a_raw_parameter_with_or_without_its_prefix() {
+    for attr in [quote!("names.cu", rename(r#match = data)), quote!("names.cu", rename(match = data))] {
+        let errors = errors_of(
+            attr,
+            quote!(
+                pub fn scale_all(r#match: &mut [f32], factor: f32, num_elements: i32);
+            ),
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+    }
+}

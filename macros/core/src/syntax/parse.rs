@@ -93,7 +93,7 @@ impl DeclParse {
                     ty: p.ty.clone(),
                     extent: p.extent.clone(),
                     span: p.name.span().join(p.ty.span()).unwrap_or_else(|| p.name.span()),
-                    rename: args.renames.iter().find(|r| r.rust == p.name).cloned(),
+                    rename: args.renames.iter().find(|r| ident_text(&r.rust) == ident_text(&p.name)).cloned(),
                 })
             })
             .collect::<Option<Vec<_>>>()?;
@@ -246,7 +246,7 @@ fn parse_renames(input: ParseStream, renames: &mut Vec<Rename>) -> syn::Result<(
         content.parse::<Token![=]>()?;
         let cu = Ident::parse_any(&content)?;
         let span = rust.span().join(cu.span()).unwrap_or_else(|| rust.span());
-        if renames.iter().any(|r| r.rust == rust) {
+        if renames.iter().any(|r| ident_text(&r.rust) == ident_text(&rust)) {
             return Err(syn::Error::new(span, format!("`{}` renamed twice", ident_text(&rust))));
         }
         renames.push(Rename { rust, cu: ident_text(&cu), span });
@@ -355,7 +355,7 @@ fn unknown_renames(st: &DeclParse) -> Vec<syn::Error> {
     let Some(args) = &st.args else { return Vec::new() };
     args.renames
         .iter()
-        .filter(|r| !st.params.iter().any(|p| p.name == r.rust))
+        .filter(|r| !st.params.iter().any(|p| ident_text(&p.name) == ident_text(&r.rust)))
         .map(|r| {
             let names: Vec<String> = st.params.iter().map(|p| format!("`{}`", ident_text(&p.name))).collect();
             syn::Error::new(
