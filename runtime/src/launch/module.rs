@@ -281,7 +281,7 @@ mod tests {
     static OPS_B: [u8; 4] = [9, 9, 9, 9];
 
     fn source(image: &'static [u8], include_dir: &'static str) -> KernelSource {
-        // SAFETY (of the test): only compared, never loaded.
+        // SAFETY: a test value, only compared, never loaded.
         unsafe { KernelSource::new("kernels/ops.cu", image, "", include_dir) }
     }
 

@@ -36,7 +36,7 @@ const IMPOSTOR_PTX: &str = "\
 fn a_handle_gets_its_own_code_from_a_cache_holding_other_code_under_its_file_name() {
     let dev = device();
     let mut cache = ModuleCache::new(dev.context());
-    // SAFETY (of the test): the impostor is only loaded, never launched through a raw function;
+    // SAFETY: (a test) the impostor is only loaded, never launched through a raw function;
     // it models what safe code could build when `KernelSource`'s fields were public.
     let impostor = unsafe { KernelSource::new(iota::RtIotaU32::FILE, IMPOSTOR_PTX.as_bytes(), "", "") };
     let poisoned = cache.module(&impostor).unwrap();
@@ -74,7 +74,7 @@ fn an_image_announcing_more_bytes_than_it_holds_is_refused_before_the_driver_rea
     assert!(whole.starts_with(b"\x7fELF") || whole.starts_with(&0xBA55_ED50u32.to_le_bytes()));
     let truncated = &whole[..whole.len() / 2];
     for (what, image) in [("truncated cubin", truncated), ("oversized fatbin", &OVERSIZED_FATBIN[..])] {
-        // SAFETY (of the test): the claim that the image is complete is exactly what is broken
+        // SAFETY: (a test) the claim that the image is complete is exactly what is broken
         // here, to show kgraph refuses it rather than letting the driver read past it.
         let src = unsafe { KernelSource::new("kernels/broken.cu", image, "", "") };
         match ModuleCache::new(dev.context()).module(&src) {
