@@ -153,7 +153,38 @@ fn repeat_runs_every_node_of_an_18_level_include_chain_k_times_per_launch() {
                 g.replay().unwrap();
             }
             let want = 5.0 * f32::from(launch);
-            assert_eq!(nest_counters(&g), vec![want; 18], "{mode}: after launch {launch}, every level ran 5 times per launch");
+            assert_eq!(
+                nest_counters(&g),
+                vec![want; 18],
+                "{mode}: after launch {launch}, every level ran 5 times per launch"
+            );
         }
     }
+}
+
+// `tests/graphs/test_short.toml`: three nodes in 30 lines, every argument but one bound by name
+// (#28.7): `s = prep(x)`, `y = k s`, `acc += y`. The reference is the struct's own `run_eager`
+// (file order, one stream) against its captured graph; `acc`, a state, gains `y` per launch.
+kgraph::graph!("tests/graphs/test_short.toml");
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_spec_with_arguments_bound_by_name_runs_as_written() {
+    assert_eq!(TestShort::NODES, ["tg_prep", "tg_branch", "tg_accumulate"]);
+    assert_eq!(TestShort::EDGES, [(0, 1), (1, 2)]);
+    let dev = device();
+    let x = random(TestShort::N, 64);
+    let mut eager = TestShort::new(&dev).unwrap();
+    eager.upload_x(&x).unwrap();
+    eager.run_eager().unwrap();
+    let y = eager.download_y().unwrap();
+    assert_same_bits("acc after one step = y", &eager.download_acc().unwrap(), &y);
+    let mut g = TestShort::new(&dev).unwrap();
+    g.upload_x(&x).unwrap();
+    g.capture().unwrap();
+    g.replay().unwrap();
+    g.replay().unwrap();
+    assert_same_bits("replayed y = eager y", &g.download_y().unwrap(), &y);
+    let twice: Vec<f32> = y.iter().map(|v| v + v).collect();
+    assert_same_bits("acc after two replays = y + y", &g.download_acc().unwrap(), &twice);
 }
