@@ -7,8 +7,9 @@
 //! against its kernel's signature, with `launch` for its launch configuration and
 //! `block_bound` for its kernel's declared `max_block`), `extents`
 //! (every launch within its kernel's declared extents and thread limit), `module` (the
-//! `[kernels] module` path against the declarations' source), `usage` (node order, everything
-//! used). `context` is the state they share, `values` the typed constants. [`pdl`] runs after
+//! `[kernels] module` path against the declarations' source), `control` (`[[while]]`/`[[if]]`
+//! bodies and conditions), `usage` (node order, everything used), `repeat` (the loop of
+//! `graph!(.., repeat = K)` around every node). `context` is the state they share, `values` the typed constants. [`pdl`] runs after
 //! validation, against the compiled-kernel records (PDL nodes need a proven wait).
 //! Nothing here depends on code generation.
 
