@@ -5,7 +5,8 @@
 //! - [`Bootstrap`]: rank, world size and local rank from the torchrun-style environment, and the
 //!   sharing of NCCL's unique id (a file, or TCP on `MASTER_ADDR:MASTER_PORT`), with timeouts.
 //! - [`Communicator`]: `ncclCommInitRank` for one device; [`Communicator::single`] for a world
-//!   of one; the collectives of [`Collective`] on device buffers, checked for stream and length;
+//!   of one; the collectives of [`Collective`] on device buffers, checked for stream and length
+//!   and, before NCCL sees them, across ranks (every rank passes the same call: `agree.rs`);
 //!   [`Communicator::issue_raw`] and [`Communicator::capture_graph`] for graph builders.
 //! - [`probe`]: whether NCCL loads here, and which. NCCL is loaded at run time (`libnccl.so.2`,
 //!   or `KGRAPH_NCCL_LIB`); when it is missing, every entry point returns one
