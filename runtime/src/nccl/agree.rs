@@ -442,11 +442,15 @@ mod tests {
         let id = dir.join("id");
         let threads: Vec<_> = (0..3)
             .map(|rank| {
-                let boot = Bootstrap::new(rank, 3, IdExchange::File(id.clone())).unwrap().with_timeout(Duration::from_secs(5));
+                let boot =
+                    Bootstrap::new(rank, 3, IdExchange::File(id.clone())).unwrap().with_timeout(Duration::from_secs(5));
                 std::thread::spawn(move || {
                     let mut channel = RankChannel::connect(&boot).unwrap();
                     let count = if rank == 1 { 3 } else { 4 };
-                    (channel.agree(&call(0, Collective::AllGather, 4)), channel.agree(&call(1, Collective::AllGather, count)))
+                    (
+                        channel.agree(&call(0, Collective::AllGather, 4)),
+                        channel.agree(&call(1, Collective::AllGather, count)),
+                    )
                 })
             })
             .collect();
