@@ -120,4 +120,5 @@ pub mod __private {
     };
     pub use kgraph_runtime::{control, extent, layout};
     pub use kgraph_runtime::{issue_kernel, memcpy_async, memset_async};
+    pub use kgraph_runtime::zeroed;
 }

@@ -71,7 +71,7 @@ pub use layout::DeviceStruct;
 pub use memory::buffer::{DeviceBuffer, DeviceView, DeviceViewMut};
 pub use memory::device::Device;
 pub use memory::mapped::{MappedBuffer, PinnedSlot};
-pub use memory::pod::{Bool, DeviceValue, Pod};
+pub use memory::pod::{zeroed, Bool, DeviceValue, Pod};
 pub use memory::slot_bus::SlotBus;
 pub use memory::vector::*;
 #[cfg(feature = "nccl")]

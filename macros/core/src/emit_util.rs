@@ -4,7 +4,7 @@ use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::quote;
 use syn::{Attribute, Ident, Visibility};
 
-use crate::syntax::model::Elem;
+use crate::syntax::model::{Axis, Elem, LaunchDim};
 
 /// `#[doc]` attributes, one per line with a leading space (as `///` comments would give); an
 /// empty line stays empty.
@@ -19,6 +19,17 @@ pub(crate) fn doc_lines<S: AsRef<str>>(lines: impl IntoIterator<Item = S>) -> To
 /// [`doc_lines`] of a text (trailing whitespace dropped).
 pub(crate) fn doc_attr(text: &str) -> TokenStream {
     doc_lines(text.trim_end().lines())
+}
+
+/// `<cfg>.grid_dim.0` ... `<cfg>.block_dim.2`: one axis of a `LaunchConfig`'s grid or block, for
+/// extents that name the launch's shape (`grid.x`, `block.z`).
+pub(crate) fn launch_dim_tokens(cfg: TokenStream, dim: LaunchDim, axis: Axis) -> TokenStream {
+    let field = match dim {
+        LaunchDim::Grid => quote!(grid_dim),
+        LaunchDim::Block => quote!(block_dim),
+    };
+    let index = syn::Index::from(axis.index());
+    quote!(#cfg.#field.#index)
 }
 
 /// An identifier with no span of its own (generated, not written by the user).

@@ -83,6 +83,9 @@ pub enum Binding {
         /// Index into `GraphIr::scalars`.
         scalar: usize,
     },
+    /// `"null"` for a parameter declared `Option<&[T; n]>` / `Option<&mut [T; n]>`: the kernel
+    /// gets a null pointer (it accepts NULL there).
+    Null,
     /// A compile-time constant: a literal, a dim or an expression over dims.
     Const {
         /// The value.
@@ -374,7 +377,7 @@ impl Binding {
             Binding::Buffer { buffer, mutable } => Some((buffer, mutable)),
             Binding::Pinned { buffer } => Some((buffer, false)),
             Binding::PinnedMut { buffer } => Some((buffer, true)),
-            Binding::Scalar { .. } | Binding::Const { .. } => None,
+            Binding::Scalar { .. } | Binding::Const { .. } | Binding::Null => None,
         }
     }
 }

@@ -24,10 +24,18 @@ pub(crate) fn cfg_attrs(attrs: &[Attribute]) -> Vec<&Attribute> {
 
 /// The `launch` parameter type for a declared kind, as code in the handle's hidden module
 /// names it (`in_hidden_module`), or as the declaring module does (a stub, emitted there).
-fn launch_param_type(kind: ParamKind, in_hidden_module: bool) -> TokenStream {
+/// A `nullable` pointer (`Option<&[T; n]>`) is an `Option` of a trait object, so that `None`
+/// needs no type annotation.
+fn launch_param_type(kind: ParamKind, nullable: bool, in_hidden_module: bool) -> TokenStream {
     let elem = kind.elem();
     let t = if in_hidden_module { elem_in_hidden_module(elem) } else { elem.rust_tokens() };
     match kind {
+        ParamKind::Slice { mutable: false, .. } if nullable => {
+            quote!(::core::option::Option<&dyn ::kgraph::DeviceIn<#t>>)
+        }
+        ParamKind::Slice { mutable: true, .. } if nullable => {
+            quote!(::core::option::Option<&mut dyn ::kgraph::DeviceOut<#t>>)
+        }
         ParamKind::Slice { mutable: false, .. } => quote!(&impl ::kgraph::DeviceIn<#t>),
         ParamKind::Slice { mutable: true, .. } => quote!(&mut impl ::kgraph::DeviceOut<#t>),
         // A Rust `bool` is already 0 or 1; `kgraph::Bool` is the element type of `bool` memory.
@@ -49,13 +57,13 @@ impl HandleSignatures {
     /// From each parameter's name and kind; a parameter whose type did not parse (`None`)
     /// takes `impl Sized`, so a stub keeps the arity. `in_hidden_module`: for a handle (in its
     /// hidden module), not a stub (in the declaring module).
-    fn new<'p>(params: impl IntoIterator<Item = (&'p Ident, Option<ParamKind>)>, in_hidden_module: bool) -> Self {
+    fn new<'p>(params: impl IntoIterator<Item = (&'p Ident, Option<ParamKind>, bool)>, in_hidden_module: bool) -> Self {
         let params = params
             .into_iter()
-            .map(|(name, kind)| {
+            .map(|(name, kind, nullable)| {
                 let ty = kind.map_or_else(
                     || quote!(impl ::core::marker::Sized),
-                    |kind| launch_param_type(kind, in_hidden_module),
+                    |kind| launch_param_type(kind, nullable, in_hidden_module),
                 );
                 quote!(#name: #ty)
             })
@@ -121,6 +129,16 @@ fn device_addresses(decl: &KernelDecl) -> Vec<TokenStream> {
         .filter_map(|p| {
             let n = &p.name;
             match p.kind {
+                // `None` is the null pointer the kernel accepts.
+                ParamKind::Slice { elem, .. } if p.nullable => {
+                    let t = elem_in_hidden_module(elem);
+                    Some(quote! {
+                        let #n: u64 = match &#n {
+                            ::core::option::Option::Some(b) => ::kgraph::DeviceIn::<#t>::device_addr(&**b),
+                            ::core::option::Option::None => 0,
+                        };
+                    })
+                }
                 ParamKind::Slice { elem, mutable } => {
                     let t = elem_in_hidden_module(elem);
                     let arg = if mutable { quote!(&*#n) } else { quote!(#n) };
@@ -490,7 +508,7 @@ pub(crate) fn handle(decl: &KernelDecl, resolved: &Resolved) -> TokenStream {
         decl.attrs.iter().partition(|a| a.path().is_ident("doc"));
     let cfgs = cfg_attrs(&decl.attrs);
     let struct_doc = struct_doc(decl, resolved, &ty, !docs.is_empty());
-    let sigs = HandleSignatures::new(decl.params.iter().map(|p| (&p.name, Some(p.kind))), true);
+    let sigs = HandleSignatures::new(decl.params.iter().map(|p| (&p.name, Some(p.kind), p.nullable)), true);
     let consts = handle_consts(decl, resolved);
     let loaders = loaders();
     let cfg_for = cfg_for();
@@ -543,7 +561,7 @@ pub(crate) fn stub(parsed: &DeclParse) -> TokenStream {
     let message = format!("the `#[kernel]` declaration of `{symbol}` has errors");
     let never = quote!(::core::unreachable!(#message));
     // Emitted in the declaring module, not a hidden one: its names resolve as declared.
-    let sigs = HandleSignatures::new(parsed.params.iter().map(|p| (&p.name, p.kind)), false);
+    let sigs = HandleSignatures::new(parsed.params.iter().map(|p| (&p.name, p.kind, p.nullable)), false);
     let (load, new) = (HandleSignatures::load(), HandleSignatures::new_fn());
     let (launch, launch_with) = (sigs.launch(), sigs.launch_with());
     // Safe launchers where the handle's would be, or where that is unknown (an attribute that

@@ -9,9 +9,9 @@ use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use syn::{Ident, LitInt};
 
-use crate::emit_util::elem_in_hidden_module;
+use crate::emit_util::{elem_in_hidden_module, launch_dim_tokens};
 use crate::syntax::extent::extent_type;
-use crate::syntax::model::{Axis, Elem, Extent, ExtentExpr, ExtentFn, ExtentOp, KernelDecl, Param, ParamKind};
+use crate::syntax::model::{Elem, Extent, ExtentExpr, ExtentFn, ExtentOp, KernelDecl, Param, ParamKind};
 use crate::syntax::naming::ident_text;
 
 /// The generated checks, in two parts around the lines that turn the pointer arguments into
@@ -80,14 +80,10 @@ fn expr_tokens(expr: &ExtentExpr, ty: Elem) -> TokenStream {
             let text = ident_text(name);
             quote!(::kgraph::__private::extent::scalar::<#t, _>(#text, #name))
         }
-        ExtentExpr::Block { axis, .. } => {
-            let text = axis.block_text();
-            let dim = match axis {
-                Axis::X => quote!(cfg.block_dim.0),
-                Axis::Y => quote!(cfg.block_dim.1),
-                Axis::Z => quote!(cfg.block_dim.2),
-            };
-            quote!(::kgraph::__private::extent::scalar::<#t, _>(#text, #dim))
+        ExtentExpr::Launch { dim, axis, .. } => {
+            let text = dim.text(*axis);
+            let value = launch_dim_tokens(quote!(cfg), *dim, *axis);
+            quote!(::kgraph::__private::extent::scalar::<#t, _>(#text, #value))
         }
         ExtentExpr::Binary { op, lhs, rhs } => {
             let f = match op {
@@ -115,6 +111,14 @@ fn expr_tokens(expr: &ExtentExpr, ty: Elem) -> TokenStream {
 fn length_check(param: &Param) -> TokenStream {
     let (n, local, name) = (&param.name, extent_local(param), ident_text(&param.name));
     let t = elem_in_hidden_module(param.kind.elem());
+    if param.nullable {
+        // `None` (a null pointer) has no length to check: the kernel accepts NULL there.
+        return quote! {
+            if let ::core::option::Option::Some(b) = &#n {
+                ::kgraph::__private::extent::check_len(Self::NAME, #name, #local, ::kgraph::DeviceIn::<#t>::elem_len(&**b))?;
+            }
+        };
+    }
     let len = match param.kind {
         ParamKind::Slice { mutable: false, .. } => quote!(::kgraph::DeviceIn::<#t>::elem_len(#n)),
         ParamKind::Slice { mutable: true, .. } => quote!(::kgraph::DeviceIn::<#t>::elem_len(&*#n)),
@@ -149,7 +153,12 @@ fn overlap_checks(pointers: &[&Param]) -> Vec<TokenStream> {
 fn disjoint(written: &Param, other: &Param) -> TokenStream {
     let bytes = |p: &Param| {
         let (n, local, t) = (&p.name, extent_local(p), elem_in_hidden_module(p.kind.elem()));
-        quote!(::kgraph::__private::extent::ByteRange::of::<#t>(#n, #local))
+        if p.nullable {
+            // A null pointer (`None`, address 0) covers no bytes.
+            quote!(::kgraph::__private::extent::ByteRange::of::<#t>(#n, if #n == 0 { 0 } else { #local }))
+        } else {
+            quote!(::kgraph::__private::extent::ByteRange::of::<#t>(#n, #local))
+        }
     };
     let (w_name, o_name) = (ident_text(&written.name), ident_text(&other.name));
     let (w, o) = (bytes(written), bytes(other));

@@ -19,6 +19,14 @@ pub(crate) fn stream_checks(decl: &KernelDecl) -> TokenStream {
         .filter_map(|p| {
             let (n, name) = (&p.name, p.name.to_string());
             match p.kind {
+                ParamKind::Slice { elem, .. } if p.nullable => {
+                    let t = elem_in_hidden_module(elem);
+                    Some(quote! {
+                        if let ::core::option::Option::Some(b) = &#n {
+                            ::kgraph::__private::check_same_stream(Self::NAME, #name, stream, ::kgraph::DeviceIn::<#t>::stream(&**b))?;
+                        }
+                    })
+                }
                 ParamKind::Slice { elem, mutable } => {
                     let t = elem_in_hidden_module(elem);
                     let arg = if mutable { quote!(&*#n) } else { quote!(#n) };

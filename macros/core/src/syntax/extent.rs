@@ -75,7 +75,10 @@ fn launch_field(field: &syn::ExprField) -> syn::Result<Option<(LaunchDim, Axis)>
     let name = if dim == LaunchDim::Grid { "grid" } else { "block" };
     match axis {
         Some(axis) => Ok(Some((dim, axis))),
-        None => Err(syn::Error::new_spanned(field, format!("the launch's {name} has axes `{name}.x`, `{name}.y` and `{name}.z`"))),
+        None => Err(syn::Error::new_spanned(
+            field,
+            format!("the launch's {name} has axes `{name}.x`, `{name}.y` and `{name}.z`"),
+        )),
     }
 }
 

@@ -184,7 +184,7 @@ pub enum ExtentFn {
     Max,
 }
 
-/// An axis of a launch's block.
+/// An axis of a launch's grid or block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Axis {
     /// `x`.
@@ -196,12 +196,36 @@ pub enum Axis {
 }
 
 impl Axis {
-    /// `block.x` and the like, as written.
-    pub fn block_text(self) -> &'static str {
+    /// The axis's index in a `(x, y, z)` triple (`LaunchConfig::grid_dim`, `block_dim`).
+    pub fn index(self) -> usize {
         match self {
-            Axis::X => "block.x",
-            Axis::Y => "block.y",
-            Axis::Z => "block.z",
+            Axis::X => 0,
+            Axis::Y => 1,
+            Axis::Z => 2,
+        }
+    }
+}
+
+/// Which of a launch's two shapes an extent names: `grid` (`gridDim` in C, blocks) or `block`
+/// (`blockDim`, threads per block).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LaunchDim {
+    /// `grid.x`, `grid.y`, `grid.z`.
+    Grid,
+    /// `block.x`, `block.y`, `block.z`.
+    Block,
+}
+
+impl LaunchDim {
+    /// `grid.x`, `block.z` and the like, as written.
+    pub fn text(self, axis: Axis) -> &'static str {
+        match (self, axis) {
+            (LaunchDim::Grid, Axis::X) => "grid.x",
+            (LaunchDim::Grid, Axis::Y) => "grid.y",
+            (LaunchDim::Grid, Axis::Z) => "grid.z",
+            (LaunchDim::Block, Axis::X) => "block.x",
+            (LaunchDim::Block, Axis::Y) => "block.y",
+            (LaunchDim::Block, Axis::Z) => "block.z",
         }
     }
 }
@@ -218,9 +242,13 @@ pub enum ExtentExpr {
     },
     /// A parameter name (a scalar parameter, once checked).
     Name(syn::Ident),
-    /// `block.x`, `block.y` or `block.z`: the launch's block size along an axis (`unsigned
-    /// int`, as `blockDim` in C). Only in a `shared = ...` requirement.
-    Block {
+    /// `grid.x` ... `block.z`: the launch's grid (blocks) or block (threads) size along an axis
+    /// (counted as `int`: kernels copy `gridDim` and `blockDim` into `int`), taken from the launch's
+    /// configuration: by the checked launch at run time, by `graph!` from the node's `grid` and
+    /// `block` at compile time.
+    Launch {
+        /// Grid or block.
+        dim: LaunchDim,
         /// Which axis.
         axis: Axis,
         /// Where it is written.
@@ -282,10 +310,19 @@ impl ExtentExpr {
         out
     }
 
-    /// Whether the expression names `block.x`, `block.y` or `block.z`.
-    pub fn uses_block(&self) -> bool {
+    /// Whether the expression names the launch's shape (`grid.x` ... `block.z`).
+    pub fn uses_launch(&self) -> bool {
+        self.uses(|_| true)
+    }
+
+    /// Whether the expression names the launch's grid (`grid.x`, `grid.y`, `grid.z`).
+    pub fn uses_grid(&self) -> bool {
+        self.uses(|dim| dim == LaunchDim::Grid)
+    }
+
+    fn uses(&self, which: impl Fn(LaunchDim) -> bool) -> bool {
         let mut found = false;
-        self.visit(&mut |e| found |= matches!(e, ExtentExpr::Block { .. }));
+        self.visit(&mut |e| found |= matches!(e, ExtentExpr::Launch { dim, .. } if which(*dim)));
         found
     }
 
@@ -303,7 +340,7 @@ impl ExtentExpr {
     fn visit<'a>(&'a self, f: &mut dyn FnMut(&'a ExtentExpr)) {
         f(self);
         match self {
-            ExtentExpr::Int { .. } | ExtentExpr::Name(_) | ExtentExpr::Block { .. } => {}
+            ExtentExpr::Int { .. } | ExtentExpr::Name(_) | ExtentExpr::Launch { .. } => {}
             ExtentExpr::Binary { lhs, rhs, .. } => {
                 lhs.visit(f);
                 rhs.visit(f);
@@ -334,6 +371,9 @@ pub struct Param {
     /// `rename(name = cu_name)` in the attribute: the `.cu` names this parameter otherwise, on
     /// purpose (the names are otherwise checked against the `.cu`'s).
     pub rename: Option<Rename>,
+    /// Declared `Option<&[T; n]>` / `Option<&mut [T; n]>`: the kernel accepts NULL through this
+    /// pointer, and the launch takes an `Option` (`None` passes a null pointer).
+    pub nullable: bool,
 }
 
 /// `rename(rust = cu)` in `#[kernel(...)]`: a parameter the declaration deliberately names

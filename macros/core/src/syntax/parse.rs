@@ -15,7 +15,7 @@ use super::extent::extent_from_expr;
 use super::model::{Extent, KernelDecl, MaxBlock, Param, ParamKind, Rename};
 use super::naming::ident_text;
 use super::text::tidy_tokens;
-use super::types::classify_type;
+use super::types::{classify_nullable, classify_type, optional_pointee};
 
 /// Parameter names the generated `launch(&self, stream, cfg, ...)` and
 /// `launch_with(&self, stream, cfg, opts, ...)` use themselves.
@@ -53,6 +53,8 @@ pub struct ParsedParam {
     pub kind: Option<ParamKind>,
     /// Its extent (`n` in `&[f32; n]`), when one is declared and reads.
     pub extent: Option<Extent>,
+    /// Declared `Option<&[T; n]>` / `Option<&mut [T; n]>`: the kernel accepts NULL here.
+    pub nullable: bool,
 }
 
 /// A declaration as far as it parsed, with every error found on the way.
@@ -94,6 +96,7 @@ impl DeclParse {
                     extent: p.extent.clone(),
                     span: p.name.span().join(p.ty.span()).unwrap_or_else(|| p.name.span()),
                     rename: args.renames.iter().find(|r| ident_text(&r.rust) == ident_text(&p.name)).cloned(),
+                    nullable: p.nullable,
                 })
             })
             .collect::<Option<Vec<_>>>()?;
@@ -590,7 +593,11 @@ fn parse_param(input: ParseStream) -> syn::Result<(ParsedParam, Option<syn::Erro
             ),
         ));
     }
-    let (kind, extent, err) = match classify_type(&ty) {
+    let (nullable, classified) = match optional_pointee(&ty) {
+        Some(inner) => (true, inner.and_then(classify_nullable)),
+        None => (false, classify_type(&ty)),
+    };
+    let (kind, extent, err) = match classified {
         Ok((kind, None)) => (Some(kind), None, None),
         Ok((kind, Some(len))) => match extent_from_expr(len, tidy_tokens(&len.to_token_stream())) {
             Ok(extent) => (Some(kind), Some(extent), None),
@@ -598,5 +605,5 @@ fn parse_param(input: ParseStream) -> syn::Result<(ParsedParam, Option<syn::Erro
         },
         Err(e) => (None, None, Some(e)),
     };
-    Ok((ParsedParam { name, ty, kind, extent }, err))
+    Ok((ParsedParam { name, ty, kind, extent, nullable }, err))
 }

@@ -153,3 +153,36 @@ fn unsupported(ty: &Type) -> syn::Error {
         format!("unsupported kernel parameter type `{}`: {TYPE_HELP}", tidy_tokens(&ty.to_token_stream())),
     )
 }
+
+/// The type inside `Option<..>` (also `core::option::Option` / `std::option::Option`), when
+/// `ty` is one: `Some(Ok(inner))`, or `Some(Err(..))` for an `Option` without exactly one type
+/// argument; `None` for any other type.
+pub(crate) fn optional_pointee(ty: &Type) -> Option<syn::Result<&Type>> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    let std_path = p.path.segments.len() == 1
+        || matches!(p.path.segments.first(), Some(s) if s.ident == "core" || s.ident == "std");
+    if p.qself.is_some() || last.ident != "Option" || !std_path {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return Some(Err(syn::Error::new_spanned(ty, "`Option` takes the pointer type: `Option<&[T; n]>`")));
+    };
+    match args.args.iter().collect::<Vec<_>>()[..] {
+        [syn::GenericArgument::Type(inner)] => Some(Ok(inner)),
+        _ => Some(Err(syn::Error::new_spanned(ty, "`Option` takes one pointer type: `Option<&[T; n]>`"))),
+    }
+}
+
+/// How an `Option<inner>` parameter is passed: a pointer the kernel accepts as NULL, so only
+/// `&[T]` and `&mut [T]` (device memory) may be optional.
+pub(crate) fn classify_nullable(inner: &Type) -> syn::Result<(ParamKind, Option<&syn::Expr>)> {
+    match classify_type(inner)? {
+        (kind @ ParamKind::Slice { .. }, len) => Ok((kind, len)),
+        _ => Err(syn::Error::new_spanned(
+            inner,
+            "`Option<..>` is for a device pointer the kernel accepts as NULL: `Option<&[T; n]>` (`const T*`) or \
+             `Option<&mut [T; n]>` (`T*`); `None` passes a null pointer",
+        )),
+    }
+}

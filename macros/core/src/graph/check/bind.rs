@@ -6,11 +6,11 @@ use std::collections::BTreeMap;
 
 use super::context::{Ctx, NameKind};
 use super::launch::launch;
-use super::values::{int_value, typed_value};
+use super::values::{int_value, same_dtype, typed_value};
 use crate::graph::ir::{Arg, Binding, Buffer, KernelLaunch, Node, NodeOp, Scalar};
 use crate::graph::spec::diag::{list, suggest};
 use crate::graph::spec::{ArgValue, Lit, Num, RawArgs, RawNode, RawSpec, Span, S};
-use crate::syntax::model::{Elem, KernelDecl, ParamKind};
+use crate::syntax::model::{Elem, KernelDecl, Param, ParamKind};
 use crate::syntax::naming::{ident_text, is_snake_ident};
 use crate::syntax::text::decl_signature;
 
@@ -205,6 +205,16 @@ fn bind_args(
         if by_name {
             what += " (bound by name: not in `args`, it takes the spec's name it shares)";
         }
+        if let Some(null) = bind_null(cx, &what, p, value) {
+            match null {
+                Some(binding) => {
+                    args.push(Arg { param: pname, elem: p.kind.elem(), binding, by_name });
+                    spans.push(value.span.clone());
+                }
+                None => ok = false,
+            }
+            continue;
+        }
         match bind_one(cx, &what, p.kind, value, env) {
             Some(binding) => {
                 args.push(Arg { param: pname, elem: p.kind.elem(), binding, by_name });
@@ -235,6 +245,28 @@ fn arguments(cx: &Ctx<'_>, node: &RawNode, kernel: &S<String>, decl: &KernelDecl
         }
     }
     (given, written)
+}
+
+/// `"null"`: `Some(Some(Binding::Null))` for a parameter declared `Option<..>` (the kernel
+/// accepts NULL), `Some(None)` (reported) for any other; `None` when the argument is not
+/// `"null"`. A spec cannot declare a buffer named `null`, so the word is never a buffer.
+fn bind_null(cx: &mut Ctx<'_>, what: &str, param: &Param, value: &S<ArgValue>) -> Option<Option<Binding>> {
+    if !matches!(&value.v, ArgValue::Str(s, _) if s == "null") {
+        return None;
+    }
+    if param.nullable {
+        return Some(Some(Binding::Null));
+    }
+    cx.diags.push(
+        value.span.clone(),
+        format!(
+            "{what} takes no `\"null\"`: only a pointer the kernel accepts as NULL does, declared \
+             `{}: Option<{}>` (then `None` passes a null pointer)",
+            ident_text(&param.name),
+            param.kind.rust_decl()
+        ),
+    );
+    Some(None)
 }
 
 /// Every argument names a parameter, and every parameter has an argument (written, or by name).
@@ -379,7 +411,7 @@ fn bind_buffer(
         return None;
     };
     let buf = &buffers[b];
-    if buf.elem != elem {
+    if !same_dtype(buf.elem, elem) {
         cx.diags.push(span, format!("dtype mismatch: buffer `{text}` is {} but {what} takes {elem}", buf.elem));
         return None;
     }
@@ -399,7 +431,7 @@ fn bind_buffer(
 fn bind_value(cx: &mut Ctx<'_>, what: &str, elem: Elem, arg: &NamedArg<'_>, env: &Env<'_>) -> Option<Binding> {
     let (text, span, scalars) = (arg.text, arg.span.clone(), env.scalars);
     if let Some(&s) = env.scalar_index.get(text) {
-        if scalars[s].elem != elem {
+        if !same_dtype(scalars[s].elem, elem) {
             cx.diags
                 .push(span, format!("dtype mismatch: scalar `{text}` is {} but {what} takes {elem}", scalars[s].elem));
             return None;

@@ -103,7 +103,7 @@ pub(crate) fn evaluate(expr: &ExtentExpr, ty: Elem, value: &dyn Fn(&str) -> Opti
             }
         }
         ExtentExpr::Name(name) => named(ident_text(name)),
-        ExtentExpr::Block { axis, .. } => named(axis.block_text().to_string()),
+        ExtentExpr::Launch { dim, axis, .. } => named(dim.text(*axis).to_string()),
         ExtentExpr::Binary { op, lhs, rhs } => {
             // Left before right, and the first fault wins, as in the runtime's evaluation.
             let (a, b) = (evaluate(lhs, ty, value)?, evaluate(rhs, ty, value)?);
@@ -137,6 +137,24 @@ pub(crate) fn evaluate(expr: &ExtentExpr, ty: Elem, value: &dyn Fn(&str) -> Opti
             })
         }
     }
+}
+
+/// The value of `grid.x` ... `block.z` in a launch of shape `grid` × `block`; `None` for any
+/// other name.
+pub(crate) fn launch_value(name: &str, grid: [u32; 3], block: [u32; 3]) -> Option<i128> {
+    let (dims, axis) = name.split_once('.')?;
+    let dims = match dims {
+        "grid" => grid,
+        "block" => block,
+        _ => return None,
+    };
+    let axis = match axis {
+        "x" => 0,
+        "y" => 1,
+        "z" => 2,
+        _ => return None,
+    };
+    Some(i128::from(dims[axis]))
 }
 
 /// The compile-time value of an argument bound to an integer parameter: a constant, or a
@@ -206,9 +224,22 @@ pub(crate) fn extents_fit_buffers(
     for (n, node) in nodes.iter().enumerate() {
         let Some(k) = node.kernel() else { continue };
         let decl = &kernels[k];
+        let shape = node.launch().map(|l| (l.grid.value, l.block.value));
         for u in node.extent_uses(decl) {
-            if let Some(msg) = extent_problem(node, decl, &u, buffers, scalars) {
+            if let Some(msg) = extent_problem(node, decl, &u, shape, buffers, scalars) {
                 cx.diags.push(arg_spans[n][u.arg].clone(), msg);
+                continue;
+            }
+            // `autotune` may launch the node at any `tune` candidate, with the grid that keeps its
+            // thread count: an extent over the launch's shape must hold at each one too.
+            let Some(l) = node.launch().filter(|_| u.extent.expr.uses_launch()) else { continue };
+            let threads = u64::from(l.grid.value[0]) * u64::from(l.block.value[0]);
+            for &b in &l.tune {
+                let grid = u32::try_from(threads.div_ceil(u64::from(b))).unwrap_or(u32::MAX);
+                let candidate = Some(([grid, 1, 1], [b, 1, 1]));
+                if let Some(msg) = extent_problem(node, decl, &u, candidate, buffers, scalars) {
+                    cx.diags.push(arg_spans[n][u.arg].clone(), format!("`tune` candidate {b}: {msg}"));
+                }
             }
         }
     }
@@ -219,11 +250,16 @@ fn extent_problem(
     node: &Node,
     decl: &KernelDecl,
     u: &ExtentUse<'_>,
+    shape: Option<([u32; 3], [u32; 3])>,
     buffers: &[Buffer],
     scalars: &[Scalar],
 ) -> Option<String> {
     let ty = extent_type(decl, u.extent);
-    let value = |name: &str| node.arg(name).and_then(|a| arg_value(&a.binding, scalars));
+    let value = |name: &str| {
+        shape
+            .and_then(|(grid, block)| launch_value(name, grid, block))
+            .or_else(|| node.arg(name).and_then(|a| arg_value(&a.binding, scalars)))
+    };
     let (text, buf) = (&u.extent.text, &buffers[u.buffer]);
     let what = format!(
         "node `{}`: parameter `{}` of kernel `{}`",
@@ -231,7 +267,11 @@ fn extent_problem(
         param_decl(u.param, text),
         ident_text(&decl.name)
     );
-    let values = values_text(node, u, scalars);
+    let mut values = values_text(node, u, scalars);
+    if let Some((grid, block)) = shape.filter(|_| u.extent.expr.uses_launch()) {
+        let sep = if values.is_empty() { " with" } else { "," };
+        values.push_str(&format!("{sep} grid = {grid:?}, block = {block:?}"));
+    }
     let fed: Vec<String> = node.extent_scalars(u.extent).iter().map(|&s| format!("`{}`", scalars[s].name)).collect();
     let defaults = match fed.len() {
         0 => String::new(),
@@ -301,11 +341,9 @@ pub(crate) fn shared_memory_fits(cx: &mut Ctx<'_>, raw: &RawNode, decl: &KernelD
 fn shared_problem(decl: &KernelDecl, node: &Node, block: [u32; 3], shared: u32, scalars: &[Scalar]) -> Option<String> {
     let need = decl.shared.as_ref()?;
     let [bx, by, bz] = block;
-    let value = |name: &str| match name {
-        "block.x" => Some(i128::from(bx)),
-        "block.y" => Some(i128::from(by)),
-        "block.z" => Some(i128::from(bz)),
-        _ => node.arg(name).and_then(|a| arg_value(&a.binding, scalars)),
+    let grid = node.launch().map_or([1, 1, 1], |l| l.grid.value);
+    let value = |name: &str| {
+        launch_value(name, grid, block).or_else(|| node.arg(name).and_then(|a| arg_value(&a.binding, scalars)))
     };
     let ty = extent_type(decl, need);
     let what = format!(

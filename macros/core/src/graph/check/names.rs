@@ -83,6 +83,12 @@ pub(crate) fn check_generated_names(cx: &mut Ctx<'_>, dims: &[Dim], buffers: &[B
     let mut consts: BTreeMap<String, String> =
         RESERVED_CONSTS.iter().map(|c| (c.to_string(), "a constant every graph has".to_string())).collect();
     for Wanted { item, kind, owner, name } in wanted(dims, buffers, scalars) {
+        if name == "null" && item == name {
+            // A node argument `"null"` passes a null pointer, so no declaration may take the word.
+            let span = cx.names.get(&name).map(|(_, s)| s.clone()).unwrap_or(0..0);
+            cx.diags.push(span, format!("{owner}: `null` is the argument that passes a null pointer; rename it"));
+            continue;
+        }
         let (table, kind_name) = match kind {
             Item::Method => (&mut methods, "method"),
             Item::Constant => (&mut consts, "constant"),

@@ -8,7 +8,7 @@ use quote::{format_ident, quote};
 use super::fields::{buffer_field, scalar_field, storage_type};
 use super::input::CodegenInput;
 use super::update::extent_checks;
-use crate::emit_util::{doc_attr, ident};
+use crate::emit_util::{doc_attr, elem_in_hidden_module, ident};
 use crate::graph::ir::{Binding, GraphIr, Role};
 
 /// `" — <doc>"` for an item's spec `doc`, or nothing.
@@ -158,7 +158,7 @@ fn buffer_replacer(cg: &CodegenInput<'_>, b: usize) -> Option<TokenStream> {
         return None;
     }
     let (f, m) = (buffer_field(ir, b), format_ident!("{}", buf.replacer()));
-    let t = buf.elem.rust_ident();
+    let t = elem_in_hidden_module(buf.elem);
     let len_const = format_ident!("{}", buf.len_const());
     let graph = cg.name.to_string();
     let what = format!("{}::{}", graph, buf.replacer());
@@ -237,7 +237,7 @@ fn buffer_accessor(ir: &GraphIr, b: usize) -> Option<TokenStream> {
     }
     let f = buffer_field(ir, b);
     let m = ident(&buf.name);
-    let ty = storage_type(buf.role, &buf.elem.rust_ident());
+    let ty = storage_type(buf.role, &elem_in_hidden_module(buf.elem));
     let exchange = match condition_reader(ir, b) {
         Some(control) => format!(
             "the condition of `{control}` reads it, so it has no `replace_{}`: it stays this allocation",
@@ -263,7 +263,7 @@ fn scalar_accessors(cg: &CodegenInput<'_>, s: usize) -> TokenStream {
     let sc = &ir.scalars[s];
     let f = scalar_field(ir, s);
     let m = ident(&sc.name);
-    let t = sc.elem.rust_ident();
+    let t = elem_in_hidden_module(sc.elem);
     let doc = format!("The current value of scalar `{}` ({}){}.", sc.name, sc.elem, doc_suffix(&sc.doc));
     let doc = doc_attr(&doc);
     let getter = quote!(#doc pub fn #m(&self) -> #t { self.#f });

@@ -9,7 +9,7 @@ use syn::Ident;
 
 use super::fields::buffer_field;
 use super::input::CodegenInput;
-use crate::emit_util::doc_attr;
+use crate::emit_util::{doc_attr, elem_in_hidden_module};
 use crate::graph::ir::{ControlKind, GraphIr};
 use crate::graph::plan::{BodyPlan, BuildPlan, Unit};
 
@@ -58,7 +58,7 @@ fn counter_addr(c: usize) -> TokenStream {
 /// The device address of buffer `b`'s first element.
 fn buffer_addr(ir: &GraphIr, b: usize) -> TokenStream {
     let f = buffer_field(ir, b);
-    let t = ir.buffers[b].elem.rust_ident();
+    let t = elem_in_hidden_module(ir.buffers[b].elem);
     quote!(::kgraph::DeviceIn::<#t>::device_addr(&self.#f))
 }
 

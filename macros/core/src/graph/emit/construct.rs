@@ -2,6 +2,7 @@
 //! allocates every buffer (zeroed). It creates no stream: `capture` builds the graph directly. A failure keeps its `kgraph::Error` as the source of an
 //! `Error::InGraph` naming the graph and the step.
 
+use crate::emit_util::elem_in_hidden_module;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
@@ -14,7 +15,7 @@ use crate::syntax::naming::ident_text;
 
 /// The expression allocating `buf` in `new`, its error wrapped with what was being done.
 fn buffer_init(graph: &str, buf: &Buffer) -> TokenStream {
-    let t = buf.elem.rust_ident();
+    let t = elem_in_hidden_module(buf.elem);
     let len_const = format_ident!("{}", buf.len_const());
     let op = format!("allocate {} buffer `{}` ({} x {})", buf.role.name(), buf.name, buf.len, buf.elem);
     let alloc = match buf.role {

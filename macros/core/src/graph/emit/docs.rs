@@ -115,6 +115,7 @@ fn arg_text(ir: &GraphIr, a: &Arg) -> String {
         Binding::Pinned { buffer } => format!("pinned {}", ir.buffers[*buffer].name),
         Binding::PinnedMut { buffer } => format!("pinned mut {}", ir.buffers[*buffer].name),
         Binding::Scalar { scalar } => ir.scalars[*scalar].name.clone(),
+        Binding::Null => "null".to_string(),
         Binding::Const { value, src } => {
             let v = value.text();
             if *src == v {

@@ -46,7 +46,7 @@ pub(crate) fn scalar_field(ir: &GraphIr, s: usize) -> Ident {
 }
 
 /// The Rust type that holds a buffer of `role` with elements `t`.
-pub(crate) fn storage_type(role: Role, t: &Ident) -> TokenStream {
+pub(crate) fn storage_type(role: Role, t: &TokenStream) -> TokenStream {
     match role {
         Role::Pinned | Role::PinnedOut => quote!(::kgraph::MappedBuffer<#t>),
         Role::Slot => quote!(::kgraph::PinnedSlot<#t>),

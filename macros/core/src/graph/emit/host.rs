@@ -8,7 +8,7 @@ use syn::Ident;
 
 use super::fields::buffer_field;
 use super::input::CodegenInput;
-use crate::emit_util::doc_attr;
+use crate::emit_util::{doc_attr, elem_in_hidden_module};
 use crate::graph::ir::{Buffer, HostMethod, Role};
 
 fn length_check(what: &str, len_const: &Ident, actual: TokenStream) -> TokenStream {
@@ -42,7 +42,7 @@ struct Method<'a> {
     /// The buffer's field.
     field: Ident,
     /// The element type.
-    t: Ident,
+    t: TokenStream,
     /// `Self::<NAME>_LEN`.
     len_const: Ident,
     /// `f32 x 64 (`n`)`, for the docs.
@@ -74,7 +74,7 @@ pub(crate) fn host_methods_tokens(cg: &CodegenInput<'_>) -> TokenStream {
                 what: format!("{gname}::{name} ({} buffer `{}`)", buf.role.name(), buf.name),
                 name,
                 field: buffer_field(ir, b),
-                t: buf.elem.rust_ident(),
+                t: elem_in_hidden_module(buf.elem),
                 len_const: format_ident!("{}", buf.len_const()),
                 shape: format!("{} x {} (`{}`)", buf.elem, buf.len, buf.len_src),
             };

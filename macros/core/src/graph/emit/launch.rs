@@ -9,23 +9,27 @@ use quote::{format_ident, quote};
 
 use super::fields::{buffer_field, kernel_field, scalar_field};
 use super::literal::typed_literal;
-use crate::emit_util::doc_attr;
-use crate::graph::ir::{Binding, CollectiveOp, GraphIr, NodeOp, Reduction};
+use crate::emit_util::{doc_attr, elem_in_hidden_module};
+use crate::graph::ir::{Arg, Binding, CollectiveOp, GraphIr, NodeOp, Reduction};
 
 /// The arguments node `n` passes its kernel's `__issue`, in parameter order.
 fn launch_args(ir: &GraphIr, n: usize) -> Vec<TokenStream> {
-    ir.nodes[n]
-        .args
+    let node = &ir.nodes[n];
+    // A parameter declared `Option<..>` takes `Some(buffer)` or `None` (`"null"` in the spec).
+    let nullable = |a: &Arg| node.kernel().and_then(|k| ir.kernels[k].param(&a.param)).is_some_and(|p| p.nullable);
+    node.args
         .iter()
         .map(|a| match &a.binding {
             Binding::Buffer { buffer, mutable } => {
                 let f = buffer_field(ir, *buffer);
-                if *mutable {
-                    quote!(&mut self.#f)
+                let arg = if *mutable { quote!(&mut self.#f) } else { quote!(&self.#f) };
+                if nullable(a) {
+                    quote!(::core::option::Option::Some(#arg))
                 } else {
-                    quote!(&self.#f)
+                    arg
                 }
             }
+            Binding::Null => quote!(::core::option::Option::None),
             Binding::Pinned { buffer } => {
                 let f = buffer_field(ir, *buffer);
                 quote!(self.#f.device_ptr())
@@ -46,7 +50,12 @@ fn launch_args(ir: &GraphIr, n: usize) -> Vec<TokenStream> {
 /// The device address of argument `i` of node `n` (a memset or memcpy buffer), through `&self`.
 fn arg_addr(ir: &GraphIr, n: usize, i: usize) -> TokenStream {
     let a = &ir.nodes[n].args[i];
-    let t = a.elem.rust_ident();
+    // The buffer's element type as the spec names it (the declaration may name a struct from
+    // another module).
+    let t = a
+        .binding
+        .buffer_access()
+        .map_or_else(|| elem_in_hidden_module(a.elem), |(b, _)| elem_in_hidden_module(ir.buffers[b].elem));
     match a.binding {
         Binding::Buffer { buffer, .. } => {
             let f = buffer_field(ir, buffer);
@@ -65,7 +74,7 @@ fn arg_addr(ir: &GraphIr, n: usize, i: usize) -> TokenStream {
 fn arg_bytes(ir: &GraphIr, n: usize, i: usize) -> TokenStream {
     let a = &ir.nodes[n].args[i];
     let b = a.binding.buffer_access().expect("a buffer").0;
-    let t = a.elem.rust_ident();
+    let t = elem_in_hidden_module(ir.buffers[b].elem);
     let len = ir.buffers[b].len as usize;
     quote!(#len * ::core::mem::size_of::<#t>())
 }
@@ -120,7 +129,7 @@ pub(crate) fn collective_lens(ir: &GraphIr, n: usize) -> (usize, usize) {
 /// collective, data type, send address and length, receive address and length.
 fn collective_args(ir: &GraphIr, n: usize, op: CollectiveOp) -> TokenStream {
     let coll = collective_tokens(op);
-    let t = ir.nodes[n].args[0].elem.rust_ident();
+    let t = elem_in_hidden_module(ir.nodes[n].args[0].elem);
     let (sl, rl) = collective_lens(ir, n);
     let recv = ir.nodes[n].args.len() - 1;
     let (sa, ra) = (arg_addr(ir, n, 0), arg_addr(ir, n, recv));

@@ -24,7 +24,7 @@ use quote::{format_ident, quote};
 
 pub use input::CodegenInput;
 
-use crate::emit_util::{doc_attr, in_hidden_module};
+use crate::emit_util::{doc_attr, elem_in_hidden_module, in_hidden_module};
 
 /// The struct definition: the device, each kernel's handle, buffer and scalar, and the
 /// capture state.
@@ -35,9 +35,9 @@ fn struct_def(cg: &CodegenInput<'_>) -> TokenStream {
     let kernel_fields = (0..ir.kernels.len()).map(|k| fields::kernel_field(ir, k));
     let kernel_types = fields::kernel_types(cg);
     let buffer_fields = (0..ir.buffers.len()).map(|b| fields::buffer_field(ir, b));
-    let buffer_types = ir.buffers.iter().map(|b| fields::storage_type(b.role, &b.elem.rust_ident()));
+    let buffer_types = ir.buffers.iter().map(|b| fields::storage_type(b.role, &elem_in_hidden_module(b.elem)));
     let scalar_fields = (0..ir.scalars.len()).map(|s| fields::scalar_field(ir, s));
-    let scalar_types = ir.scalars.iter().map(|s| s.elem.rust_ident());
+    let scalar_types = ir.scalars.iter().map(|s| elem_in_hidden_module(s.elem));
     let in_flight_field = fields::InFlight::of(ir).field;
     let comm_field = ir.has_collectives().then(|| {
         quote! {

@@ -8,6 +8,7 @@ use quote::quote;
 use super::fields::scalar_field;
 use super::input::CodegenInput;
 use super::literal::typed_literal;
+use crate::emit_util::launch_dim_tokens;
 use crate::graph::ir::{Binding, GraphIr};
 use crate::syntax::extent::extent_type;
 use crate::syntax::model::{Elem, ExtentExpr, ExtentFn, ExtentOp};
@@ -27,7 +28,7 @@ pub(crate) fn extent_checks(cg: &CodegenInput<'_>, s: usize) -> Vec<TokenStream>
     let scalar = &ir.scalars[s].name;
     let mut seen: Vec<(String, u64)> = Vec::new();
     let mut out = Vec::new();
-    for node in &ir.nodes {
+    for (n, node) in ir.nodes.iter().enumerate() {
         let Some(k) = node.kernel() else { continue };
         let decl = &ir.kernels[k];
         for u in node.extent_uses(decl) {
@@ -35,7 +36,7 @@ pub(crate) fn extent_checks(cg: &CodegenInput<'_>, s: usize) -> Vec<TokenStream>
                 continue;
             }
             let ty = extent_type(decl, u.extent);
-            let value = extent_tokens(ir, node, &u.extent.expr, ty, s);
+            let value = extent_tokens(ir, n, &u.extent.expr, ty, s);
             let buf = &ir.buffers[u.buffer];
             let key = (value.to_string(), buf.len);
             if seen.contains(&key) {
@@ -57,11 +58,13 @@ pub(crate) fn extent_checks(cg: &CodegenInput<'_>, s: usize) -> Vec<TokenStream>
     out
 }
 
-/// An extent of `node` over `kgraph::extent`'s checked operations in `ty`: each name is the
+/// An extent of node `n` over `kgraph::__private::extent`'s checked operations in `ty`: each name is the
 /// node's argument for that parameter: `value` for scalar `s` (the setter's argument), the
-/// field of another scalar, or the constant.
-fn extent_tokens(ir: &GraphIr, node: &crate::graph::ir::Node, expr: &ExtentExpr, ty: Elem, s: usize) -> TokenStream {
+/// field of another scalar, or the constant; `grid.x` and the like the node's current launch
+/// shape.
+fn extent_tokens(ir: &GraphIr, n: usize, expr: &ExtentExpr, ty: Elem, s: usize) -> TokenStream {
     let t = ty.rust_ident();
+    let node = &ir.nodes[n];
     match expr {
         ExtentExpr::Int { value, .. } => {
             let lit = proc_macro2::Literal::u64_unsuffixed(*value);
@@ -81,7 +84,11 @@ fn extent_tokens(ir: &GraphIr, node: &crate::graph::ir::Node, expr: &ExtentExpr,
             };
             quote!(::kgraph::__private::extent::scalar::<#t, _>(#text, #v))
         }
-        ExtentExpr::Block { .. } => unreachable!("pointer extents do not name the block (the parser refuses it)"),
+        ExtentExpr::Launch { dim, axis, .. } => {
+            let text = dim.text(*axis);
+            let v = launch_dim_tokens(quote!(self.node_cfgs[#n]), *dim, *axis);
+            quote!(::kgraph::__private::extent::scalar::<#t, _>(#text, #v))
+        }
         ExtentExpr::Binary { op, lhs, rhs } => {
             let f = match op {
                 ExtentOp::Add => quote!(add),
@@ -90,7 +97,7 @@ fn extent_tokens(ir: &GraphIr, node: &crate::graph::ir::Node, expr: &ExtentExpr,
                 ExtentOp::Div => quote!(div),
                 ExtentOp::Rem => quote!(rem),
             };
-            let (l, r) = (extent_tokens(ir, node, lhs, ty, s), extent_tokens(ir, node, rhs, ty, s));
+            let (l, r) = (extent_tokens(ir, n, lhs, ty, s), extent_tokens(ir, n, rhs, ty, s));
             quote!(::kgraph::__private::extent::#f(#l, #r))
         }
         ExtentExpr::Call { func, a, b } => {
@@ -98,7 +105,7 @@ fn extent_tokens(ir: &GraphIr, node: &crate::graph::ir::Node, expr: &ExtentExpr,
                 ExtentFn::Min => quote!(min),
                 ExtentFn::Max => quote!(max),
             };
-            let (a, b) = (extent_tokens(ir, node, a, ty, s), extent_tokens(ir, node, b, ty, s));
+            let (a, b) = (extent_tokens(ir, n, a, ty, s), extent_tokens(ir, n, b, ty, s));
             quote!(::kgraph::__private::extent::#f(#a, #b))
         }
     }
