@@ -236,20 +236,22 @@ pub enum LaunchError {
         limit: u32,
     },
     /// A launch's block has more threads than the kernel's `__launch_bounds__` allows (the
-    /// driver would refuse it with a less specific error).
+    /// driver would refuse it with a less specific error), or than its declaration's
+    /// `max_block` (the bound the kernel's `unsafe(extents)` promise is made for).
     #[error(
-        "launching kernel `{kernel}`: blocks of {block} threads, but its `__launch_bounds__` ({file}:{line}) allows at most {bound}"
+        "launching kernel `{kernel}`: blocks of {block} threads, but its block bound (`__launch_bounds__` or `max_block`, {file}:{line}) allows at most {bound}"
     )]
     BlockTooLarge {
         /// The kernel's name.
         kernel: &'static str,
         /// Threads per block in the launch configuration (saturated at `u32::MAX`).
         block: u32,
-        /// The kernel's `__launch_bounds__` maximum.
+        /// The kernel's `__launch_bounds__` maximum, or the declaration's `max_block`.
         bound: u32,
-        /// The `.cu` file of the kernel.
+        /// The `.cu` file of the kernel's `__launch_bounds__`, or the Rust file declaring
+        /// `max_block`.
         file: &'static str,
-        /// The line of its `__launch_bounds__`.
+        /// The line of its `__launch_bounds__`, or of the declaration's `max_block`.
         line: u32,
     },
     /// A launch asked for programmatic dependent launch (`LaunchOptions::PDL`) of a kernel not

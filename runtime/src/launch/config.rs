@@ -30,8 +30,8 @@ impl LaunchOptions {
     pub const PDL: LaunchOptions = LaunchOptions { pdl: true };
 }
 
-/// Checks that `cfg`'s blocks have at most `bound` threads, the kernel's `__launch_bounds__`
-/// (at `file:line`), before the driver sees the launch.
+/// Checks that `cfg`'s blocks have at most `bound` threads, the kernel's `__launch_bounds__` or
+/// its declaration's `max_block` (at `file:line`), before the driver sees the launch.
 ///
 /// # Errors
 ///
@@ -218,7 +218,7 @@ mod tests {
         ));
         assert_eq!(
             err.to_string(),
-            "launching kernel `k`: blocks of 256 threads, but its `__launch_bounds__` (k.cu:3) allows at most 128"
+            "launching kernel `k`: blocks of 256 threads, but its block bound (`__launch_bounds__` or `max_block`, k.cu:3) allows at most 128"
         );
         assert!(check_pdl("k", LaunchOptions::PDL, true).is_ok());
         assert!(check_pdl("k", LaunchOptions::default(), false).is_ok());
