@@ -107,9 +107,12 @@ fn scalars_of_both_includes_update_the_captured_graph_in_place() {
 // deeper nodes ran once, before the loop).
 kgraph::graph!("tests/graphs/nest/level_00.toml", name = Nest18Repeat5, repeat = 5);
 
+/// A `download_c<i>` method of the nest's struct.
+type CounterDownload = fn(&Nest18Repeat5) -> kgraph::Result<Vec<f32>>;
+
 /// Every counter of `g`, level 0 first.
 fn nest_counters(g: &Nest18Repeat5) -> Vec<f32> {
-    let downloads: [fn(&Nest18Repeat5) -> kgraph::Result<Vec<f32>>; 18] = [
+    let downloads: [CounterDownload; 18] = [
         Nest18Repeat5::download_c0,
         Nest18Repeat5::download_c1,
         Nest18Repeat5::download_c2,
