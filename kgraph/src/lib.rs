@@ -76,7 +76,9 @@ pub use kgraph_runtime::{
     SlotBus, Stream,
 };
 // Kernel arguments and launches.
-pub use kgraph_runtime::{Bool, DeviceIn, DeviceOut, DeviceStruct, DeviceValue, LaunchConfig, LaunchOptions, Pod};
+pub use kgraph_runtime::{
+    config_rows, Bool, DeviceIn, DeviceOut, DeviceStruct, DeviceValue, LaunchConfig, LaunchOptions, Pod,
+};
 // Element types: `half`'s 16-bit floats and CUDA's vector types, with CUDA's alignment.
 pub use kgraph_runtime::{
     bf16, f16, Bf16x2, Char2, Char4, Double2, Double3, Float2, Float3, Float4, Half2, Int2, Int3, Int4, LongLong2,
@@ -114,11 +116,11 @@ pub mod expert {
 /// `::kgraph::__private`.
 #[doc(hidden)]
 pub mod __private {
+    pub use kgraph_runtime::zeroed;
     pub use kgraph_runtime::{
         __check_capture, check_block, check_pdl, check_same_context, check_same_stream, config_for, launch_ex,
         DynamicSharedLimit, DEFAULT_BLOCK,
     };
     pub use kgraph_runtime::{control, extent, layout};
     pub use kgraph_runtime::{issue_kernel, memcpy_async, memset_async};
-    pub use kgraph_runtime::zeroed;
 }

@@ -63,7 +63,8 @@ pub use graph::issue::{issue_kernel, memcpy_async, memset_async, Issue, Issued};
 pub use graph::profile::{Profile, ProfileRow};
 pub use launch::args::{check_same_context, check_same_stream, DeviceIn, DeviceOut};
 pub use launch::config::{
-    __check_capture, check_block, check_pdl, config_for, launch_ex, DynamicSharedLimit, LaunchOptions, DEFAULT_BLOCK,
+    __check_capture, check_block, check_pdl, config_for, config_rows, launch_ex, DynamicSharedLimit, LaunchOptions,
+    DEFAULT_BLOCK,
 };
 pub use launch::module::{check_param_sizes, KernelSource, ModuleCache};
 pub use launch::pinned_ptr::{PinnedMutPtr, PinnedPtr};

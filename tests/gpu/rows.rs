@@ -31,8 +31,9 @@ kgraph::graph!("tests/graphs/test_rows.toml");
 
 const POISON: f32 = -7.25;
 
+/// `kgraph::config_rows`, with a block of any shape.
 fn rows_cfg(rows: u32, block: (u32, u32, u32)) -> LaunchConfig {
-    LaunchConfig { grid_dim: (rows, 1, 1), block_dim: block, shared_mem_bytes: 0 }
+    LaunchConfig { block_dim: block, ..kgraph::config_rows(rows, 1) }
 }
 
 /// Every row of `out` has a root mean square of 1 (weight 1, eps tiny) and is `x`'s row times

@@ -79,6 +79,19 @@ pub fn config_for(n: u32, max_threads: Option<u32>) -> LaunchConfig {
     LaunchConfig { grid_dim: (n.div_ceil(block).max(1), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }
 }
 
+/// One block of `block` threads per row, `rows` blocks: the launch of a kernel sized by its
+/// grid (an RMSNorm or softmax launched one block per token, declared with extents such as
+/// `out: &mut [f32; grid.x * hidden]`). The checked launch then holds the kernel to buffers of
+/// `rows` rows.
+///
+/// ```
+/// let cfg = kgraph_runtime::config_rows(37, 128);
+/// assert_eq!((cfg.grid_dim, cfg.block_dim, cfg.shared_mem_bytes), ((37, 1, 1), (128, 1, 1), 0));
+/// ```
+pub fn config_rows(rows: u32, block: u32) -> LaunchConfig {
+    LaunchConfig { grid_dim: (rows, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }
+}
+
 /// What dynamic shared memory a kernel's launches may ask for without another driver call: a
 /// cache of its `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`, shared by the clones of one
 /// handle. A generated handle holds one and calls [`DynamicSharedLimit::allow`] before every
