@@ -30,7 +30,14 @@ pub(crate) mod kernels {
 
     /// One Euler step per body; `energy` unless NULL.
     #[kernel("test_mixed.cu", unsafe(extents))]
-    pub fn km_step(bodies: &[Body; n], h: &[f16; n], out: &mut [Body; n], energy: Option<&mut [f32; n]>, dt: f16, n: i32);
+    pub fn km_step(
+        bodies: &[Body; n],
+        h: &[f16; n],
+        out: &mut [Body; n],
+        energy: Option<&mut [f32; n]>,
+        dt: f16,
+        n: i32,
+    );
 }
 
 kgraph::graph!("tests/graphs/test_mixed.toml");
@@ -41,7 +48,8 @@ fn half_struct_and_optional_buffers_in_a_graph_match_eager_and_keep_invariants()
     let dev = device();
     let cells = TestMixed::ROWS * TestMixed::N;
     let x = random(cells, 21);
-    let bodies: Vec<Body> = random(cells, 22).chunks(1).zip(random(cells, 23)).map(|(a, v)| Body { x: a[0], v }).collect();
+    let bodies: Vec<Body> =
+        random(cells, 22).chunks(1).zip(random(cells, 23)).map(|(a, v)| Body { x: a[0], v }).collect();
     let run = |capture: bool| {
         let mut g = TestMixed::new(&dev).unwrap();
         g.upload_x(&x).unwrap();

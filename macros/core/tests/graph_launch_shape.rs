@@ -70,7 +70,11 @@ fn block_and_grid_together_and_each_tune_candidate_are_checked() {
     assert!(e.iter().all(|e| e.contains("1280")), "{}", e.join("\n"));
     // 1024 threads at block 256; candidate 96 needs ceil(1024 / 96) = 11 blocks = 1056 elements.
     let e = errors(&node("k_cells", "grid = 4\nblock = 256\ntune = [128, 96]", "x = \"x\", y = \"y\""));
-    assert!(!e.is_empty() && e.iter().all(|e| e.contains("`tune` candidate 96") && e.contains("1056")), "{}", e.join("\n"));
+    assert!(
+        !e.is_empty() && e.iter().all(|e| e.contains("`tune` candidate 96") && e.contains("1056")),
+        "{}",
+        e.join("\n")
+    );
 }
 
 #[test]
@@ -100,7 +104,8 @@ fn the_launch_passes_some_or_none_to_an_optional_parameter() {
     let spec = node("k_copy", "grid = 4\nblock = 256", "y = \"y\", x = \"x\", copy = \"null\", n = 1024");
     let generated = code(&spec);
     assert!(generated.contains(":: core :: option :: Option :: None"), "{generated}");
-    let spec = format!("{COPY}{}", node("k_copy", "grid = 4\nblock = 256", "y = \"y\", x = \"x\", copy = \"c\", n = 1024"));
+    let spec =
+        format!("{COPY}{}", node("k_copy", "grid = 4\nblock = 256", "y = \"y\", x = \"x\", copy = \"c\", n = 1024"));
     let generated = code(&spec);
     assert!(generated.contains(":: core :: option :: Option :: Some (& mut self ."), "{generated}");
 }
