@@ -148,7 +148,6 @@ fn macros_in_the_parameter_list_cannot_be_verified() {
         ("KERNEL_ARGS", 0, "KERNEL_ARGS"),
         ("ARGS(float), int n", 0, "ARGS"),
         ("float& r", 0, "&"),
-        ("int n = 3", 0, "="),
     ];
     for (params, index, token) in cases {
         let src = format!("#define REAL float\nextern \"C\" __global__ void k({params}) {{}}");
@@ -263,4 +262,19 @@ fn unterminated_constructs_end_quietly() {
 #[test]
 fn hash_inside_a_line_is_punctuation() {
     assert_eq!(texts("a # b").len(), 3);
+}
+
+#[test]
+fn default_arguments_of_a_prototype_are_read_past() {
+    // A prototype with defaults (`int force_reset = 0`) and its definition without them.
+    let src = "extern \"C\" __global__ void reset(float* x, int n, int force_reset = 0, float s = 1.0f);\n\
+               extern \"C\" __global__ void reset(float* x, int n, int force_reset, float s) {}\n";
+    let params = sig(src, "reset");
+    let shown: Vec<(Option<String>, String)> = params.into_iter().map(|(n, t, _)| (n, t)).collect();
+    let want = [("x", "float*"), ("n", "int"), ("force_reset", "int"), ("s", "float")];
+    assert_eq!(shown, want.map(|(n, t)| (Some(n.to_string()), t.to_string())).to_vec());
+    let only_prototype = "extern \"C\" __global__ void reset(float* x, int force_reset = 0);\n";
+    let params = sig(only_prototype, "reset");
+    assert_eq!(params.len(), 2);
+    assert_eq!(params[1].0.as_deref(), Some("force_reset"));
 }

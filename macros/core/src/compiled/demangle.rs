@@ -5,10 +5,17 @@
 //!
 //! Understood in template arguments: the builtin types (`f` float, `i` int, `j` unsigned, ...),
 //! `P`/`R`/`K`/`V` (pointer, reference, const, volatile) over them, class names (`6__half`,
-//! nested `N..E`), integer literals (`Li128E` → `128`, `Lj4E` → `4u`, `Lb1E` → `true`), and
-//! substitutions `S_`/`S<n>_` of those. Anything else (expressions, packs, `std::` types,
-//! template parameters of enclosing templates) makes [`demangle`] return `None`, and kgraph
+//! nested `N..E`, class templates `N3ops3VecIfLi4EEE` → `ops::Vec<float, 4>`), integer literals
+//! (`Li128E` → `128`, `Lj4E` → `4u`, `Lb1E` → `true`), enumerators (`L4Mode1E` → `(Mode)1`: the
+//! symbol holds the value, not the enumerator's name), functions and function pointers
+//! (`XadL_Z4siluIfET_RKS0_EE` → `silu<float>`, the function's parameter types read past),
+//! template parameters `T_` inside such a function, and substitutions `S_`/`S<n>_`. A name in an
+//! anonymous namespace (`_GLOBAL__N_...`) is shown as `(anonymous namespace)::name`. Anything
+//! else (other expressions, packs, `std::` types) makes [`demangle`] return `None`, and kgraph
 //! shows the mangled symbol instead, which `name = "..."` accepts verbatim.
+//!
+//! Default template arguments are in the symbol like any other, so a kernel is named with them
+//! written out (`fill<float, 128>` for `template <typename T, int B = 128>`).
 
 /// A demangled kernel name.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,32 +45,53 @@ impl Demangled {
 /// The name and template arguments of mangled symbol `symbol`, or `None` when it is not a
 /// mangled name or uses a construct this reader does not understand.
 pub fn demangle(symbol: &str) -> Option<Demangled> {
-    let mut r = Reader { s: symbol.as_bytes(), pos: 0, subs: Vec::new() };
+    let mut r = Reader { s: symbol.as_bytes(), pos: 0, subs: Vec::new(), template_params: Vec::new() };
     r.eat("_Z").then_some(())?;
-    let (name, template_args) = if r.eat("N") {
-        let mut parts = Vec::new();
-        let mut args = None;
-        while !r.eat("E") {
-            if r.peek() == Some(b'I') {
-                args = Some(r.template_args()?);
-                continue;
+    r.function_name()
+}
+
+/// The anonymous namespace's spelling in messages (its symbol part is a per-file hash).
+const ANONYMOUS: &str = "(anonymous namespace)";
+
+impl Reader<'_> {
+    /// The name and template arguments at the front of an encoding (after `_Z`); the
+    /// template arguments become the ones `T_` refers to.
+    fn function_name(&mut self) -> Option<Demangled> {
+        let r = self;
+        let (name, template_args) = if r.eat("N") {
+            let mut parts = Vec::new();
+            let mut args = None;
+            while !r.eat("E") {
+                if r.peek() == Some(b'I') {
+                    args = Some(r.template_args()?);
+                    continue;
+                }
+                args.is_none().then_some(())?;
+                parts.push(r.scope_name()?);
+                r.subs.push(parts.join("::"));
             }
-            args.is_none().then_some(())?;
-            parts.push(r.source_name()?);
-            r.subs.push(parts.join("::"));
-        }
-        (parts.join("::"), args)
-    } else {
-        let name = r.source_name()?;
-        let args = if r.peek() == Some(b'I') {
-            r.subs.push(name.clone());
-            Some(r.template_args()?)
+            (parts.join("::"), args)
         } else {
-            None
+            let name = r.source_name()?;
+            let args = if r.peek() == Some(b'I') {
+                r.subs.push(name.clone());
+                Some(r.template_args()?)
+            } else {
+                None
+            };
+            (name, args)
         };
-        (name, args)
-    };
-    Some(Demangled { name, template_args })
+        if let Some(args) = &template_args {
+            r.template_params = args.clone();
+        }
+        Some(Demangled { name, template_args })
+    }
+
+    /// A namespace or function name inside `N..E`: the anonymous namespace by its C++ spelling.
+    fn scope_name(&mut self) -> Option<String> {
+        let name = self.source_name()?;
+        Some(if name.starts_with("_GLOBAL__N") { ANONYMOUS.to_string() } else { name })
+    }
 }
 
 struct Reader<'a> {
@@ -71,6 +99,9 @@ struct Reader<'a> {
     pos: usize,
     /// Substitution candidates seen so far (`S_` is the first).
     subs: Vec<String>,
+    /// The template arguments `T_`, `T0_`, ... refer to: those of the innermost function
+    /// encoding read so far.
+    template_params: Vec<String>,
 }
 
 impl Reader<'_> {
@@ -108,13 +139,54 @@ impl Reader<'_> {
         self.eat("I").then_some(())?;
         let mut args = Vec::new();
         while !self.eat("E") {
-            args.push(if self.eat("L") { self.literal()? } else { self.ty()? });
+            args.push(if self.eat("L") {
+                self.literal()?
+            } else if self.eat("X") {
+                self.expression()?
+            } else {
+                self.ty()?
+            });
         }
         Some(args)
     }
 
-    /// After `L`: `<type><value>E`.
+    /// After `X`: the one expression a kernel's template argument takes in practice, a
+    /// function's (or object's) address `adL_Z<encoding>EE`, shown as the function's name
+    /// (`silu<float>`), which C++ accepts for a function-pointer argument.
+    fn expression(&mut self) -> Option<String> {
+        self.eat("adL").then_some(())?;
+        let name = self.external_name()?;
+        self.eat("E").then_some(())?;
+        Some(name)
+    }
+
+    /// After `L`: `_Z<encoding>E`, an external name (a function argument), read past its
+    /// parameter types; the template arguments `T_` refers to are restored after it.
+    fn external_name(&mut self) -> Option<String> {
+        self.eat("_Z").then_some(())?;
+        let outer = self.template_params.clone();
+        let d = self.function_name()?;
+        // A function template's encoding has its return type first; then the parameters.
+        while !self.eat("E") {
+            self.ty()?;
+        }
+        self.template_params = outer;
+        Some(d.display())
+    }
+
+    /// After `L`: `<type><value>E`, an external name `_Z..E`, or an enumerator `<class
+    /// type><value>E`, shown as `(Type)value` (the symbol has no enumerator name).
     fn literal(&mut self) -> Option<String> {
+        if self.peek() == Some(b'_') {
+            return self.external_name();
+        }
+        if self.peek().is_some_and(|c| c.is_ascii_digit() || c == b'N' || c == b'S') {
+            let ty = self.ty()?;
+            let negative = self.eat("n");
+            let value = self.number()?;
+            self.eat("E").then_some(())?;
+            return Some(format!("({ty}){}{value}", if negative { "-" } else { "" }));
+        }
         let ty = self.peek()?;
         self.pos += 1;
         let negative = self.eat("n");
@@ -162,16 +234,43 @@ impl Reader<'_> {
                 };
                 return self.subs.get(index).cloned();
             }
-            b'0'..=b'9' => self.source_name()?,
+            b'T' => {
+                // A template parameter of the enclosing function: a substitution candidate.
+                self.pos += 1;
+                let index = if self.eat("_") {
+                    0
+                } else {
+                    let n = usize::try_from(self.number()?).ok()?;
+                    self.eat("_").then_some(())?;
+                    n + 1
+                };
+                self.template_params.get(index)?.clone()
+            }
+            b'0'..=b'9' => {
+                let name = self.source_name()?;
+                if self.peek() != Some(b'I') {
+                    name
+                } else {
+                    // A class template's specialisation: its name, then the whole, are candidates.
+                    self.subs.push(name.clone());
+                    format!("{name}<{}>", self.template_args()?.join(", "))
+                }
+            }
             b'N' => {
                 self.pos += 1;
-                let mut parts = Vec::new();
+                let mut name = String::new();
                 while !self.eat("E") {
-                    parts.push(self.source_name()?);
-                    self.subs.push(parts.join("::"));
+                    if self.peek() == Some(b'I') {
+                        name = format!("{name}<{}>", self.template_args()?.join(", "));
+                    } else {
+                        let part = self.scope_name()?;
+                        name = if name.is_empty() { part } else { format!("{name}::{part}") };
+                    }
+                    self.subs.push(name.clone());
                 }
+                // The whole name is pushed once below.
                 self.subs.pop();
-                parts.join("::")
+                name
             }
             _ => return None,
         };
@@ -247,6 +346,16 @@ pub fn normalize(text: &str) -> String {
         }
     }
     flush(&mut cur, &mut words);
+    // `&silu<float>` → `silu<float>`: an address-of at the start of a template argument (a
+    // reference type puts its `&` after the type), as the demangled name shows a function.
+    let mut k = 1;
+    while k < words.len() {
+        if words[k] == "&" && matches!(words[k - 1].as_str(), "<" | ",") {
+            words.remove(k);
+        } else {
+            k += 1;
+        }
+    }
     // `float const*` → `const float*`.
     let mut k = 1;
     while k < words.len() {
@@ -287,8 +396,32 @@ mod tests {
         assert_eq!(shown("_Z1kIPKfLb1EEvT_").as_deref(), Some("k<const float*, true>"));
         assert_eq!(shown("_Z1kILin3EEvv").as_deref(), Some("k<-3>"));
         assert_eq!(shown("scale"), None);
-        assert_eq!(shown("_Z1kIXadL_Z1gvEEEvv"), None, "expressions are not read");
+        assert_eq!(shown("_Z1kIXplLi1ELi2EEEvv"), None, "expressions other than an address are not read");
         assert_eq!(shown("_Z99x"), None, "truncated");
+    }
+
+    #[test]
+    fn functions_enums_class_templates_and_anonymous_namespaces() {
+        // As nvcc 13 mangles them (macros/core/tests/compiled/cpp_args.cu).
+        assert_eq!(
+            shown("_Z7act_mulIfXadL_Z6squareIfET_RKS1_EELb1EEvPS1_PS2_i").as_deref(),
+            Some("act_mul<float, square<float>, true>")
+        );
+        assert_eq!(shown("_Z1kIXadL_Z1gvEEEvv").as_deref(), Some("k<g>"));
+        assert_eq!(shown("_Z1kIL_Z1gvEEvv").as_deref(), Some("k<g>"), "a function argument without `ad`");
+        assert_eq!(
+            shown("_Z7combineIL4Mode1ELN3ops6ReduceE0EEvPfPKfi").as_deref(),
+            Some("combine<(Mode)1, (ops::Reduce)0>")
+        );
+        assert_eq!(
+            shown("_Z8fill_vecIN3ops3VecIfLi4EEELi128EEvPT_i").as_deref(),
+            Some("fill_vec<ops::Vec<float, 4>, 128>")
+        );
+        assert_eq!(shown("_Z1kI3VecIfLi2EES1_EvPT_").as_deref(), Some("k<Vec<float, 2>, Vec<float, 2>>"));
+        assert_eq!(
+            shown("_ZN44_GLOBAL__N__f6d195c0_11_cpp_args_cu_5492af3712hidden_scaleEPffi").as_deref(),
+            Some("(anonymous namespace)::hidden_scale")
+        );
     }
 
     #[test]
@@ -298,5 +431,7 @@ mod tests {
         assert_eq!(normalize("gemm<float, 128>"), normalize("gemm<float,128>"));
         assert_eq!(normalize("k<float const *>"), normalize("k<const float*>"));
         assert_eq!(normalize("k<unsigned  int>"), "k<unsigned int>");
+        assert_eq!(normalize("k<float, &silu<float>, true>"), normalize("k<float,silu<float>,true>"));
+        assert_eq!(normalize("k<float&>"), "k<float&>");
     }
 }

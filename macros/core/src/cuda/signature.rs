@@ -348,7 +348,9 @@ fn parse_params<'t>(toks: &'t [Token], env: &TypeEnv<'_>) -> Result<Vec<CuParam>
         }
         if at_end || (depth == 0 && toks[k].is_punct(",")) {
             let index = params.len();
+            // A default argument (`int force_reset = 0`) is not part of the type.
             let part = &toks[start..k];
+            let part = part.iter().position(|t| t.is_punct("=")).map_or(part, |eq| &part[..eq]);
             let param = parse_param(part, env).map_err(|bad| (index, bad.or(toks.get(k)).or(toks.last())))?;
             params.push(param);
             start = k + 1;
