@@ -65,6 +65,13 @@ impl Diagnostic {
     }
 }
 
+/// The message alone, without where it points (for a message quoted inside another).
+impl std::fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
 /// Collects the errors of one run; see the module docs. `Default` is [`Ctxt::new`].
 #[derive(Debug)]
 pub struct Ctxt {
@@ -95,6 +102,12 @@ impl Ctxt {
     /// Records an error at `at` (a `Span`, a spec byte range, or a [`Location`]).
     pub fn push(&mut self, at: impl Into<Location>, message: impl Into<String>) {
         self.errors_mut().push(Diagnostic { location: at.into(), message: message.into() });
+    }
+
+    /// Records an error over `tokens` (a parameter `x: &[f32; n]`): rustc underlines from their
+    /// first token to their last, as `syn::Error::new_spanned` does.
+    pub fn push_spanned(&mut self, tokens: impl quote::ToTokens, message: impl std::fmt::Display) {
+        self.push_syn(syn::Error::new_spanned(tokens, message));
     }
 
     /// Records every message of `error` (a combined `syn::Error` holds several), each at the

@@ -9,6 +9,7 @@ use quote::{quote, quote_spanned};
 
 use super::config::Resolved;
 use crate::compiled::KernelRecord;
+use crate::diagnostics::Ctxt;
 use crate::syntax::model::{KernelDecl, MaxBlock};
 
 /// Where a kernel's block bound comes from.
@@ -92,21 +93,22 @@ pub(crate) fn block_check(decl: &KernelDecl, resolved: &Resolved) -> TokenStream
 /// `__shared__` array) and has no `__launch_bounds__` needs `max_block = <threads>`: without a
 /// bound any block up to the device's 1024 threads passes the checks, and a kernel indexing a
 /// `__shared__ float[128]` by `threadIdx.x` writes past it.
-pub(crate) fn unbounded_static_shared_error(
+pub(crate) fn check_static_shared_bound(
     decl: &KernelDecl,
     record: &KernelRecord,
     shown: &str,
     at: &str,
-) -> Option<syn::Error> {
-    let promise = decl.extents_promise?;
+    cx: &mut Ctxt,
+) {
+    let Some(promise) = decl.extents_promise else { return };
     let bounded = record.max_threads.is_some() || record.req_threads.is_some() || decl.max_block.is_some();
-    let array = record.static_shared.first().filter(|_| !bounded)?;
+    let Some(array) = record.static_shared.first().filter(|_| !bounded) else { return };
     let name = local_name(&array.symbol).unwrap_or_else(|| array.symbol.clone());
     let more = match record.static_shared.len() {
         1 => String::new(),
         n => format!(" and {} more", n - 1),
     };
-    Some(syn::Error::new(
+    cx.push(
         promise,
         format!(
             "kernel `{shown}` uses static shared memory as nvcc compiled it ({at}): `__shared__` array `{name}` \
@@ -116,7 +118,7 @@ pub(crate) fn unbounded_static_shared_error(
              `__launch_bounds__(256)` to the kernel (`max_block = 1024` if any block is fine)",
             array.size
         ),
-    ))
+    );
 }
 
 /// The C name of a function-scope variable's mangled symbol (`_ZZ4tileE1t` is `t`; a

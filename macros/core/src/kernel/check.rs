@@ -2,35 +2,35 @@
 //! Every mismatch is its own error, spanned on the Rust parameter, naming the `.cu` parameter
 //! with file and line, and saying what to declare instead.
 
-use quote::quote;
-
 use super::c_types::unverifiable_reason;
 use super::names::check_names;
-use super::raw_handles::raw_handle_errors;
+use super::param_error::param_error;
+use super::raw_handles::check_raw_handles;
 use crate::cuda::lex::{Tok, Token};
 use crate::cuda::signature::{CuBase, CuError, CuKernel, CuParam};
 use crate::cuda::types::hint_for;
+use crate::diagnostics::Ctxt;
 use crate::syntax::model::{Elem, KernelDecl, Param, ParamKind};
 
-/// All mismatches between `decl` and what was found in `file` (the path shown in messages).
-pub(crate) fn check_decl(decl: &KernelDecl, file: &str, found: &Result<CuKernel, CuError>) -> Vec<syn::Error> {
+/// Every mismatch between `decl` and what was found in `file` (the path shown in messages),
+/// each pushed to `cx`.
+pub(crate) fn check_decl(decl: &KernelDecl, file: &str, found: &Result<CuKernel, CuError>, cx: &mut Ctxt) {
     let kernel = match found {
         Ok(kernel) => kernel,
-        Err(err) => return vec![cu_error(decl, file, err)],
+        Err(err) => return cu_error(decl, file, err, cx),
     };
     let (n_cu, n_rust) = (kernel.params.len(), decl.params.len());
     if n_cu != n_rust {
-        return vec![arity_error(decl, file, kernel)];
+        return arity_error(decl, file, kernel, cx);
     }
     let names = check_names(decl, file, kernel);
     // A swap explains both parameters' type errors, if any: one error for the pair.
     let swapped: Vec<usize> = names.iter().filter(|n| n.params.len() > 1).flat_map(|n| n.params.clone()).collect();
-    let mut errors = Vec::new();
     let mut names_left = Vec::new();
     for issue in names {
         match (&issue.rename, issue.params.as_slice()) {
-            (Some(rename), _) => errors.push(syn::Error::new(rename.span, issue.message)),
-            (None, [first, _]) => errors.push(param_error(&decl.params[*first], issue.message)),
+            (Some(rename), _) => cx.push(rename.span, issue.message),
+            (None, [first, _]) => param_error(&decl.params[*first], issue.message, cx),
             _ => names_left.push(issue),
         }
     }
@@ -46,10 +46,9 @@ pub(crate) fn check_decl(decl: &KernelDecl, file: &str, found: &Result<CuKernel,
             (None, Some(name)) => format!("parameter `{}`: {name}", param.name),
             (None, None) => continue,
         };
-        errors.push(param_error(param, message));
+        param_error(param, message, cx);
     }
-    errors.extend(raw_handle_errors(decl, file, kernel));
-    errors
+    check_raw_handles(decl, file, kernel, cx);
 }
 
 /// Without a record of what nvcc compiled (the NVRTC fallback), whether a kernel uses dynamic
@@ -57,13 +56,13 @@ pub(crate) fn check_decl(decl: &KernelDecl, file: &str, found: &Result<CuKernel,
 /// kernel whose file declares an `extern __shared__` array is refused, since kgraph cannot tell
 /// which of the file's kernels reach it. (What the file's headers declare, or a macro spells
 /// otherwise, only the record shows.)
-pub(crate) fn undeclared_shared_memory_in_source(decl: &KernelDecl, file: &str, toks: &[Token]) -> Option<syn::Error> {
-    let promise = decl.extents_promise?;
+pub(crate) fn check_shared_memory_in_source(decl: &KernelDecl, file: &str, toks: &[Token], cx: &mut Ctxt) {
+    let Some(promise) = decl.extents_promise else { return };
     if decl.shared.is_some() {
-        return None;
+        return;
     }
-    let line = extern_shared_line(toks)?;
-    Some(syn::Error::new(
+    let Some(line) = extern_shared_line(toks) else { return };
+    cx.push(
         promise,
         format!(
             "{file}:{line} declares an `extern __shared__` array, and this build left no record of what nvcc compiled \
@@ -72,7 +71,7 @@ pub(crate) fn undeclared_shared_memory_in_source(decl: &KernelDecl, file: &str, 
              none); the launch then refuses a `cfg.shared_mem_bytes` below it",
             decl.symbol
         ),
-    ))
+    );
 }
 
 /// The line of the first `extern ... __shared__` (or `__shared__ ... extern`) declaration in
@@ -94,12 +93,7 @@ fn extern_shared_line(toks: &[Token]) -> Option<usize> {
     None
 }
 
-fn param_error(param: &Param, message: String) -> syn::Error {
-    let (name, ty) = (&param.name, &param.ty);
-    syn::Error::new_spanned(quote!(#name: #ty), message)
-}
-
-fn cu_error(decl: &KernelDecl, file: &str, err: &CuError) -> syn::Error {
+fn cu_error(decl: &KernelDecl, file: &str, err: &CuError, cx: &mut Ctxt) {
     match err {
         CuError::NotFound { name, kernels, non_kernel } => {
             let mut msg = match non_kernel {
@@ -114,9 +108,9 @@ fn cu_error(decl: &KernelDecl, file: &str, err: &CuError) -> syn::Error {
             } else {
                 msg.push_str(&format!("; kernels in this file: {}", kernels.join(", ")));
             }
-            syn::Error::new(decl.symbol_span, msg)
+            cx.push(decl.symbol_span, msg)
         }
-        CuError::NotExternC { name, line } => syn::Error::new(
+        CuError::NotExternC { name, line } => cx.push(
             decl.symbol_span,
             format!(
                 "kernel `{name}` ({file}:{line}) is not `extern \"C\"`: its symbol is C++-mangled, and kgraph binds C++ \
@@ -127,7 +121,7 @@ fn cu_error(decl: &KernelDecl, file: &str, err: &CuError) -> syn::Error {
         ),
         CuError::Ambiguous { name, lines } => {
             let lines: Vec<String> = lines.iter().map(|l| format!("{file}:{l}")).collect();
-            syn::Error::new(
+            cx.push(
                 decl.symbol_span,
                 format!(
                     "cannot verify kernel `{name}`: several functions of that name in the source fit what nvcc compiled ({}), and kgraph cannot tell which one it is; way out: give the overloads distinct names, or give the kernel `extern \"C\"` linkage",
@@ -142,8 +136,8 @@ fn cu_error(decl: &KernelDecl, file: &str, err: &CuError) -> syn::Error {
                 unverifiable_reason(token)
             );
             match decl.params.get(*param) {
-                Some(p) => param_error(p, msg),
-                None => syn::Error::new(decl.symbol_span, msg),
+                Some(p) => param_error(p, msg, cx),
+                None => cx.push(decl.symbol_span, msg),
             }
         }
     }
@@ -157,17 +151,17 @@ fn plural(n: usize) -> String {
     }
 }
 
-fn arity_error(decl: &KernelDecl, file: &str, kernel: &CuKernel) -> syn::Error {
+fn arity_error(decl: &KernelDecl, file: &str, kernel: &CuKernel, cx: &mut Ctxt) {
     let (n_cu, n_rust) = (kernel.params.len(), decl.params.len());
     let head = format!("kernel `{}` ({file}:{}) takes {}, declared {n_rust}", kernel.name, kernel.line, plural(n_cu));
     if n_rust > n_cu {
         let extra: Vec<String> = decl.params[n_cu..].iter().map(|p| format!("`{}`", p.name)).collect();
         let msg = format!("{head}: remove {}; the kernel is `{}`", extra.join(", "), kernel.signature());
-        param_error(&decl.params[n_cu], msg)
+        param_error(&decl.params[n_cu], msg, cx);
     } else {
         let missing: Vec<String> = kernel.params[n_rust..].iter().map(|p| format!("`{p}`")).collect();
         let msg = format!("{head}: missing {}; the kernel is `{}`", missing.join(", "), kernel.signature());
-        syn::Error::new(decl.params_span, msg)
+        cx.push(decl.params_span, msg);
     }
 }
 

@@ -24,7 +24,7 @@ const OUT_DIR_MISSING: &str = "OUT_DIR is not set, so the compiled kernel cannot
 /// `None` with every error found pushed to `cx`.
 fn verify(parsed: &DeclParse, config: &Config, files: &mut Files, cx: &mut Ctxt) -> Option<(KernelDecl, Resolved)> {
     let Some(decl) = parsed.to_decl() else {
-        parsed.errors.iter().cloned().for_each(|e| cx.push_syn(e));
+        cx.extend(parsed.errors.clone());
         return None;
     };
     let cu = match files.get(&decl.file, config) {
@@ -37,19 +37,11 @@ fn verify(parsed: &DeclParse, config: &Config, files: &mut Files, cx: &mut Ctxt)
             return None;
         }
     };
-    let found = resolve(&decl, &cu, config, files);
-    let extent_errors = check_extents(&decl);
-    let extents_hold = extent_errors.is_empty();
-    let found = match found {
-        Ok(found) => Some(found),
-        Err(errors) => {
-            errors.into_iter().for_each(|e| cx.push_syn(e));
-            None
-        }
-    };
-    extent_errors.into_iter().for_each(|e| cx.push_syn(e));
-    match found {
-        Some(found) if extents_hold => {
+    // The extent rules need the declaration only: they report alongside the kernel's checks.
+    let found = resolve(&decl, &cu, config, files, cx);
+    let extents = check_extents(&decl, cx);
+    match (found, extents) {
+        (Ok(found), Ok(())) => {
             let stem = decl.file.strip_suffix(".cu").unwrap_or(&decl.file).to_string();
             let resolved = Resolved {
                 display: found.display,

@@ -2,22 +2,30 @@
 //! block.x * 4`) and the `unsafe(extents)` promise, one function per rule. They need the declaration only (no `.cu`), so they run, and report, alongside the
 //! signature check.
 
-use crate::syntax::extent::extent_type;
 use proc_macro2::Span;
 
+use super::param_error::param_error;
+use crate::diagnostics::Ctxt;
+use crate::syntax::extent::extent_type;
 use crate::syntax::model::{Elem, Extent, ExtentExpr, ExtentFn, ExtentOp, KernelDecl, Param, ParamKind};
 
-/// Every extent error of `decl`.
-pub(crate) fn check_extents(decl: &KernelDecl) -> Vec<syn::Error> {
-    let mut errors = extent_name_errors(decl);
-    errors.extend(missing_promise_error(decl));
-    errors.extend(shared_without_promise_error(decl));
-    errors.extend(missing_extent_errors(decl));
-    if errors.is_empty() {
-        errors.extend(literal_range_errors(decl));
+/// Checks every extent rule of `decl`, each error going to `cx`; `Err` when any failed.
+pub(crate) fn check_extents(decl: &KernelDecl, cx: &mut Ctxt) -> Result<(), ()> {
+    let before = cx.len();
+    check_extent_names(decl, cx);
+    check_promise(decl, cx);
+    check_shared_promise(decl, cx);
+    check_missing_extents(decl, cx);
+    // A literal's type follows from the names it is computed with: only once those are right.
+    if cx.len() == before {
+        check_literal_ranges(decl, cx);
     }
-    errors.extend(division_by_zero_errors(decl));
-    errors
+    check_division_by_zero(decl, cx);
+    if cx.len() == before {
+        Ok(())
+    } else {
+        Err(())
+    }
 }
 
 /// The pointer parameters with their extents.
@@ -49,8 +57,7 @@ fn integer_scalars_hint(decl: &KernelDecl) -> String {
 /// Rule: an extent (and `shared`) names only integer scalar parameters of the kernel. Each
 /// name is reported once, where it is first written (`m * m`, or `m` in two extents, is one
 /// mistake).
-fn extent_name_errors(decl: &KernelDecl) -> Vec<syn::Error> {
-    let mut errors = Vec::new();
+fn check_extent_names(decl: &KernelDecl, cx: &mut Ctxt) {
     let mut reported: Vec<String> = Vec::new();
     for (what, extent) in requirements(decl) {
         for name in extent.expr.names() {
@@ -64,26 +71,25 @@ fn extent_name_errors(decl: &KernelDecl) -> Vec<syn::Error> {
                 Some(_) => continue,
             };
             reported.push(name.to_string());
-            errors.push(syn::Error::new(
+            cx.push(
                 name.span(),
                 format!(
                     "{what} names {why}: an extent is an integer expression over the kernel's integer \
                      scalar parameters {} and the launch's shape (`grid.x` ... `block.z`)",
                     integer_scalars_hint(decl)
                 ),
-            ));
+            );
         }
     }
-    errors
 }
 
 /// Rule: extents are trusted only under `unsafe(extents)` (one error, at the first extent).
-fn missing_promise_error(decl: &KernelDecl) -> Option<syn::Error> {
+fn check_promise(decl: &KernelDecl, cx: &mut Ctxt) {
     if decl.extents_promise.is_some() {
-        return None;
+        return;
     }
-    let (param, extent) = extents(decl).next()?;
-    Some(syn::Error::new(
+    let Some((param, extent)) = extents(decl).next() else { return };
+    cx.push(
         extent.span,
         format!(
             "the extent of `{}` is a promise about what kernel `{}` accesses, and kgraph cannot verify it: \
@@ -91,55 +97,49 @@ fn missing_promise_error(decl: &KernelDecl) -> Option<syn::Error> {
              then `launch` checks every argument against its extent and is safe to call",
             param.name, decl.symbol, decl.file
         ),
-    ))
+    );
 }
 
 /// Rule: `shared` is part of the promise, so it needs `unsafe(extents)`.
-fn shared_without_promise_error(decl: &KernelDecl) -> Option<syn::Error> {
-    let shared = decl.shared.as_ref().filter(|_| decl.extents_promise.is_none())?;
-    Some(syn::Error::new(
+fn check_shared_promise(decl: &KernelDecl, cx: &mut Ctxt) {
+    let Some(shared) = decl.shared.as_ref().filter(|_| decl.extents_promise.is_none()) else { return };
+    cx.push(
         shared.span,
         format!(
             "`shared` is part of the promise about what kernel `{}` accesses: it needs `unsafe(extents)` (and an \
              extent on every pointer parameter), `#[kernel(\"{}\", unsafe(extents), shared = ...)]`",
             decl.symbol, decl.file
         ),
-    ))
+    );
 }
 
 /// Rule: under `unsafe(extents)`, every pointer parameter has an extent.
-fn missing_extent_errors(decl: &KernelDecl) -> Vec<syn::Error> {
+fn check_missing_extents(decl: &KernelDecl, cx: &mut Ctxt) {
     if decl.extents_promise.is_none() {
-        return Vec::new();
+        return;
     }
-    decl.params
-        .iter()
-        .filter(|p| p.kind.is_pointer() && p.extent.is_none())
-        .map(|p| {
-            let (name, ty) = (&p.name, &p.ty);
-            let with_extent = match p.kind {
-                ParamKind::Slice { elem, mutable: false } => format!("&[{elem}; ...]"),
-                ParamKind::Slice { elem, mutable: true } => format!("&mut [{elem}; ...]"),
-                ParamKind::Pinned(elem) => format!("Pinned<[{elem}; ...]>"),
-                ParamKind::PinnedMut(elem) => format!("PinnedMut<[{elem}; ...]>"),
-                ParamKind::Scalar(_) => unreachable!("filtered to pointers"),
-            };
-            syn::Error::new_spanned(
-                quote::quote!(#name: #ty),
-                format!(
-                    "`unsafe(extents)` needs an extent on every pointer parameter: declare `{name}: {with_extent}` \
-                     with how many elements `{}` may access through `{name}`, in terms of {}",
-                    decl.symbol,
-                    integer_scalar_names(decl).unwrap_or_else(|| "integer literals".to_string())
-                ),
-            )
-        })
-        .collect()
+    for p in decl.params.iter().filter(|p| p.kind.is_pointer() && p.extent.is_none()) {
+        let with_extent = match p.kind {
+            ParamKind::Slice { elem, mutable: false } => format!("&[{elem}; ...]"),
+            ParamKind::Slice { elem, mutable: true } => format!("&mut [{elem}; ...]"),
+            ParamKind::Pinned(elem) => format!("Pinned<[{elem}; ...]>"),
+            ParamKind::PinnedMut(elem) => format!("PinnedMut<[{elem}; ...]>"),
+            ParamKind::Scalar(_) => unreachable!("filtered to pointers"),
+        };
+        let message = format!(
+            "`unsafe(extents)` needs an extent on every pointer parameter: declare `{}: {with_extent}` with how \
+             many elements `{}` may access through `{}`, in terms of {}",
+            p.name,
+            decl.symbol,
+            p.name,
+            integer_scalar_names(decl).unwrap_or_else(|| "integer literals".to_string())
+        );
+        param_error(p, message, cx);
+    }
 }
 
 /// Rule: every literal of an extent (or of `shared`) fits in the type it is computed in.
-fn literal_range_errors(decl: &KernelDecl) -> Vec<syn::Error> {
-    let mut errors = Vec::new();
+fn check_literal_ranges(decl: &KernelDecl, cx: &mut Ctxt) {
     for (what, extent) in requirements(decl) {
         let ty = extent_type(decl, extent);
         let max = match ty {
@@ -150,25 +150,23 @@ fn literal_range_errors(decl: &KernelDecl) -> Vec<syn::Error> {
         };
         for (value, span) in extent.expr.literals() {
             if value > max {
-                errors.push(syn::Error::new(
+                cx.push(
                     span,
                     format!(
                         "{value} does not fit in `{ty}`, the type {what} is computed in (C's `{}`, from the scalar \
                          parameters it names)",
                         ty.c_name()
                     ),
-                ));
+                );
             }
         }
     }
-    errors
 }
 
 /// Rule: no extent (nor `shared`) divides by a divisor that is zero whatever the launch: a
 /// literal `0`, or an expression of literals that folds to 0 (`n / (2 - 2)`). Every launch would
 /// otherwise be refused at run time.
-fn division_by_zero_errors(decl: &KernelDecl) -> Vec<syn::Error> {
-    let mut errors = Vec::new();
+fn check_division_by_zero(decl: &KernelDecl, cx: &mut Ctxt) {
     for (what, extent) in requirements(decl) {
         zero_divisors(&extent.expr, &mut |op, divisor| {
             let (verb, folded) = match op {
@@ -178,17 +176,16 @@ fn division_by_zero_errors(decl: &KernelDecl) -> Vec<syn::Error> {
             let span = first_span(divisor).unwrap_or(extent.span);
             let literal = matches!(divisor, ExtentExpr::Int { .. });
             let how = if literal { String::new() } else { " (the divisor's literals fold to 0)".to_string() };
-            errors.push(syn::Error::new(
+            cx.push(
                 span,
                 format!(
                     "{what} (`{}`) {verb} zero{how}: every launch would be refused; the right operand of {folded} \
                      must not be 0",
                     extent.text
                 ),
-            ));
+            );
         });
     }
-    errors
 }
 
 /// Calls `found` with every `/` or `%` of `expr` whose divisor folds to 0.

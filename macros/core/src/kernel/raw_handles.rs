@@ -5,26 +5,26 @@
 //! reads or writes wherever it points. No promise about the kernel "for any scalar values"
 //! can hold, so `unsafe(extents)` is refused for such a kernel, naming the parameter.
 
-use quote::quote;
-
+use super::param_error::param_error;
 use crate::cuda::signature::{CuBase, CuKernel, CuParam};
 use crate::cuda::types::{CFieldType, CStruct};
+use crate::diagnostics::Ctxt;
 use crate::syntax::model::{KernelDecl, Param};
 
 /// The CUDA handle types that are plain integers in C and to kgraph.
 const HANDLE_TYPES: [&str; 4] = ["cudaTextureObject_t", "cudaSurfaceObject_t", "CUtexObject", "CUsurfObject"];
 
-/// One error per parameter of `decl` that is, or is a struct holding, a raw handle, when the
-/// declaration makes the promise (`unsafe(extents)`); `file` is the `.cu` for messages.
-pub(crate) fn raw_handle_errors(decl: &KernelDecl, file: &str, kernel: &CuKernel) -> Vec<syn::Error> {
+/// One error to `cx` per parameter of `decl` that is, or is a struct holding, a raw handle,
+/// when the declaration makes the promise (`unsafe(extents)`); `file` is the `.cu` for messages.
+pub(crate) fn check_raw_handles(decl: &KernelDecl, file: &str, kernel: &CuKernel, cx: &mut Ctxt) {
     if decl.extents_promise.is_none() {
-        return Vec::new();
+        return;
     }
-    decl.params
-        .iter()
-        .zip(&kernel.params)
-        .filter_map(|(param, cu)| Some(handle_error(param, cu, file, raw_handle(cu)?)))
-        .collect()
+    for (param, cu) in decl.params.iter().zip(&kernel.params) {
+        if let Some(why) = raw_handle(cu) {
+            handle_error(param, cu, file, why, cx);
+        }
+    }
 }
 
 /// What makes `cu` a raw handle: its type, or the struct field (path and type) that is one.
@@ -51,10 +51,9 @@ fn handle_field(s: &CStruct, prefix: &str) -> Option<(String, String)> {
     })
 }
 
-fn handle_error(param: &Param, cu: &CuParam, file: &str, why: String) -> syn::Error {
-    let (name, ty) = (&param.name, &param.ty);
-    syn::Error::new_spanned(
-        quote!(#name: #ty),
+fn handle_error(param: &Param, cu: &CuParam, file: &str, why: String, cx: &mut Ctxt) {
+    param_error(
+        param,
         format!(
             "parameter `{}` ({file}:{}): {why}, an address the kernel accesses memory through, but on the Rust side \
              a plain integer that safe code can set to any value, so no promise about the kernel can \
@@ -64,5 +63,6 @@ fn handle_error(param: &Param, cu: &CuParam, file: &str, why: String) -> syn::Er
              memory as a `&[T; n]` parameter instead",
             param.name, cu.line
         ),
-    )
+        cx,
+    );
 }

@@ -4,13 +4,13 @@
 //! preprocessor changed, a typedef), and the source check ([`super::check`]) the rest
 //! (pointer vs value, constness, signedness).
 
-use quote::quote;
-
 use super::abi::abi;
-use super::block_bound::unbounded_static_shared_error;
+use super::block_bound::check_static_shared_bound;
+use super::param_error::param_error;
 use crate::compiled::KernelRecord;
 use crate::cuda::signature::CuKernel;
-use crate::syntax::model::{KernelDecl, Param};
+use crate::diagnostics::Ctxt;
+use crate::syntax::model::KernelDecl;
 
 fn plural(n: usize) -> String {
     match n {
@@ -19,21 +19,17 @@ fn plural(n: usize) -> String {
     }
 }
 
-fn param_error(param: &Param, message: String) -> syn::Error {
-    let (name, ty) = (&param.name, &param.ty);
-    syn::Error::new_spanned(quote!(#name: #ty), message)
-}
-
-/// Every mismatch between `decl` and the compiled entry `record` of kernel `shown` (its
-/// name as a person writes it), compiled at `at` (`kernels/x.cu:12`). `source`: what the
-/// source reader found, for the message when the two disagree.
+/// Every mismatch between `decl` and the compiled entry `record` of kernel `shown` (its name
+/// as a person writes it), compiled at `at` (`kernels/x.cu:12`), each pushed to `cx`.
+/// `source`: what the source reader found, for the message when the two disagree.
 pub(crate) fn check_record(
     decl: &KernelDecl,
     record: &KernelRecord,
     shown: &str,
     at: &str,
     source: Option<&CuKernel>,
-) -> Vec<syn::Error> {
+    cx: &mut Ctxt,
+) {
     let (n_rec, n_rust) = (record.params.len(), decl.params.len());
     let reader_note = |n_src: usize| {
         format!(
@@ -45,41 +41,37 @@ pub(crate) fn check_record(
         let note = source.map(|k| k.params.len()).filter(|&n| n != n_rec).map(reader_note).unwrap_or_default();
         let msg =
             format!("kernel `{shown}` as nvcc compiled it ({at}) takes {}, declared {n_rust}{note}", plural(n_rec));
-        return vec![match decl.params.get(n_rec) {
-            Some(extra) => param_error(extra, format!("{msg}: remove this and any later parameters")),
-            None => syn::Error::new(decl.params_span, format!("{msg}: parameters are missing")),
-        }];
+        return match decl.params.get(n_rec) {
+            Some(extra) => param_error(extra, format!("{msg}: remove this and any later parameters"), cx),
+            None => cx.push(decl.params_span, format!("{msg}: parameters are missing")),
+        };
     }
-    let mut errors: Vec<syn::Error> = decl
-        .params
-        .iter()
-        .zip(&record.params)
-        .enumerate()
-        .filter_map(|(index, (param, rec))| {
-            let want = abi(param.kind)?;
-            (want.size != rec.size || want.align != rec.align).then(|| {
-                param_error(
-                    param,
-                    format!(
-                        "parameter `{}`: nvcc compiled parameter {} of `{shown}` ({at}) as {} bytes aligned to {} (PTX `.{}`), but `{}` passes {} bytes aligned to {}",
-                        param.name,
-                        index + 1,
-                        rec.size,
-                        rec.align,
-                        rec.ptx_type,
-                        param.kind.rust_decl(),
-                        want.size,
-                        want.align
-                    ),
-                )
-            })
-        })
-        .collect();
-    errors.extend(undeclared_shared_memory_error(decl, record, shown, at));
-    errors.extend(unbounded_static_shared_error(decl, record, shown, at));
-    if errors.is_empty() {
+    let before = cx.len();
+    for (index, (param, rec)) in decl.params.iter().zip(&record.params).enumerate() {
+        let Some(want) = abi(param.kind) else { continue };
+        if want.size != rec.size || want.align != rec.align {
+            param_error(
+                param,
+                format!(
+                    "parameter `{}`: nvcc compiled parameter {} of `{shown}` ({at}) as {} bytes aligned to {} (PTX `.{}`), but `{}` passes {} bytes aligned to {}",
+                    param.name,
+                    index + 1,
+                    rec.size,
+                    rec.align,
+                    rec.ptx_type,
+                    param.kind.rust_decl(),
+                    want.size,
+                    want.align
+                ),
+                cx,
+            );
+        }
+    }
+    check_shared_memory_declared(decl, record, shown, at, cx);
+    check_static_shared_bound(decl, record, shown, at, cx);
+    if cx.len() == before {
         if let Some(k) = source.filter(|k| k.params.len() != n_rec) {
-            errors.push(syn::Error::new(
+            cx.push(
                 decl.symbol_span,
                 format!(
                     "cannot verify kernel `{shown}`: nvcc compiled {} ({at}), but kgraph's reading of the source finds {} (`{}`); the parameter types cannot be paired. Way out: rebuild so kgraph-build writes `<stem>.i` beside the record (nvcc is found), or spell the parameter list without preprocessor conditionals",
@@ -87,26 +79,20 @@ pub(crate) fn check_record(
                     k.params.len(),
                     k.signature()
                 ),
-            ));
+            );
         }
     }
-    errors
 }
 
 /// Rule: a checked launch of a kernel that uses dynamic shared memory (an `extern __shared__`
 /// array, as the record shows) needs `shared = <bytes>`: otherwise any `cfg.shared_mem_bytes`,
 /// 0 included, would pass the checks while the kernel indexes past what the launch gave it.
-fn undeclared_shared_memory_error(
-    decl: &KernelDecl,
-    record: &KernelRecord,
-    shown: &str,
-    at: &str,
-) -> Option<syn::Error> {
-    let promise = decl.extents_promise?;
+fn check_shared_memory_declared(decl: &KernelDecl, record: &KernelRecord, shown: &str, at: &str, cx: &mut Ctxt) {
+    let Some(promise) = decl.extents_promise else { return };
     if !record.dyn_smem || decl.shared.is_some() {
-        return None;
+        return;
     }
-    Some(syn::Error::new(
+    cx.push(
         promise,
         format!(
             "kernel `{shown}` uses dynamic shared memory as nvcc compiled it ({at}): it names an `extern __shared__` \
@@ -116,5 +102,5 @@ fn undeclared_shared_memory_error(
              `cfg.shared_mem_bytes` below it (`shared = 0` if the kernel reads `%dynamic_smem_size` and stays within \
              any size)"
         ),
-    ))
+    );
 }

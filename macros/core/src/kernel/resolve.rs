@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::rc::Rc;
 
-use super::check::{check_decl, undeclared_shared_memory_in_source};
+use super::check::{check_decl, check_shared_memory_in_source};
 use super::config::{Config, CuFile, Files};
 use super::record_check::check_record;
 use crate::compiled::demangle::demangle;
@@ -17,9 +17,10 @@ use crate::cuda::cpp::{find_cpp_kernel, instantiation_line, template_kernel, Cpp
 use crate::cuda::lex::{lex, Token};
 use crate::cuda::preprocessed::Preprocessed;
 use crate::cuda::signature::{find_kernel_in, CuError, CuKernel, LaunchBounds};
+use crate::diagnostics::Ctxt;
 use crate::syntax::model::KernelDecl;
 
-/// A declaration's kernel as found, or every error.
+/// A declaration's kernel as found.
 pub(crate) struct Found {
     /// The signature read from the source (lines of the original file).
     pub kernel: CuKernel,
@@ -71,19 +72,24 @@ impl Source {
     }
 }
 
-/// Finds `decl`'s kernel and checks the declaration against it.
+/// Finds `decl`'s kernel and checks the declaration against it: the kernel, or `Err` with
+/// every error pushed to `cx` (none for a record file whose failure was already reported).
 pub(crate) fn resolve(
     decl: &KernelDecl,
     cu: &CuFile,
     config: &Config,
     files: &mut Files,
-) -> Result<Found, Vec<syn::Error>> {
+    cx: &mut Ctxt,
+) -> Result<Found, ()> {
     let stem = decl.file.strip_suffix(".cu").unwrap_or(&decl.file).to_string();
     let compiled = match files.record(&stem, config) {
         Some(Ok(c)) => Some(c),
         Some(Err(msg)) => {
-            let first = files.first_failure(&format!("{stem}.kernels"));
-            return Err(first.then(|| syn::Error::new(decl.file_span, msg)).into_iter().collect());
+            // One unreadable record is one error, however many declarations use it.
+            if files.first_failure(&format!("{stem}.kernels")) {
+                cx.push(decl.file_span, msg);
+            }
+            return Err(());
         }
         None => None,
     };
@@ -92,21 +98,25 @@ pub(crate) fn resolve(
         None => Source::Text(lex(&cu.text)),
     };
     let Some(compiled) = compiled else {
-        return source_only(decl, cu, &source);
+        return source_only(decl, cu, &source, cx);
     };
     let record = match compiled.lookup(&decl.symbol) {
         Lookup::Found(r) => r.clone(),
-        other => return Err(vec![lookup_error(decl, cu, &compiled, &source, other)]),
+        other => {
+            lookup_error(decl, cu, &compiled, &source, other, cx);
+            return Err(());
+        }
     };
     let unmapped = if is_mangled(&record.name) {
         let Some(d) = demangle(&record.name) else {
-            return Err(vec![syn::Error::new(
+            cx.push(
                 decl.symbol_span,
                 format!(
                     "cannot verify kernel `{}`: kgraph cannot read its mangled symbol `{}` (a construct of the C++ name mangling kgraph does not demangle), so it cannot find the kernel's source signature; way out: give the kernel `extern \"C\"` linkage (a wrapper kernel calling the template), or a simpler template argument list",
                     decl.symbol, record.name
                 ),
-            )]);
+            );
+            return Err(());
         };
         let shown = d.display();
         let want = CppKernel {
@@ -132,15 +142,18 @@ pub(crate) fn resolve(
     // types, the fix) come first and the record's sizes check what it accepted; where they
     // disagree, the record wins.
     let agree = found.as_ref().is_ok_and(|k| k.params.len() == record.params.len());
-    let mut errors = if agree { check_decl(decl, &file_display, &found) } else { Vec::new() };
-    if errors.is_empty() {
-        errors = check_record(decl, &record, &shown, &at, found.as_ref().ok());
+    let before = cx.len();
+    if agree {
+        check_decl(decl, &file_display, &found, cx);
     }
-    if errors.is_empty() && !agree {
-        errors = check_decl(decl, &file_display, &found);
+    if cx.len() == before {
+        check_record(decl, &record, &shown, &at, found.as_ref().ok(), cx);
+    }
+    if cx.len() == before && !agree {
+        check_decl(decl, &file_display, &found, cx);
     }
     match found {
-        Ok(mut kernel) if errors.is_empty() => {
+        Ok(mut kernel) if cx.len() == before => {
             // The compiled launch bounds win over the source's reading of them.
             if let Some(max) = record.max_threads {
                 let line = kernel.launch_bounds.map_or(record.line.unwrap_or(0) as usize, |b| b.line);
@@ -154,7 +167,7 @@ pub(crate) fn resolve(
                 pdl_waits: pdl_waits(Some(&record)),
             })
         }
-        _ => Err(errors),
+        _ => Err(()),
     }
 }
 
@@ -169,33 +182,36 @@ fn record_at(record: &KernelRecord, cu: &CuFile, config: &Config) -> String {
 
 /// No record: the `.cu` text is all there is (the NVRTC fallback, or a crate built without
 /// kgraph-build's records).
-fn source_only(decl: &KernelDecl, cu: &CuFile, source: &Source) -> Result<Found, Vec<syn::Error>> {
+fn source_only(decl: &KernelDecl, cu: &CuFile, source: &Source, cx: &mut Ctxt) -> Result<Found, ()> {
     if let Some(msg) = bare_template_message(&decl.symbol, &cu.display, source, None) {
-        return Err(vec![syn::Error::new(decl.symbol_span, msg)]);
+        cx.push(decl.symbol_span, msg);
+        return Err(());
     }
     if decl.symbol.contains('<') || decl.symbol.contains("::") || is_mangled(&decl.symbol) {
-        return Err(vec![syn::Error::new(
+        cx.push(
             decl.symbol_span,
             format!(
                 "cannot verify C++ kernel `{}` of {}: kgraph binds C++ kernels through the record of what nvcc compiled (their mangled symbols), and this build left none (no nvcc: the NVRTC fallback); way out: build with nvcc (scripts/install-nvcc), or give the kernel `extern \"C\"` linkage",
                 decl.symbol, cu.display
             ),
-        )]);
+        );
+        return Err(());
     }
     let found = find_kernel_in(source.toks(), &decl.symbol);
-    let mut errors = check_decl(decl, &cu.display, &found);
+    let before = cx.len();
+    check_decl(decl, &cu.display, &found, cx);
     if found.is_ok() {
-        errors.extend(undeclared_shared_memory_in_source(decl, &cu.display, source.toks()));
+        check_shared_memory_in_source(decl, &cu.display, source.toks(), cx);
     }
     match found {
-        Ok(kernel) if errors.is_empty() => Ok(Found {
+        Ok(kernel) if cx.len() == before => Ok(Found {
             kernel,
             display: cu.display.clone(),
             symbol: decl.symbol.clone(),
             record_path: None,
             pdl_waits: false,
         }),
-        _ => Err(errors),
+        _ => Err(()),
     }
 }
 
@@ -223,13 +239,16 @@ fn split_template(name: &str) -> Option<(String, Vec<String>)> {
     Some((base.rsplit("::").next().unwrap_or(base).to_string(), args))
 }
 
+/// The one error of a declaration whose kernel the record does not name (as `lookup` found),
+/// pushed to `cx`.
 fn lookup_error(
     decl: &KernelDecl,
     cu: &CuFile,
     compiled: &Compiled,
     source: &Source,
     lookup: Lookup<'_>,
-) -> syn::Error {
+    cx: &mut Ctxt,
+) {
     let name = &decl.symbol;
     let file = &cu.display;
     let compiled_list = || {
@@ -249,7 +268,7 @@ fn lookup_error(
         _ => None,
     };
     if let Some(msg) = bare_template {
-        return syn::Error::new(decl.symbol_span, msg);
+        return cx.push(decl.symbol_span, msg);
     }
     let msg = match lookup {
         Lookup::Found(_) => unreachable!("found entries are not errors"),
@@ -297,13 +316,13 @@ fn lookup_error(
                             _ => None,
                         };
                         let err = CuError::NotFound { name: name.clone(), kernels: compiled.names(), non_kernel };
-                        return check_decl(decl, file, &Err(err)).remove(0);
+                        return check_decl(decl, file, &Err(err), cx);
                     }
                 }
             }
         }
     };
-    syn::Error::new(decl.symbol_span, msg)
+    cx.push(decl.symbol_span, msg);
 }
 
 /// The message for a template kernel named without its template arguments (`name` has none and

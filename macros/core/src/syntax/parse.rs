@@ -16,6 +16,7 @@ use super::model::{Extent, KernelDecl, MaxBlock, Param, ParamKind, Rename};
 use super::naming::ident_text;
 use super::text::tidy_tokens;
 use super::types::{classify_nullable, classify_type, optional_pointee};
+use crate::diagnostics::{Ctxt, Errors};
 
 /// Parameter names the generated `launch(&self, stream, cfg, ...)` and
 /// `launch_with(&self, stream, cfg, opts, ...)` use themselves.
@@ -73,8 +74,8 @@ pub struct DeclParse {
     pub params: Vec<ParsedParam>,
     /// Span of the parenthesized parameter list.
     pub params_span: Span,
-    /// Every error found.
-    pub errors: Vec<syn::Error>,
+    /// Every error found, in the order found (empty when it parsed).
+    pub errors: Errors,
 }
 
 impl DeclParse {
@@ -330,60 +331,64 @@ pub fn parse_decl(item: TokenStream, outer: Option<(TokenStream, Span)>) -> Decl
         args: None,
         params: Vec::new(),
         params_span: Span::call_site(),
-        errors: Vec::new(),
+        errors: Errors::default(),
     };
+    // The declaration's own collector: what it finds travels with the declaration (a
+    // `#[kernels]` module is parsed whole before its declarations are checked, in order).
+    let mut cx = Ctxt::new();
     let mut kernel_attr_seen = false;
     if let Some((tokens, span)) = outer {
         kernel_attr_seen = true;
         match parse_kernel_args(tokens, span) {
             Ok(args) => st.args = Some(args),
-            Err(e) => st.errors.push(e),
+            Err(e) => cx.push_syn(e),
         }
     }
     let item_span = item.clone().into_iter().next().map_or_else(Span::call_site, |t| t.span());
-    let result = (|input: ParseStream| parse_decl_body(input, &mut st, &mut kernel_attr_seen)).parse2(item);
+    let result = (|input: ParseStream| parse_decl_body(input, &mut st, &mut kernel_attr_seen, &mut cx)).parse2(item);
     if let Err(e) = result {
-        st.errors.push(e);
+        cx.push_syn(e);
     }
     if !kernel_attr_seen {
-        st.errors.push(syn::Error::new(item_span, format!("missing `#[kernel(...)]`: {ARGS_HELP}")));
+        cx.push(item_span, format!("missing `#[kernel(...)]`: {ARGS_HELP}"));
     }
-    let unknown_renames = unknown_renames(&st);
-    st.errors.extend(unknown_renames);
+    check_renames(&st, &mut cx);
+    st.errors = cx.check().err().unwrap_or_default();
     st
 }
 
 /// A `rename(x = ...)` whose `x` is no parameter of the declaration.
-fn unknown_renames(st: &DeclParse) -> Vec<syn::Error> {
-    let Some(args) = &st.args else { return Vec::new() };
-    args.renames
-        .iter()
-        .filter(|r| !st.params.iter().any(|p| ident_text(&p.name) == ident_text(&r.rust)))
-        .map(|r| {
-            let names: Vec<String> = st.params.iter().map(|p| format!("`{}`", ident_text(&p.name))).collect();
-            syn::Error::new(
-                r.span,
-                format!(
-                    "`rename({} = {})`: the declaration has no parameter `{}` (it has {}); `rename` takes the Rust \
+fn check_renames(st: &DeclParse, cx: &mut Ctxt) {
+    let Some(args) = &st.args else { return };
+    for r in args.renames.iter().filter(|r| !st.params.iter().any(|p| ident_text(&p.name) == ident_text(&r.rust))) {
+        let names: Vec<String> = st.params.iter().map(|p| format!("`{}`", ident_text(&p.name))).collect();
+        cx.push(
+            r.span,
+            format!(
+                "`rename({} = {})`: the declaration has no parameter `{}` (it has {}); `rename` takes the Rust \
                      parameter's name, then the `.cu`'s",
-                    ident_text(&r.rust),
-                    r.cu,
-                    ident_text(&r.rust),
-                    if names.is_empty() { "none".to_string() } else { names.join(", ") }
-                ),
-            )
-        })
-        .collect()
+                ident_text(&r.rust),
+                r.cu,
+                ident_text(&r.rust),
+                if names.is_empty() { "none".to_string() } else { names.join(", ") }
+            ),
+        );
+    }
 }
 
-fn parse_decl_body(input: ParseStream, st: &mut DeclParse, kernel_attr_seen: &mut bool) -> syn::Result<()> {
+fn parse_decl_body(
+    input: ParseStream,
+    st: &mut DeclParse,
+    kernel_attr_seen: &mut bool,
+    cx: &mut Ctxt,
+) -> syn::Result<()> {
     for attr in input.call(Attribute::parse_outer)? {
         if !is_kernel_attr(&attr) {
             st.attrs.push(attr);
             continue;
         }
         if *kernel_attr_seen {
-            st.errors.push(syn::Error::new_spanned(&attr, "more than one `#[kernel]` on this declaration"));
+            cx.push_spanned(&attr, "more than one `#[kernel]` on this declaration");
             continue;
         }
         *kernel_attr_seen = true;
@@ -393,11 +398,11 @@ fn parse_decl_body(input: ParseStream, st: &mut DeclParse, kernel_attr_seen: &mu
         });
         match args {
             Ok(args) => st.args = Some(args),
-            Err(e) => st.errors.push(e),
+            Err(e) => cx.push_syn(e),
         }
     }
     st.vis = input.parse()?;
-    reject_qualifiers(input, st)?;
+    reject_qualifiers(input, cx)?;
     if !input.peek(Token![fn]) {
         return Err(input.error(
             "expected `fn`: `#[kernel]` goes on a body-less function declaration such as \
@@ -411,42 +416,42 @@ fn parse_decl_body(input: ParseStream, st: &mut DeclParse, kernel_attr_seen: &mu
     if input.peek(Token![<]) {
         let generics: syn::Generics = input.parse()?;
         generic_names = generics.type_params().map(|t| t.ident.to_string()).collect();
-        st.errors.push(syn::Error::new_spanned(
+        cx.push_spanned(
             generics,
             "a kernel declaration cannot be generic: the `.cu` kernel has one concrete signature \
              (declare one `#[kernel]` per instantiation, with `name = \"symbol\"`)",
-        ));
+        );
     }
     let content;
     let paren = syn::parenthesized!(content in input);
     st.params_span = paren.span.join();
-    parse_params(&content, st, &generic_names);
-    reject_after_params(input, st)
+    parse_params(&content, st, &generic_names, cx);
+    reject_after_params(input, cx)
 }
 
 /// After the parameter list: no return type, no `where` clause, no body (an empty `{}` is
 /// tolerated), then `;` and nothing more.
-fn reject_after_params(input: ParseStream, st: &mut DeclParse) -> syn::Result<()> {
+fn reject_after_params(input: ParseStream, cx: &mut Ctxt) -> syn::Result<()> {
     if input.peek(Token![->]) {
         let ret: syn::ReturnType = input.parse()?;
-        st.errors.push(syn::Error::new_spanned(
+        cx.push_spanned(
             ret,
             "a kernel returns nothing: remove the return type and declare outputs as `&mut [T]` parameters",
-        ));
+        );
     }
     if input.peek(Token![where]) {
         let clause: syn::WhereClause = input.parse()?;
-        st.errors.push(syn::Error::new_spanned(clause, "a kernel declaration takes no `where` clause"));
+        cx.push_spanned(clause, "a kernel declaration takes no `where` clause");
     }
     if input.peek(syn::token::Brace) {
         let body;
         let brace = syn::braced!(body in input);
         if !body.is_empty() {
             let _ignored_body: TokenStream = body.parse()?;
-            st.errors.push(syn::Error::new(
+            cx.push(
                 brace.span.join(),
                 "a kernel declaration has no body (the kernel is the `.cu` code): end it with `;`",
-            ));
+            );
         }
     } else {
         input.parse::<Token![;]>().map_err(|e| syn::Error::new(e.span(), "expected `;` after the declaration"))?;
@@ -457,7 +462,7 @@ fn reject_after_params(input: ParseStream, st: &mut DeclParse) -> syn::Result<()
     Ok(())
 }
 
-fn reject_qualifiers(input: ParseStream, st: &mut DeclParse) -> syn::Result<()> {
+fn reject_qualifiers(input: ParseStream, cx: &mut Ctxt) -> syn::Result<()> {
     loop {
         let word = if input.peek(Token![const]) {
             input.parse::<Token![const]>()?.into_token_stream()
@@ -471,34 +476,31 @@ fn reject_qualifiers(input: ParseStream, st: &mut DeclParse) -> syn::Result<()> 
         } else {
             return Ok(());
         };
-        st.errors.push(syn::Error::new_spanned(
-            &word,
-            format!("a kernel declaration is a plain `fn`: remove `{}`", tidy_tokens(&word)),
-        ));
+        cx.push_spanned(&word, format!("a kernel declaration is a plain `fn`: remove `{}`", tidy_tokens(&word)));
     }
 }
 
 /// Parses the parameter list; a type naming one of `generic_names` is not reported again
 /// (the generics already are).
-fn parse_params(input: ParseStream, st: &mut DeclParse, generic_names: &[String]) {
+fn parse_params(input: ParseStream, st: &mut DeclParse, generic_names: &[String], cx: &mut Ctxt) {
     while !input.is_empty() {
         let start = input.fork();
         match parse_param(input) {
             Ok(p) => {
                 if let Some(kind_err) = p.1 {
                     if !mentions_any(p.0.ty.to_token_stream(), generic_names) {
-                        st.errors.push(kind_err);
+                        cx.push_syn(kind_err);
                     }
                 }
                 let param = p.0;
                 let text = ident_text(&param.name);
                 if st.params.iter().any(|q| ident_text(&q.name) == text) {
-                    st.errors.push(syn::Error::new(param.name.span(), format!("duplicate parameter `{text}`")));
+                    cx.push(param.name.span(), format!("duplicate parameter `{text}`"));
                 }
                 st.params.push(param);
             }
             Err(e) => {
-                st.errors.push(e);
+                cx.push_syn(e);
                 st.params.extend(placeholder_param(&start));
                 skip_to_comma(input);
             }
@@ -507,7 +509,7 @@ fn parse_params(input: ParseStream, st: &mut DeclParse, generic_names: &[String]
             break;
         }
         if let Err(e) = input.parse::<Token![,]>() {
-            st.errors.push(syn::Error::new(e.span(), "expected `,` between parameters"));
+            cx.push(e.span(), "expected `,` between parameters");
             skip_to_comma(input);
             let _ = input.parse::<Token![,]>();
         }

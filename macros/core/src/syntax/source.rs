@@ -9,10 +9,11 @@ use syn::Attribute;
 use super::model::KernelDecl;
 use super::naming::ident_text;
 use super::parse::{is_kernel_attr, parse_decl};
+use crate::diagnostics::{Ctxt, Errors};
 
 /// Finds every `#[kernel(...)]` declaration in a Rust file's text, at top level or in inline
 /// modules, without reading any `.cu` file.
-pub fn decls_from_source(rust_src: &str) -> Result<Vec<KernelDecl>, Vec<syn::Error>> {
+pub fn decls_from_source(rust_src: &str) -> Result<Vec<KernelDecl>, Errors> {
     Ok(decls_with_modules(rust_src)?.into_iter().map(|d| d.decl).collect())
 }
 
@@ -26,30 +27,24 @@ pub struct SourceDecl {
 }
 
 /// Like [`decls_from_source`], with the inline module path of each declaration.
-pub fn decls_with_modules(rust_src: &str) -> Result<Vec<SourceDecl>, Vec<syn::Error>> {
-    let file = syn::parse_file(rust_src).map_err(|e| vec![e])?;
-    let mut found = Found::default();
-    collect_decls(&file.items, &mut Vec::new(), &mut found);
-    if found.errors.is_empty() {
-        Ok(found.decls)
-    } else {
-        Err(found.errors)
+pub fn decls_with_modules(rust_src: &str) -> Result<Vec<SourceDecl>, Errors> {
+    let mut cx = Ctxt::new();
+    let mut decls = Vec::new();
+    match syn::parse_file(rust_src) {
+        Ok(file) => collect_decls(&file.items, &mut Vec::new(), &mut decls, &mut cx),
+        Err(e) => cx.push_syn(e),
     }
+    cx.check().map(|()| decls)
 }
 
-#[derive(Default)]
-struct Found {
-    decls: Vec<SourceDecl>,
-    errors: Vec<syn::Error>,
-}
-
-fn collect_decls(items: &[syn::Item], modules: &mut Vec<String>, found: &mut Found) {
+/// Every declaration of `items` (inline modules included) to `decls`, every error to `cx`.
+fn collect_decls(items: &[syn::Item], modules: &mut Vec<String>, decls: &mut Vec<SourceDecl>, cx: &mut Ctxt) {
     for item in items {
         let tokens = match item {
             syn::Item::Mod(m) => {
                 if let Some((_, inner)) = &m.content {
                     modules.push(ident_text(&m.ident));
-                    collect_decls(inner, modules, found);
+                    collect_decls(inner, modules, decls, cx);
                     modules.pop();
                 }
                 continue;
@@ -72,8 +67,8 @@ fn collect_decls(items: &[syn::Item], modules: &mut Vec<String>, found: &mut Fou
         };
         let parsed = parse_decl(tokens, None);
         match parsed.to_decl() {
-            Some(decl) => found.decls.push(SourceDecl { decl, modules: modules.clone() }),
-            None => found.errors.extend(parsed.errors),
+            Some(decl) => decls.push(SourceDecl { decl, modules: modules.clone() }),
+            None => cx.extend(parsed.errors),
         }
     }
 }
