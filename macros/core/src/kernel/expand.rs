@@ -156,9 +156,7 @@ fn verify_kernels_mod(attr: TokenStream, item: TokenStream, config: &Config, cx:
         }
     };
     let taken = taken_type_names(&module);
-    if let Some(e) = registry_clash_error(&taken) {
-        cx.push_syn(e);
-    }
+    check_registry_clash(&taken, cx);
     let outcomes = verify_registry(&module, &taken, config, cx);
     Some(VerifiedMod { module, outcomes })
 }
@@ -179,10 +177,10 @@ fn verify_registry(
         let ModItem::Kernel(parsed) = item else { continue };
         let mut name_free = false;
         if let Some(name) = &parsed.name {
-            let clashes: Vec<syn::Error> =
-                handle_name_error(name, &seen).into_iter().chain(handle_clash_error(name, taken)).collect();
-            name_free = clashes.is_empty();
-            clashes.into_iter().for_each(|e| cx.push_syn(e));
+            let before = cx.len();
+            check_handle_name(name, &seen, cx);
+            check_handle_clash(name, taken, cx);
+            name_free = cx.len() == before;
             seen.push((ident_text(name), handle_ident(name)));
         }
         let outcome = match verify(parsed, config, &mut files, cx) {
@@ -206,25 +204,21 @@ fn verify_registry(
     outcomes
 }
 
-/// Why kernel `name` cannot have its handle in this module, if it cannot: a handle of that
-/// name is already declared (`seen`: earlier kernels' names and handles), or it would be the
-/// registry's own `Kernels`.
-fn handle_name_error(name: &Ident, seen: &[(String, Ident)]) -> Option<syn::Error> {
+/// Rule: kernel `name` can have its handle in this module: no handle of that name is already
+/// declared (`seen`: earlier kernels' names and handles), and it is not the registry's own
+/// `Kernels`.
+fn check_handle_name(name: &Ident, seen: &[(String, Ident)], cx: &mut Ctxt) {
     let handle = handle_ident(name);
     if let Some((prev, _)) = seen.iter().find(|(_, h)| *h == handle) {
         let what =
             if *prev == ident_text(name) { format!("`{prev}`") } else { format!("`{prev}` (both become `{handle}`)") };
-        return Some(syn::Error::new(
-            name.span(),
-            format!("duplicate kernel declaration: {what} is already declared in this module"),
-        ));
-    }
-    (handle == "Kernels").then(|| {
-        syn::Error::new(
+        cx.push(name.span(), format!("duplicate kernel declaration: {what} is already declared in this module"));
+    } else if handle == "Kernels" {
+        cx.push(
             name.span(),
             "a kernel named `kernels` would clash with the registry struct `Kernels`: rename it (use `name = \"kernels\"` to keep the symbol)",
-        )
-    })
+        );
+    }
 }
 
 /// The names the module's other items take where handles, their hidden modules and the
@@ -264,34 +258,35 @@ fn imported_names(tree: &syn::UseTree, taken: &mut Vec<(Ident, &'static str)>) {
     }
 }
 
-/// The error when an item of the module takes the name of the registry struct `Kernels`.
-fn registry_clash_error(taken: &[(Ident, &'static str)]) -> Option<syn::Error> {
-    let (item, what) = taken.iter().find(|(ident, _)| *ident == "Kernels")?;
-    Some(syn::Error::new(
+/// Rule: no item of the module takes the name of the registry struct `Kernels`.
+fn check_registry_clash(taken: &[(Ident, &'static str)], cx: &mut Ctxt) {
+    let Some((item, what)) = taken.iter().find(|(ident, _)| *ident == "Kernels") else { return };
+    cx.push(
         item.span(),
         format!(
             "this {what} `Kernels` clashes with the registry struct `#[kernels]` generates in this module (it \
              loads every kernel of the module): rename it, or move it out of the module"
         ),
-    ))
+    );
 }
 
-/// The error when kernel `name`'s handle would take a name another item of the module has.
-fn handle_clash_error(name: &Ident, taken: &[(Ident, &'static str)]) -> Option<syn::Error> {
+/// Rule: kernel `name`'s handle (and its hidden module) takes no name another item of the
+/// module has.
+fn check_handle_clash(name: &Ident, taken: &[(Ident, &'static str)], cx: &mut Ctxt) {
     let handle = handle_ident(name);
     let hidden = emit::hidden_module(&handle);
     if let Some((item, what)) = taken.iter().find(|(ident, _)| *ident == hidden) {
-        return Some(syn::Error::new(
+        return cx.push(
             item.span(),
             format!(
                 "this {what} `{hidden}` has the name of the module kgraph generates for the handle of kernel `{}` \
                  in this module: rename it (names starting with `__kgraph` are kgraph's)",
                 ident_text(name)
             ),
-        ));
+        );
     }
-    let (item, what) = taken.iter().find(|(ident, _)| *ident == handle)?;
-    Some(syn::Error::new(
+    let Some((item, what)) = taken.iter().find(|(ident, _)| *ident == handle) else { return };
+    cx.push(
         item.span(),
         format!(
             "this {what} `{handle}` clashes with the handle `#[kernel]` generates for kernel `{}` in this module: \
@@ -299,7 +294,7 @@ fn handle_clash_error(name: &Ident, taken: &[(Ident, &'static str)]) -> Option<s
             ident_text(name),
             ident_text(name)
         ),
-    ))
+    );
 }
 
 /// The module's items with each declaration replaced by what it became (its handle or stub),
@@ -343,7 +338,7 @@ fn registry_body(module: &KernelsMod, outcomes: &[Outcome]) -> TokenStream {
             _ => {}
         }
     }
-    // A user item named `Kernels` is reported once (`registry_clash_error`): no registry then.
+    // A user item named `Kernels` is reported once (`check_registry_clash`): no registry then.
     if !taken_type_names(module).iter().any(|(ident, _)| ident == "Kernels") {
         body.extend(emit_registry::registry(&entries, stub));
     }
