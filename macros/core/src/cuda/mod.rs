@@ -3,6 +3,7 @@
 //! for certain is reported, never guessed.
 
 pub mod cpp;
+pub mod enums;
 #[doc(hidden)]
 pub mod lex;
 pub mod preprocessed;

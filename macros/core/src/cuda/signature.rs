@@ -193,6 +193,20 @@ pub(crate) fn kernel_names_in(toks: &[Token]) -> Vec<String> {
     extern_c_kernels(&scan(toks))
 }
 
+/// Every C++-linkage (not `extern "C"`) `__global__` function of `.cu` text, each name once
+/// with the line of its first declarator, in order: what `kgraph declare` names when the
+/// build's record, which lists their instantiations, is missing.
+pub fn cpp_kernel_names(src: &str) -> Vec<(String, usize)> {
+    let toks = lex(src);
+    let mut names: Vec<(String, usize)> = Vec::new();
+    for d in scan(&toks).iter().filter(|d| d.global && !d.extern_c) {
+        if !names.iter().any(|(n, _)| n == d.name) {
+            names.push((d.name.to_string(), d.line));
+        }
+    }
+    names
+}
+
 /// A `__global__` function declarator of any linkage, for the C++ reader.
 #[derive(Debug)]
 pub(crate) struct GlobalDecl<'t> {

@@ -14,6 +14,8 @@ mod c_types;
 mod check;
 pub mod config;
 pub mod declare;
+mod declare_line;
+mod declare_record;
 mod docs;
 mod emit;
 mod emit_registry;

@@ -14,6 +14,7 @@ use super::record_check::check_record;
 use crate::compiled::demangle::demangle;
 use crate::compiled::{display_name, is_mangled, pdl_waits, Compiled, KernelRecord, Lookup};
 use crate::cuda::cpp::{find_cpp_kernel, instantiation_line, template_kernel, CppKernel};
+use crate::cuda::enums::{enumerators, enumerators_as_values};
 use crate::cuda::lex::{lex, Token};
 use crate::cuda::preprocessed::Preprocessed;
 use crate::cuda::signature::{find_kernel_in, CuError, CuKernel, LaunchBounds};
@@ -100,7 +101,14 @@ pub(crate) fn resolve(
     let Some(compiled) = compiled else {
         return source_only(decl, cu, &source, cx);
     };
-    let record = match compiled.lookup(&decl.symbol) {
+    // An enumerator template argument written by name (`Mode::Max`) is looked up by its value,
+    // which is what the symbol holds.
+    let wanted = if decl.symbol.contains("::") {
+        enumerators_as_values(&decl.symbol, &enumerators(source.toks()))
+    } else {
+        decl.symbol.clone()
+    };
+    let record = match compiled.lookup(&wanted) {
         Lookup::Found(r) => r.clone(),
         other => {
             lookup_error(decl, cu, &compiled, &source, other, cx);
