@@ -79,6 +79,11 @@ fn every_instantiation_is_declared_by_its_cpp_name() {
          pub fn act_mul_float_square_float_true(out: &mut [f32], r#in: &[f32], d: i32);"
     );
     assert_eq!(
+        text(&s, "map_first<negate, float>"),
+        "#[kernel(\"cpp_args.cu\", name = \"map_first<negate, float>\")] pub fn map_first_negate_float(x: &mut [f32], scale: f32, n: i32);",
+        "the type parameter after a function pointer is substituted"
+    );
+    assert_eq!(
         text(&s, "fill<double, 128>"),
         "#[kernel(\"cpp_args.cu\", name = \"fill<double, 128>\")] pub fn fill_double_128(out: &mut [f64], n: i32);"
     );

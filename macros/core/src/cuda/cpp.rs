@@ -26,14 +26,23 @@ pub struct CppKernel<'a> {
 }
 
 /// The template parameter names of a declarator whose specifiers start a template
-/// (`template <typename T, int TILE = 4>` → `T`, `TILE`), or `None` for a non-template (an
-/// explicit instantiation `template __global__ void f<...>(...)` is not a primary template).
+/// (`template <typename T, int TILE = 4>` → `T`, `TILE`; a function pointer `T (*F)(const T&)`
+/// → `F`), or `None` for a non-template (an explicit instantiation `template __global__ void
+/// f<...>(...)` is not a primary template).
 fn template_params(specs: &[Token]) -> Option<Vec<String>> {
     let k = specs.iter().position(|t| t.ident() == Some("template"))?;
     specs.get(k + 1).filter(|t| t.is_punct("<"))?;
     let mut names = Vec::new();
     let (mut depth, mut last_ident, mut in_default) = (0i32, None::<String>, false);
-    for t in &specs[k + 1..] {
+    // The declarator name of a function-pointer (or reference) parameter: `(*F)`, `(&F)`.
+    let mut declarator = None::<String>;
+    let specs = &specs[k + 1..];
+    for (j, t) in specs.iter().enumerate() {
+        if depth == 2 && declarator.is_none() && j >= 2 && (specs[j - 1].is_punct("*") || specs[j - 1].is_punct("&")) {
+            if let (Some(w), true) = (t.ident(), specs[j - 2].is_punct("(")) {
+                declarator = Some(w.to_string());
+            }
+        }
         if t.is_punct("<") || t.is_punct("(") {
             depth += 1;
             continue;
@@ -41,13 +50,13 @@ fn template_params(specs: &[Token]) -> Option<Vec<String>> {
         if t.is_punct(">") || t.is_punct(")") {
             depth -= 1;
             if depth == 0 {
-                names.extend(last_ident.take());
+                names.extend(declarator.take().or(last_ident.take()));
                 break;
             }
             continue;
         }
         if depth == 1 && t.is_punct(",") {
-            names.extend(last_ident.take());
+            names.extend(declarator.take().or(last_ident.take()));
             in_default = false;
         } else if depth == 1 && t.is_punct("=") {
             in_default = true;
@@ -315,6 +324,13 @@ mod tests {
             Some("_Z1fPKfS0_")
         );
         assert_eq!(mangle_plain("_ZN2ns1fEPfS0_", "f", &k("float* a, float* b")).as_deref(), Some("_ZN2ns1fEPfS0_"));
+        let names = |src: &str| template_params(&lex(src));
+        assert_eq!(names("template <typename T, int TILE = 4>"), Some(vec!["T".to_string(), "TILE".to_string()]));
+        assert_eq!(
+            names("template <float (*F)(float), typename T, T (&G)(const T&), bool B>"),
+            Some(["F", "T", "G", "B"].map(String::from).to_vec()),
+            "function pointers and references by their declarator names"
+        );
         let (line, at) = instantiation_line(&toks, "gemm", &["double".into(), "64".into()]).unwrap();
         assert_eq!(
             (line.as_str(), at),

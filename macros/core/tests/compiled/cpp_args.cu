@@ -15,6 +15,16 @@ __global__ void act_mul(T* out, const T* in, int d) {
 template __global__ void act_mul<float, square<float>, true>(float*, const float*, int);
 template __global__ void act_mul<float, twice<float>, false>(float*, const float*, int);
 
+// A function-pointer template parameter before the type parameter the signature uses.
+__device__ float negate(float x) { return -x; }
+
+template <float (*F)(float), typename T>
+__global__ void map_first(T* x, float scale, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = scale * F(x[i]);
+}
+template __global__ void map_first<negate, float>(float*, float, int);
+
 enum class Mode { Add, Max };
 namespace ops {
 enum Reduce { Sum = 0, Prod = 1 };
