@@ -159,6 +159,9 @@ fn overloads_are_declared_by_their_mangled_symbols() {
     assert!(texts[0].contains("name = \"_Z4overPfi\"") && texts[0].contains("pub fn over("), "{}", texts[0]);
     assert!(texts[1].contains("name = \"_Z4overPdi\"") && texts[1].contains("pub fn over_2("), "{}", texts[1]);
     assert!(s.iter().any(|s| s.kernel == "gemm<float, 128>"));
+    let skipped = s.iter().find(|s| s.kernel == "uninstantiated").expect("the template nvcc did not compile is named");
+    let why = skipped.declaration.as_ref().unwrap_err();
+    assert!(why.contains("explicit instantiation") && skipped.line == 16, "{why} (line {})", skipped.line);
     assert!(s.iter().any(|s| s.kernel == "twice<double>"));
 }
 

@@ -197,11 +197,17 @@ pub(crate) fn kernel_names_in(toks: &[Token]) -> Vec<String> {
 /// with the line of its first declarator, in order: what `kgraph declare` names when the
 /// build's record, which lists their instantiations, is missing.
 pub fn cpp_kernel_names(src: &str) -> Vec<(String, usize)> {
+    global_kernel_names(src).into_iter().filter(|(_, _, extern_c)| !extern_c).map(|(n, l, _)| (n, l)).collect()
+}
+
+/// Every `__global__` function of `.cu` text, each name once with the line of its first
+/// declarator and whether it is `extern "C"`, in order.
+pub fn global_kernel_names(src: &str) -> Vec<(String, usize, bool)> {
     let toks = lex(src);
-    let mut names: Vec<(String, usize)> = Vec::new();
-    for d in scan(&toks).iter().filter(|d| d.global && !d.extern_c) {
-        if !names.iter().any(|(n, _)| n == d.name) {
-            names.push((d.name.to_string(), d.line));
+    let mut names: Vec<(String, usize, bool)> = Vec::new();
+    for d in scan(&toks).iter().filter(|d| d.global) {
+        if !names.iter().any(|(n, _, _)| n == d.name) {
+            names.push((d.name.to_string(), d.line, d.extern_c));
         }
     }
     names

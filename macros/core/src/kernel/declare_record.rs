@@ -16,7 +16,7 @@ use crate::cuda::cpp::{find_cpp_kernel, CppKernel};
 use crate::cuda::enums::{enumerator_name, enumerators, Enumerator};
 use crate::cuda::lex::{lex, Token};
 use crate::cuda::preprocessed::Preprocessed;
-use crate::cuda::signature::{find_kernel_in, CuError, CuKernel};
+use crate::cuda::signature::{find_kernel_in, global_kernel_names, CuError, CuKernel};
 
 /// The anonymous namespace as the demangler shows it: left out of the name a declaration
 /// gives (the lookup accepts a name without its namespaces).
@@ -71,7 +71,31 @@ pub(super) fn from_record(
         };
         out.push(suggestion);
     }
+    out.extend(not_compiled(cu, compiled));
     out
+}
+
+/// The kernels of the `.cu` text no record entry is (a template nvcc instantiated with no
+/// arguments, code under an `#if` the build left out), each with the reason, so none is
+/// skipped without a word.
+fn not_compiled(cu: &CuFile, compiled: &Compiled) -> Vec<Suggestion> {
+    let names: HashSet<String> = compiled
+        .kernels
+        .iter()
+        .map(|k| demangle(&k.name).map_or_else(|| k.name.clone(), |d| d.base_name().to_string()))
+        .collect();
+    global_kernel_names(&cu.text)
+        .into_iter()
+        .filter(|(name, _, _)| !names.contains(name))
+        .map(|(name, line, extern_c)| {
+            let why = if extern_c {
+                "not in the build's record of what nvcc compiled (left out by the preprocessor in this build?)"
+            } else {
+                "not in the build's record of what nvcc compiled: a template is compiled only for the arguments it is instantiated with (add an explicit instantiation, `template __global__ void f<float>(float* x, int n);`, to the .cu), and code an `#if` left out is not compiled"
+            };
+            Suggestion { kernel: name, line, declaration: Err(why.to_string()) }
+        })
+        .collect()
 }
 
 /// The name a declaration gives C++ entry `d`: as demangled, without the anonymous namespace,
