@@ -2,30 +2,12 @@
 //! extent or `shared` (also after constant folding) is one error at the divisor; a `.cu` with
 //! Latin-1 bytes in a comment is read; each error is reported once.
 
-use kgraph_codegen::{expand_kernel, Config};
 use proc_macro2::TokenStream;
 use quote::quote;
 
-const MANIFEST: &str = env!("CARGO_MANIFEST_DIR");
-
-fn config() -> Config {
-    Config::new(format!("{MANIFEST}/tests/fixtures"), MANIFEST)
-}
-
-/// The `compile_error!` messages of a standalone declaration's expansion.
-fn errors_of(attr: TokenStream, item: TokenStream) -> Vec<String> {
-    let out = expand_kernel(attr, item, &config());
-    let file: syn::File = syn::parse2(out).expect("expansion is valid Rust");
-    file.items
-        .iter()
-        .filter_map(|item| match item {
-            syn::Item::Macro(m) if m.mac.path.segments.last().is_some_and(|s| s.ident == "compile_error") => {
-                m.mac.parse_body::<syn::LitStr>().ok().map(|l| l.value())
-            }
-            _ => None,
-        })
-        .collect()
-}
+mod decl_support;
+use decl_support::{config, errors_of, MANIFEST};
+use kgraph_codegen::expand_kernel;
 
 #[test]
 fn a_literal_division_by_zero_is_an_error_at_the_divisor() {

@@ -3,30 +3,12 @@
 //! parameter, "did you swap" for two parameters in each other's place, and `rename(a = b)` is
 //! the visible opt-out. Fixture: tests/fixtures/names.cu.
 
-use kgraph_codegen::{expand_kernel, expand_kernels, Config};
+use kgraph_codegen::expand_kernels;
 use proc_macro2::TokenStream;
 use quote::quote;
 
-const MANIFEST: &str = env!("CARGO_MANIFEST_DIR");
-
-fn config() -> Config {
-    Config::new(format!("{MANIFEST}/tests/fixtures"), MANIFEST)
-}
-
-/// The `compile_error!` messages of a standalone declaration's expansion.
-fn errors_of(attr: TokenStream, item: TokenStream) -> Vec<String> {
-    let out = expand_kernel(attr, item, &config());
-    let file: syn::File = syn::parse2(out).expect("expansion is valid Rust");
-    file.items
-        .iter()
-        .filter_map(|item| match item {
-            syn::Item::Macro(m) if m.mac.path.is_ident("compile_error") || m.mac.path.segments.len() > 1 => {
-                m.mac.parse_body::<syn::LitStr>().ok().map(|l| l.value())
-            }
-            _ => None,
-        })
-        .collect()
-}
+mod decl_support;
+use decl_support::{config, errors_of};
 
 #[test]
 fn matching_names_bind() {
