@@ -34,6 +34,12 @@ pub fn run(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()
     }
     gpu.sort_by(f64::total_cmp);
     report.add("kgraph_train_step_graph_gpu_time", gpu[gpu.len() / 2], "us");
+    // Per-node GPU times (serialized, evented): where the step's time goes.
+    let profile = g.profile(iters)?;
+    print!("{profile}");
+    for row in &profile.rows {
+        report.add(format!("kgraph_train_node_{}_gpu_time", row.node), row.us, "us");
+    }
     let loss = g.download_loss()?[0];
     anyhow::ensure!(loss.is_finite(), "the train step's loss is {loss}");
     k_steps(dev, iters, report)
