@@ -1,0 +1,1 @@
+//! vllm-project/vllm kernels (activations, RMSNorm, rotary embedding): filled by part B.
