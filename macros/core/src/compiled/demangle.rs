@@ -9,7 +9,8 @@
 //! (`Li128E` → `128`, `Lj4E` → `4u`, `Lb1E` → `true`), enumerators (`L4Mode1E` → `(Mode)1`: the
 //! symbol holds the value, not the enumerator's name), functions and function pointers
 //! (`XadL_Z4siluIfET_RKS0_EE` → `silu<float>`, the function's parameter types read past),
-//! template parameters `T_` inside such a function, and substitutions `S_`/`S<n>_`. A name in an
+//! template parameters `T_` inside such a function, and substitutions `S_`/`S<n>_` (also as the
+//! first part of a nested name, `NS_11silu_kernelIfEE` → `vllm::silu_kernel<float>`). A name in an
 //! anonymous namespace (`_GLOBAL__N_...`) is shown as `(anonymous namespace)::name`. Anything
 //! else (other expressions, packs, `std::` types) makes [`demangle`] return `None`, and kgraph
 //! shows the mangled symbol instead, which `name = "..."` accepts verbatim.
@@ -67,6 +68,11 @@ impl Reader<'_> {
                     continue;
                 }
                 args.is_none().then_some(())?;
+                if parts.is_empty() && r.peek() == Some(b'S') {
+                    // `NS_11silu_kernelIfEE`: a prefix seen before (`vllm`), not a new candidate.
+                    parts.push(r.substitution()?);
+                    continue;
+                }
                 parts.push(r.scope_name()?);
                 r.subs.push(parts.join("::"));
             }
@@ -223,17 +229,7 @@ impl Reader<'_> {
                     _ => format!("volatile {inner}"),
                 }
             }
-            b'S' => {
-                self.pos += 1;
-                let index = if self.eat("_") {
-                    0
-                } else {
-                    let digits = self.seq_id()?;
-                    self.eat("_").then_some(())?;
-                    digits + 1
-                };
-                return self.subs.get(index).cloned();
-            }
+            b'S' => return self.substitution(),
             b'T' => {
                 // A template parameter of the enclosing function: a substitution candidate.
                 self.pos += 1;
@@ -262,6 +258,10 @@ impl Reader<'_> {
                 while !self.eat("E") {
                     if self.peek() == Some(b'I') {
                         name = format!("{name}<{}>", self.template_args()?.join(", "));
+                    } else if name.is_empty() && self.peek() == Some(b'S') {
+                        // A prefix seen before: the next part makes the first new candidate.
+                        name = self.substitution()?;
+                        continue;
                     } else {
                         let part = self.scope_name()?;
                         name = if name.is_empty() { part } else { format!("{name}::{part}") };
@@ -276,6 +276,19 @@ impl Reader<'_> {
         };
         self.subs.push(ty.clone());
         Some(ty)
+    }
+
+    /// `S_`, `S<seq-id>_`: a name or type seen before (not itself a new candidate).
+    fn substitution(&mut self) -> Option<String> {
+        self.eat("S").then_some(())?;
+        let index = if self.eat("_") {
+            0
+        } else {
+            let digits = self.seq_id()?;
+            self.eat("_").then_some(())?;
+            digits + 1
+        };
+        self.subs.get(index).cloned()
     }
 
     /// A base-36 sequence id (digits and upper-case letters).
@@ -407,6 +420,17 @@ mod tests {
             shown("_Z7act_mulIfXadL_Z6squareIfET_RKS1_EELb1EEvPS1_PS2_i").as_deref(),
             Some("act_mul<float, square<float>, true>")
         );
+        // vLLM's: the function argument's namespace is a substitution of the kernel's (`NS_..`).
+        assert_eq!(
+            shown("_ZN4vllm18act_and_mul_kernelIfXadL_ZNS_11silu_kernelIfEET_RKS2_EELb1EEEvPS2_PS3_i").as_deref(),
+            Some("vllm::act_and_mul_kernel<float, vllm::silu_kernel<float>, true>")
+        );
+        assert_eq!(
+            shown("_ZN4vllm29act_and_mul_kernel_with_paramIfXadL_ZNS_14fatrelu_kernelIfEET_RKS2_fEEEEvPS2_PS3_if")
+                .as_deref(),
+            Some("vllm::act_and_mul_kernel_with_param<float, vllm::fatrelu_kernel<float>>")
+        );
+        assert_eq!(shown("_ZN3ops1kINS_3VecEEEvv").as_deref(), Some("ops::k<ops::Vec>"));
         assert_eq!(shown("_Z1kIXadL_Z1gvEEEvv").as_deref(), Some("k<g>"));
         assert_eq!(shown("_Z1kIL_Z1gvEEvv").as_deref(), Some("k<g>"), "a function argument without `ad`");
         assert_eq!(
