@@ -20,24 +20,16 @@ extern "C" __global__ void __launch_bounds__(1024)
                     int count, float* __restrict__ loss, float* __restrict__ g_logits) {
     kg_pdl_enter();
     if (kg_not_whole_warps()) return;
-    __shared__ double warp_partial[32];
+    __shared__ double warp_partial[KG_WARP];
     if (blockIdx.x != 0) return;
-    const float inv_count = count > 0 ? 1.f / (float)count : 0.f;
+    const float inv_count = kg_bce_inv_count(count);
     double acc = 0.0;
     for (int i = threadIdx.x; i < count; i += blockDim.x) {
         const float z = logits[i];
         const float y = targets[i];
-        acc += (double)(fmaf(-y, z, fmaxf(z, 0.f)) + log1pf(expf(-fabsf(z))));
-        g_logits[i] += (kg_sigmoid(z) - y) * inv_count;
+        acc += (double)kg_bce_term(z, y);
+        g_logits[i] += kg_bce_grad(z, y, inv_count);
     }
-    acc = kg_warp_sum_f64(acc);
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    if (lane == 0) warp_partial[warp] = acc;
-    __syncthreads();
-    if (warp == 0) {
-        const int n_warps = (blockDim.x + 31) >> 5;
-        double v = lane < n_warps ? warp_partial[lane] : 0.0;
-        v = kg_warp_sum_f64(v);
-        if (lane == 0) loss[0] = count > 0 ? (float)(v / (double)count) : 0.f;
-    }
+    const double total = kg_block_sum_f64_to_first(acc, warp_partial);
+    if (threadIdx.x == 0) loss[0] = count > 0 ? (float)(total / (double)count) : 0.f;
 }

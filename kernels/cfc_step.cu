@@ -22,6 +22,11 @@
 //       thread per element; the weight gradients 32 outputs per block, the block's 32 warps
 //       splitting the batch: grid = ceil(batch * K / 1024) + ceil(n_hid * (K + 1) / 32),
 //       K = n_in + n_hid
+//   The train step's forms (graphs/train_step.toml), which need no gradient of x or h_old:
+//   cfc_step_backward_pre      the gates without g_h_old, same launch as the gates
+//   cfc_step_backward_weights  the weight-gradient role alone, OVERWRITING g_w_*, g_b_* (the
+//       step has one producer per gradient, so nothing is zeroed first): block 1024,
+//       grid = ceil(n_hid * (K + 1) / 32)
 // Backward order: gates, then params (params reads d_pre_*). All reductions run in an order
 // fixed by the launch shape (no atomics): results are bitwise reproducible. Sizes are ints:
 // every tensor (and batch * (K + 1), n_hid * (K + 1)) must stay below 2^31 elements; indices
@@ -50,15 +55,14 @@ extern "C" __global__ void __launch_bounds__(128)
 // Backward, step 1: per (b, j) the pre-activation gradients, and the direct path into g_h_old.
 //   d_pre_g = g a (1 - target^2)
 //   d_pre_t = g (target - h_old) dt exp(-lambda dt) sigmoid(pre_t)
-//   g_h_old += g (1 - a)
-extern "C" __global__ void __launch_bounds__(128)
-    cfc_step_backward_gates(const float* __restrict__ x, const float* __restrict__ h_old,
-                            const float* __restrict__ w_g, const float* __restrict__ b_g,
-                            const float* __restrict__ w_t, const float* __restrict__ b_t,
-                            const float* __restrict__ dt, const float* __restrict__ g_h_new,
-                            int batch, int n_in, int n_hid, float* __restrict__ d_pre_g,
-                            float* __restrict__ d_pre_t, float* __restrict__ g_h_old) {
-    kg_pdl_enter();
+//   g_h_old += g (1 - a)          (only with G_H_OLD: cfc_step_backward_pre leaves it out)
+template <bool G_H_OLD>
+__device__ __forceinline__ void cfc_backward_gates(
+    const float* __restrict__ x, const float* __restrict__ h_old, const float* __restrict__ w_g,
+    const float* __restrict__ b_g, const float* __restrict__ w_t, const float* __restrict__ b_t,
+    const float* __restrict__ dt, const float* __restrict__ g_h_new, int batch, int n_in,
+    int n_hid, float* __restrict__ d_pre_g, float* __restrict__ d_pre_t,
+    float* __restrict__ g_h_old) {
     if (kg_not_whole_warps()) return;
     const long long gw = kg_global_warp();
     if (gw >= (long long)batch * n_hid) return;
@@ -82,7 +86,90 @@ extern "C" __global__ void __launch_bounds__(128)
     // time-constant factor is finite: the product below can saturate but never reach 0 * Inf.
     const float dlambda = (t * decay) * kg_sigmoid(pt);
     d_pre_t[i] = g * (target - h) * dlambda;
-    g_h_old[i] += g * (1.f - a);
+    if (G_H_OLD) g_h_old[i] += g * (1.f - a);
+}
+
+extern "C" __global__ void __launch_bounds__(128)
+    cfc_step_backward_gates(const float* __restrict__ x, const float* __restrict__ h_old,
+                            const float* __restrict__ w_g, const float* __restrict__ b_g,
+                            const float* __restrict__ w_t, const float* __restrict__ b_t,
+                            const float* __restrict__ dt, const float* __restrict__ g_h_new,
+                            int batch, int n_in, int n_hid, float* __restrict__ d_pre_g,
+                            float* __restrict__ d_pre_t, float* __restrict__ g_h_old) {
+    kg_pdl_enter();
+    cfc_backward_gates<true>(x, h_old, w_g, b_g, w_t, b_t, dt, g_h_new, batch, n_in, n_hid,
+                             d_pre_g, d_pre_t, g_h_old);
+}
+
+// cfc_step_backward_gates without the h_old gradient (the train step starts every row from a
+// given h0 and needs no gradient for it): d_pre_g, d_pre_t only.
+extern "C" __global__ void __launch_bounds__(128)
+    cfc_step_backward_pre(const float* __restrict__ x, const float* __restrict__ h_old,
+                          const float* __restrict__ w_g, const float* __restrict__ b_g,
+                          const float* __restrict__ w_t, const float* __restrict__ b_t,
+                          const float* __restrict__ dt, const float* __restrict__ g_h_new,
+                          int batch, int n_in, int n_hid, float* __restrict__ d_pre_g,
+                          float* __restrict__ d_pre_t) {
+    kg_pdl_enter();
+    cfc_backward_gates<false>(x, h_old, w_g, b_g, w_t, b_t, dt, g_h_new, batch, n_in, n_hid,
+                              d_pre_g, d_pre_t, nullptr);
+}
+
+// The weight-gradient role of the backward (below): tile `tile` of 32 outputs t = j (K + 1) + k,
+// one per lane, the block's warps splitting the batch, then kg_block_column_sums. Returns at once
+// for a tile past the last. ACCUMULATE = false overwrites the gradients.
+template <bool ACCUMULATE>
+__device__ __forceinline__ void cfc_backward_weight_tile(
+    const float* __restrict__ x, const float* __restrict__ h_old, const float* __restrict__ d_pre_g,
+    const float* __restrict__ d_pre_t, int batch, int n_in, int n_hid, unsigned tile,
+    float* __restrict__ g_w_g, float* __restrict__ g_b_g, float* __restrict__ g_w_t,
+    float* __restrict__ g_b_t) {
+    const int k_all = n_in + n_hid;
+    __shared__ KgColumnScratch<2> scratch;  // the gate and the time-constant sums
+    const unsigned row = (unsigned)k_all + 1u;  // K weights and the bias
+    const unsigned n_w = (unsigned)n_hid * row;
+    if (tile >= kg_blocks_for(n_w, KG_WARP)) return;  // block-uniform
+    const unsigned first = tile * KG_WARP;           // < n_w: no overflow
+    const unsigned n_cols = n_w - first < KG_WARP ? n_w - first : KG_WARP;
+    const unsigned lane = threadIdx.x & (KG_WARP - 1);
+    float part[2] = {0.f, 0.f};
+    if (lane < n_cols) {
+        const unsigned t = first + lane;
+        const int j = (int)(t / row);
+        const int k = (int)(t - (unsigned)j * row);
+        // z[b, k] = x[b, k] (k < n_in), h_old[b, k - n_in] (k < K), or 1 for the bias column:
+        // one base pointer and stride per thread. The bias column reads d_pre_g[b, j] (in
+        // bounds) and discards it, so the loop has no branch and its loads can be batched.
+        const bool weight = k < k_all;
+        const float* zc = k < n_in ? x + k : weight ? h_old + (k - n_in) : d_pre_g + j;
+        const int zs = k < n_in ? n_in : n_hid;
+        struct Row {
+            float dg, dtau, z;
+        };
+        kg_for_warp_rows<Row>(
+            batch,
+            [&](int b) {
+                const float zv = zc[b * zs];
+                return Row{d_pre_g[b * n_hid + j], d_pre_t[b * n_hid + j], weight ? zv : 1.f};
+            },
+            [&](Row r) {
+                part[0] = fmaf(r.dg, r.z, part[0]);
+                part[1] = fmaf(r.dtau, r.z, part[1]);
+            });
+    }
+    kg_block_column_sums(scratch, part, [&](int c, const float (&sums)[2]) {
+        if ((unsigned)c >= n_cols) return;
+        const unsigned t = first + (unsigned)c;
+        const int j = (int)(t / row);
+        const int k = (int)(t - (unsigned)j * row);
+        if (k < k_all) {
+            kg_store_grad<ACCUMULATE>(g_w_g[j * k_all + k], sums[0]);
+            kg_store_grad<ACCUMULATE>(g_w_t[j * k_all + k], sums[1]);
+        } else {
+            kg_store_grad<ACCUMULATE>(g_b_g[j], sums[0]);
+            kg_store_grad<ACCUMULATE>(g_b_t[j], sums[1]);
+        }
+    });
 }
 
 // Backward, step 2 (after gates). Two block-uniform roles in one launch:
@@ -128,50 +215,24 @@ extern "C" __global__ void __launch_bounds__(1024)
         else g_h_old[b * n_hid + (k - n_in)] += s0 + s1;
         return;
     }
-    __shared__ KgColumnScratch<2> scratch;  // the gate and the time-constant sums
-    const unsigned row = (unsigned)k_all + 1u;  // K weights and the bias
-    const unsigned n_w = (unsigned)n_hid * row;
-    const unsigned tile = blockIdx.x - nb_z;
-    if (tile >= kg_blocks_for(n_w, KG_WARP)) return;  // block-uniform
-    const unsigned first = tile * KG_WARP;           // < n_w: no overflow
-    const unsigned n_cols = n_w - first < KG_WARP ? n_w - first : KG_WARP;
-    const unsigned lane = threadIdx.x & (KG_WARP - 1);
-    float part[2] = {0.f, 0.f};
-    if (lane < n_cols) {
-        const unsigned t = first + lane;
-        const int j = (int)(t / row);
-        const int k = (int)(t - (unsigned)j * row);
-        // z[b, k] = x[b, k] (k < n_in), h_old[b, k - n_in] (k < K), or 1 for the bias column:
-        // one base pointer and stride per thread. The bias column reads d_pre_g[b, j] (in
-        // bounds) and discards it, so the loop has no branch and its loads can be batched.
-        const bool weight = k < k_all;
-        const float* zc = k < n_in ? x + k : weight ? h_old + (k - n_in) : d_pre_g + j;
-        const int zs = k < n_in ? n_in : n_hid;
-        struct Row {
-            float dg, dtau, z;
-        };
-        kg_for_warp_rows<Row>(
-            batch,
-            [&](int b) {
-                const float zv = zc[b * zs];
-                return Row{d_pre_g[b * n_hid + j], d_pre_t[b * n_hid + j], weight ? zv : 1.f};
-            },
-            [&](Row r) {
-                part[0] = fmaf(r.dg, r.z, part[0]);
-                part[1] = fmaf(r.dtau, r.z, part[1]);
-            });
-    }
-    kg_block_column_sums(scratch, part, [&](int c, const float (&sums)[2]) {
-        if ((unsigned)c >= n_cols) return;
-        const unsigned t = first + (unsigned)c;
-        const int j = (int)(t / row);
-        const int k = (int)(t - (unsigned)j * row);
-        if (k < k_all) {
-            g_w_g[j * k_all + k] += sums[0];
-            g_w_t[j * k_all + k] += sums[1];
-        } else {
-            g_b_g[j] += sums[0];
-            g_b_t[j] += sums[1];
-        }
-    });
+    cfc_backward_weight_tile<true>(x, h_old, d_pre_g, d_pre_t, batch, n_in, n_hid,
+                                   blockIdx.x - nb_z, g_w_g, g_b_g, g_w_t, g_b_t);
+}
+
+// The weight-gradient role of cfc_step_backward_params alone, OVERWRITING its outputs (the train
+// step: one producer per gradient, no zeroing, and no g_x / g_h_old, which it does not use):
+//   g_w_g[j, k] = sum_b d_pre_g[b, j] z[b, k],  g_b_g[j] = sum_b d_pre_g[b, j]; g_w_t, g_b_t alike.
+// Block 1024, grid = ceil(n_hid * (K + 1) / 32): bit-equal to cfc_step_backward_params' weight
+// gradients into zeroed buffers with the same block size (up to the sign of a zero).
+extern "C" __global__ void __launch_bounds__(1024)
+    cfc_step_backward_weights(const float* __restrict__ x, const float* __restrict__ h_old,
+                              const float* __restrict__ d_pre_g, const float* __restrict__ d_pre_t,
+                              int batch, int n_in, int n_hid, float* __restrict__ g_w_g,
+                              float* __restrict__ g_b_g, float* __restrict__ g_w_t,
+                              float* __restrict__ g_b_t) {
+    kg_pdl_enter();
+    if (kg_not_whole_warps()) return;
+    if (batch < 0 || n_in < 0 || n_hid < 0) return;  // no such tensors (see params above)
+    cfc_backward_weight_tile<false>(x, h_old, d_pre_g, d_pre_t, batch, n_in, n_hid, blockIdx.x,
+                                    g_w_g, g_b_g, g_w_t, g_b_t);
 }

@@ -17,6 +17,15 @@
 //       model_common.cuh: g_h one thread per element; g_w_h, g_b_h 32 outputs per block, the
 //       block's 32 warps splitting the batch):
 //       grid = ceil(batch * n_hid / 1024) + ceil(5 * (n_hid + 1) / 32)
+//   multi_horizon_heads_bce_backward  BCE with logits against `targets` fused into the backward
+//       (the train step): the same two roles with g_logit = (sigmoid(z) - y) / (batch * 5) read
+//       from logits and targets (bce.cu's gradient, never stored), and one more block after
+//       them that writes the mean loss (bce.cu's loss, summed over this block instead of
+//       bce.cu's): grid = ceil(batch * n_hid / 1024) + ceil(5 * (n_hid + 1) / 32) + 1.
+//       Its gradients are OVERWRITTEN (=): the train step has one producer per gradient, so it
+//       zeroes nothing. Bit-equal to bce_with_logits (block 256) then
+//       multi_horizon_heads_backward with g_probs = 0 into zeroed buffers (up to the sign of a
+//       zero), the loss included (the loss block sums in bce_with_logits' order).
 // Deterministic (reductions in an order fixed by the launch shape, no atomics).
 #include "model_common.cuh"
 
@@ -56,4 +65,47 @@ extern "C" __global__ void __launch_bounds__(1024)
     if (kg_not_whole_warps()) return;
     const HeadsGrad g{g_logits, g_probs, probs};
     kg_linear_backward<N_HORIZONS>(h, w_h, g, batch, n_hid, g_h, g_w_h, g_b_h);
+}
+
+// Threads of the loss block that sum (bce_with_logits' block in the model's launches).
+#define HEADS_BCE_LOSS_THREADS 256
+
+// The logit gradient of the mean BCE-with-logits loss (bce.cu's, recomputed per use).
+struct BceLogitGrad {
+    const float* __restrict__ logits;
+    const float* __restrict__ targets;
+    float inv_count;
+    __device__ __forceinline__ float operator()(int i) const {
+        return kg_bce_grad(logits[i], targets[i], inv_count);
+    }
+};
+
+extern "C" __global__ void __launch_bounds__(1024)
+    multi_horizon_heads_bce_backward(const float* __restrict__ h, const float* __restrict__ w_h,
+                                     const float* __restrict__ logits,
+                                     const float* __restrict__ targets, int batch, int n_hid,
+                                     float* __restrict__ loss, float* __restrict__ g_h,
+                                     float* __restrict__ g_w_h, float* __restrict__ g_b_h) {
+    kg_pdl_enter();
+    if (kg_not_whole_warps()) return;
+    if (batch < 0 || n_hid < 0) return;  // no such tensors (the unsigned sizes below would wrap)
+    const int count = batch * N_HORIZONS;  // the length of logits: below 2^31
+    const unsigned nb_in = kg_blocks_for((unsigned)batch * (unsigned)n_hid, blockDim.x);
+    const unsigned nb_w = kg_blocks_for((unsigned)N_HORIZONS * ((unsigned)n_hid + 1u), KG_WARP);
+    if (blockIdx.x == nb_in + nb_w) {  // the loss block (block-uniform)
+        // The first HEADS_BCE_LOSS_THREADS threads sum, the others add zeros: with a block of at
+        // least 256 this is bce_with_logits' summation at its block of 256, bit for bit (the
+        // extra warps' partials are +0 where bce's warp 0 reads 0 past its warps).
+        const int threads = blockDim.x < HEADS_BCE_LOSS_THREADS ? (int)blockDim.x : HEADS_BCE_LOSS_THREADS;
+        __shared__ double warp_partial[KG_WARP];
+        double acc = 0.0;
+        if ((int)threadIdx.x < threads) {
+            for (int i = threadIdx.x; i < count; i += threads) acc += (double)kg_bce_term(logits[i], targets[i]);
+        }
+        const double total = kg_block_sum_f64_to_first(acc, warp_partial);
+        if (threadIdx.x == 0) loss[0] = count > 0 ? (float)(total / (double)count) : 0.f;
+        return;
+    }
+    const BceLogitGrad g{logits, targets, kg_bce_inv_count(count)};
+    kg_linear_backward<N_HORIZONS, BceLogitGrad, false>(h, w_h, g, batch, n_hid, g_h, g_w_h, g_b_h);
 }

@@ -175,6 +175,15 @@ __device__ __forceinline__ void kg_for_warp_rows(int batch, Load load, Add add) 
     for (; b < n; b += step) add(load((int)b));
 }
 
+// A gradient output: dst += v where gradients accumulate (every model backward kernel), dst = v
+// in the overwriting forms of the train step (each gradient there has one producer, so no
+// zeroing node is needed in front of it).
+template <bool ACCUMULATE>
+__device__ __forceinline__ void kg_store_grad(float& dst, float v) {
+    if (ACCUMULATE) dst += v;
+    else dst = v;
+}
+
 // Blocks of a role that hands out `items` items, `per_block` to a block, without the overflow of
 // (items + per_block - 1) near 2^32.
 __device__ __forceinline__ unsigned kg_blocks_for(unsigned items, unsigned per_block) {
@@ -191,8 +200,8 @@ __device__ __forceinline__ unsigned kg_blocks_for(unsigned items, unsigned per_b
 //     kg_block_column_sums adds the warps' partial sums.
 // nb_in = ceil(batch * n_hid / blockDim.x), nb_w = ceil(N_OUT * (n_hid + 1) / 32). The caller
 // returns first for a block that is not whole warps. Every sum runs in an order fixed by the
-// launch shape (deterministic).
-template <int N_OUT, typename GradOut>
+// launch shape (deterministic). ACCUMULATE = false overwrites g_h, g_w and g_c instead of adding.
+template <int N_OUT, typename GradOut, bool ACCUMULATE = true>
 __device__ __forceinline__ void kg_linear_backward(const float* __restrict__ h,
                                                    const float* __restrict__ w, GradOut g_y,
                                                    int batch, int n_hid, float* __restrict__ g_h,
@@ -209,7 +218,7 @@ __device__ __forceinline__ void kg_linear_backward(const float* __restrict__ h,
         float s = 0.f;
 #pragma unroll
         for (int o = 0; o < N_OUT; ++o) s = fmaf(w[o * n_hid + k], g_y(b * N_OUT + o), s);
-        g_h[t] += s;
+        kg_store_grad<ACCUMULATE>(g_h[t], s);
         return;
     }
     __shared__ KgColumnScratch<1> scratch;
@@ -252,7 +261,38 @@ __device__ __forceinline__ void kg_linear_backward(const float* __restrict__ h,
         const unsigned t = first + (unsigned)c;
         const int o = (int)(t / row);
         const int k = (int)(t - (unsigned)o * row);
-        if (k < n_hid) g_w[o * n_hid + k] += sums[0];
-        else g_c[o] += sums[0];
+        if (k < n_hid) kg_store_grad<ACCUMULATE>(g_w[o * n_hid + k], sums[0]);
+        else kg_store_grad<ACCUMULATE>(g_c[o], sums[0]);
     });
+}
+
+// ---- BCE with logits (bce.cu; fused into the heads' backward in heads.cu) -------------------
+// Per element z (logit), y (target in [0, 1]):
+//   term = softplus(z) - y z  in the stable form max(z, 0) - y z + log1p(exp(-|z|)) (>= 0)
+//   grad = (sigmoid(z) - y) / count
+__device__ __forceinline__ float kg_bce_term(float z, float y) {
+    return fmaf(-y, z, fmaxf(z, 0.f)) + log1pf(expf(-fabsf(z)));
+}
+
+__device__ __forceinline__ float kg_bce_inv_count(int count) { return count > 0 ? 1.f / (float)count : 0.f; }
+
+__device__ __forceinline__ float kg_bce_grad(float z, float y, float inv_count) {
+    return (kg_sigmoid(z) - y) * inv_count;
+}
+
+// The block's sum of per-thread f64 partials, complete on thread 0 (lane 0 of warp 0): a
+// fixed-shape warp butterfly, then warp 0 adds the warp partials in a fixed order, so the result
+// is bitwise reproducible for a block size. Every thread of the block must call it (it
+// synchronizes once); the block is 1-D whole warps.
+__device__ __forceinline__ double kg_block_sum_f64_to_first(double v, double (&warp_partial)[KG_WARP]) {
+    v = kg_warp_sum_f64(v);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0) warp_partial[warp] = v;
+    __syncthreads();
+    double r = 0.0;
+    if (warp == 0) {
+        const int n_warps = (blockDim.x + 31) >> 5;
+        r = kg_warp_sum_f64(lane < n_warps ? warp_partial[lane] : 0.0);
+    }
+    return r;
 }

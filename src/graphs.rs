@@ -283,6 +283,18 @@ mod tests {
     }
 
     #[test]
+    fn train_step_is_one_chain_of_programmatic_launches() {
+        // Seven kernels on one path (no zeroing roots, no separate BCE, one AdamW node), every
+        // edge programmatic: the step costs one launch latency per level and no joins.
+        let n = TrainStep::NODES.len();
+        assert_eq!(n, 7, "{:?}", TrainStep::NODES);
+        let chain: Vec<(usize, usize)> = (1..n).map(|i| (i - 1, i)).collect();
+        assert_eq!(TrainStep::EDGES, chain.as_slice(), "the train step is one chain in file order");
+        assert_eq!(TrainStep::PDL_EDGES, chain.as_slice(), "every edge of the train step is programmatic");
+        assert_eq!(TrainStep::NODES[n - 1], "adamw");
+    }
+
+    #[test]
     fn ppo_update_branches_actor_and_critic_and_ends_with_both_adamw_nodes() {
         let nodes = PpoUpdate::NODES;
         let index = |name: &str| nodes.iter().position(|&n| n == name).unwrap_or_else(|| panic!("node {name}"));

@@ -183,6 +183,44 @@ pub mod kernels {
         g_b_t: &mut [f32; n_hid],
     );
 
+    /// [`CfcStepBackwardGates`] without the `h_old` gradient: `d_pre_g`, `d_pre_t` only (the
+    /// train step, whose `h0` needs none). Launch: [`super::launch::cfc_step_backward_gates`].
+    #[kernel("cfc_step.cu", unsafe(extents))]
+    pub fn cfc_step_backward_pre(
+        x: &[f32; batch * n_in],
+        h_old: &[f32; batch * n_hid],
+        w_g: &[f32; n_hid * (n_in + n_hid)],
+        b_g: &[f32; n_hid],
+        w_t: &[f32; n_hid * (n_in + n_hid)],
+        b_t: &[f32; n_hid],
+        dt: &[f32; batch],
+        g_h_new: &[f32; batch * n_hid],
+        batch: i32,
+        n_in: i32,
+        n_hid: i32,
+        d_pre_g: &mut [f32; batch * n_hid],
+        d_pre_t: &mut [f32; batch * n_hid],
+    );
+
+    /// The weight gradients of [`CfcStepBackwardParams`] alone, **overwritten** (`=`, the one
+    /// exception to the accumulate rule, for the train step: one producer per gradient, so no
+    /// zeroing node): `g_w_* = Σ_b d_pre zᵀ`, `g_b_* = Σ_b d_pre`.
+    /// Launch: [`super::launch::cfc_step_backward_weights`].
+    #[kernel("cfc_step.cu", unsafe(extents))]
+    pub fn cfc_step_backward_weights(
+        x: &[f32; batch * n_in],
+        h_old: &[f32; batch * n_hid],
+        d_pre_g: &[f32; batch * n_hid],
+        d_pre_t: &[f32; batch * n_hid],
+        batch: i32,
+        n_in: i32,
+        n_hid: i32,
+        g_w_g: &mut [f32; n_hid * (n_in + n_hid)],
+        g_b_g: &mut [f32; n_hid],
+        g_w_t: &mut [f32; n_hid * (n_in + n_hid)],
+        g_b_t: &mut [f32; n_hid],
+    );
+
     /// Heads: `logits = W_h h + b_h`, `probs = sigmoid(logits)`; `h [batch, n_hid]`,
     /// `w_h [5, n_hid]`, `b_h [5]`, `logits`, `probs [batch, 5]`.
     /// Launch: [`super::launch::multi_horizon_heads`].
@@ -224,6 +262,24 @@ pub mod kernels {
         g_probs: &[f32; batch * 5],
         batch: i32,
         n_hid: i32,
+        g_h: &mut [f32; batch * n_hid],
+        g_w_h: &mut [f32; 5 * n_hid],
+        g_b_h: &mut [f32; 5],
+    );
+
+    /// [`BceWithLogits`] against `targets` fused into [`MultiHorizonHeadsBackward`] (the train
+    /// step): `loss[0]` = the mean BCE of `logits`, and `g_h`, `g_w_h`, `g_b_h` of that loss,
+    /// **overwritten** (`=`: one producer per gradient there, so no zeroing node).
+    /// Launch: [`super::launch::multi_horizon_heads_bce_backward`].
+    #[kernel("heads.cu", unsafe(extents))]
+    pub fn multi_horizon_heads_bce_backward(
+        h: &[f32; batch * n_hid],
+        w_h: &[f32; 5 * n_hid],
+        logits: &[f32; batch * 5],
+        targets: &[f32; batch * 5],
+        batch: i32,
+        n_hid: i32,
+        loss: &mut [f32; 1],
         g_h: &mut [f32; batch * n_hid],
         g_w_h: &mut [f32; 5 * n_hid],
         g_b_h: &mut [f32; 5],
@@ -340,6 +396,48 @@ pub mod kernels {
         v: &mut [f32; n],
     );
 
+    /// [`AdamwScheduled`] over six tensors in one launch (`grad_i`, `param_i`, `m_i`, `v_i` of
+    /// `n_i` elements; `n_i = 0` leaves a slot unused): bitwise the six separate launches.
+    /// Launch: [`super::launch::adamw_group`].
+    #[kernel("adamw.cu", unsafe(extents))]
+    pub fn adamw_scheduled_group(
+        schedule: &[f32; 3],
+        beta1: f32,
+        beta2: f32,
+        eps: f32,
+        weight_decay: f32,
+        grad0: &[f32; n0],
+        n0: i32,
+        param0: &mut [f32; n0],
+        m0: &mut [f32; n0],
+        v0: &mut [f32; n0],
+        grad1: &[f32; n1],
+        n1: i32,
+        param1: &mut [f32; n1],
+        m1: &mut [f32; n1],
+        v1: &mut [f32; n1],
+        grad2: &[f32; n2],
+        n2: i32,
+        param2: &mut [f32; n2],
+        m2: &mut [f32; n2],
+        v2: &mut [f32; n2],
+        grad3: &[f32; n3],
+        n3: i32,
+        param3: &mut [f32; n3],
+        m3: &mut [f32; n3],
+        v3: &mut [f32; n3],
+        grad4: &[f32; n4],
+        n4: i32,
+        param4: &mut [f32; n4],
+        m4: &mut [f32; n4],
+        v4: &mut [f32; n4],
+        grad5: &[f32; n5],
+        n5: i32,
+        param5: &mut [f32; n5],
+        m5: &mut [f32; n5],
+        v5: &mut [f32; n5],
+    );
+
     /// `x[i] = 0` for `i < n`: gradients accumulate, so a train graph zeroes its gradient buffers
     /// with this first (a `memset` node measured the same on the H200, `kgraph_node_zero_*`).
     /// Launch: [`super::launch::elementwise`].
@@ -424,6 +522,11 @@ pub mod launch {
         grid(ceil_div(batch * k, REDUCE_BLOCK as usize) + ceil_div(n_hid * (k + 1), REDUCE_OUTPUTS), REDUCE_BLOCK)
     }
 
+    /// Block 1024, grid `ceil(n_hid * (K + 1) / 32)`, `K = n_in + n_hid`.
+    pub fn cfc_step_backward_weights(n_in: usize, n_hid: usize) -> LaunchConfig {
+        grid(ceil_div(n_hid * (n_in + n_hid + 1), REDUCE_OUTPUTS), REDUCE_BLOCK)
+    }
+
     /// One warp per `(b, o)`: grid `ceil(batch * 5 / 4)`, block 128.
     pub fn multi_horizon_heads(batch: usize) -> LaunchConfig {
         warp_per_item(batch * super::N_HORIZONS)
@@ -432,6 +535,13 @@ pub mod launch {
     /// Block 1024, grid `ceil(batch * n_hid / 1024) + ceil(5 * (n_hid + 1) / 32)`.
     pub fn multi_horizon_heads_backward(batch: usize, n_hid: usize) -> LaunchConfig {
         linear_backward(batch, n_hid, super::N_HORIZONS)
+    }
+
+    /// [`multi_horizon_heads_backward`]'s grid and one block more (the loss).
+    pub fn multi_horizon_heads_bce_backward(batch: usize, n_hid: usize) -> LaunchConfig {
+        let mut cfg = linear_backward(batch, n_hid, super::N_HORIZONS);
+        cfg.grid_dim.0 += 1;
+        cfg
     }
 
     /// One warp per `(b, o)`: grid `ceil(batch * 8 / 4)`, block 128.
@@ -466,6 +576,13 @@ pub mod launch {
     /// per iteration); also for [`super::AdamwScheduled`].
     pub fn adamw(n: usize) -> LaunchConfig {
         grid(ceil_div(n, 4 * ITEM_BLOCK as usize).min(ADAMW_MAX_BLOCKS), ITEM_BLOCK)
+    }
+
+    /// [`super::AdamwScheduledGroup`] over tensors of `lens` elements: block 256, one chunk of
+    /// 1024 elements per block, grid `sum_i ceil(n_i / 1024)` (at most 2112 blocks: any grid works).
+    pub fn adamw_group(lens: &[usize]) -> LaunchConfig {
+        let chunks: usize = lens.iter().map(|&n| ceil_div(n, 4 * ITEM_BLOCK as usize)).sum();
+        grid(chunks.min(ADAMW_MAX_BLOCKS), ITEM_BLOCK)
     }
 }
 

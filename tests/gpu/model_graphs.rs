@@ -295,29 +295,18 @@ fn graph_launch_shapes_follow_the_model_launch_configs() {
             "features" => launch::snap_feature_assemble(b),
             "cfc" => launch::cfc_step(b, h),
             "heads" => launch::multi_horizon_heads(b),
-            "bce" => launch::bce_with_logits(),
-            "heads_backward" => launch::multi_horizon_heads_backward(b, h),
+            "heads_backward" => launch::multi_horizon_heads_bce_backward(b, h),
             "cfc_gates" => launch::cfc_step_backward_gates(b, h),
-            "cfc_params" => launch::cfc_step_backward_params(b, n_in, h),
-            "adamw_w_g" | "adamw_w_t" => launch::adamw(TrainStep::W_G_LEN),
-            "adamw_b_g" | "adamw_b_t" => launch::adamw(TrainStep::B_G_LEN),
-            "adamw_w_h" => launch::adamw(TrainStep::W_H_LEN),
-            "adamw_b_h" => launch::adamw(TrainStep::B_H_LEN),
-            zero => {
-                let buffer = zero.strip_prefix("zero_").unwrap_or_else(|| panic!("unexpected node {zero}"));
-                let len = match buffer {
-                    "g_logits" => TrainStep::G_LOGITS_LEN,
-                    "g_h1" => TrainStep::G_H1_LEN,
-                    "g_x" => TrainStep::G_X_LEN,
-                    "g_h0" => TrainStep::G_H0_LEN,
-                    "g_w_g" | "g_w_t" => TrainStep::W_G_LEN,
-                    "g_b_g" | "g_b_t" => TrainStep::B_G_LEN,
-                    "g_w_h" => TrainStep::W_H_LEN,
-                    "g_b_h" => TrainStep::B_H_LEN,
-                    other => panic!("unexpected zeroing node for {other}"),
-                };
-                launch::elementwise(len)
-            }
+            "cfc_weights" => launch::cfc_step_backward_weights(n_in, h),
+            "adamw" => launch::adamw_group(&[
+                TrainStep::W_G_LEN,
+                TrainStep::B_G_LEN,
+                TrainStep::W_T_LEN,
+                TrainStep::B_T_LEN,
+                TrainStep::W_H_LEN,
+                TrainStep::B_H_LEN,
+            ]),
+            other => panic!("unexpected train step node {other}"),
         };
         assert_launch(&format!("TrainStep::{name}"), nodes[i], cfg);
     }
