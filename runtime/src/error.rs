@@ -19,6 +19,7 @@ use std::fmt;
 /// | [`Error::Launch`] | kgraph refused a launch (or copy) before issuing it | [`LaunchError`] |
 /// | [`Error::Memory`] | lengths, sizes and indices of buffers | [`MemoryError`] |
 /// | [`Error::Graph`] | capture, build, replay and update of graphs | [`GraphError`] |
+/// | [`Error::Wait`] | a spinning wait (resident kernel, done word) that got no answer | [`WaitError`] |
 /// | [`Error::InGraph`] | any of these, inside a step of a generated graph struct | |
 /// | `Error::Nccl` (feature `nccl`) | NCCL, bootstrap and collective shapes | `NcclError` |
 #[derive(Debug, thiserror::Error)]
@@ -56,6 +57,10 @@ pub enum Error {
     /// Capturing, building, replaying or updating a graph failed.
     #[error(transparent)]
     Graph(#[from] GraphError),
+    /// A host wait that spins on a word the device writes (a resident kernel's done sequence,
+    /// a replay's done word) got no answer, or the resident kernel is stopped.
+    #[error(transparent)]
+    Wait(#[from] WaitError),
     /// A step of a generated graph struct failed (allocating a buffer, loading a kernel);
     /// `source` is the underlying error, kept whole so callers can match on it (through
     /// [`std::error::Error::source`] it is the `Box<Error>`).
@@ -391,6 +396,46 @@ pub enum GraphError {
         required: Option<u64>,
         /// The buffer's length in elements.
         len: u64,
+    },
+}
+
+/// A spinning wait got no answer, or a resident kernel cannot take work ([`Error::Wait`]).
+/// A device fault seen while waiting is [`Error::Driver`] (the stream's error as its source).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WaitError {
+    /// The device had not published `seq` when the timeout ran out (it last published `seen`).
+    /// Nothing is lost: the work is still in flight, and the next wait or submit waits for it
+    /// again before the host touches what it uses.
+    #[error("{what}: no answer after {waited:?} (waiting for sequence {seq}, the device last published {seen})")]
+    Timeout {
+        /// What was waited for (`"PerceptionResident::wait"`, `"Perception::read_probs"`).
+        what: String,
+        /// The sequence number waited for.
+        seq: u32,
+        /// The last sequence number the device published.
+        seen: u32,
+        /// How long the host waited.
+        waited: std::time::Duration,
+    },
+    /// The resident kernel was stopped (by `stop`, or a fault broke it): it takes no more work.
+    #[error("{what}: the resident kernel is stopped{}", if *.faulted { " (a device fault stopped it)" } else { "" })]
+    Stopped {
+        /// The call refused.
+        what: String,
+        /// A device fault stopped it (the error was returned by the wait that saw it).
+        faulted: bool,
+    },
+    /// The device finished the work (its stream is idle) without publishing the sequence
+    /// number: the graph or kernel does not follow the done-word protocol.
+    #[error("{what}: the device finished without publishing sequence {seq} (it last published {seen})")]
+    NotPublished {
+        /// What was waited for.
+        what: String,
+        /// The sequence number waited for.
+        seq: u32,
+        /// The last sequence number the device published.
+        seen: u32,
     },
 }
 

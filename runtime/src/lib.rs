@@ -11,6 +11,8 @@
 //!   through a [`PinnedPtr`] (and write, a [`MappedBuffer`] through a [`PinnedMutPtr`]).
 //! - [`SlotBus`]: `f32` slots in device memory, written one at a time in stream order.
 //! - [`Graph`]: stream capture, instantiation, replay and topology queries.
+//! - [`resident`]: a persistent kernel taking one step per doorbell ([`resident::Resident`]),
+//!   and the done-word wait of graph replays ([`resident::DoneWait`]).
 //! - [`KernelSource`], [`ModuleCache`], [`DeviceIn`]/[`DeviceOut`]: what `#[kernel]` bindings use
 //!   to load modules once and take typed arguments.
 //! - [`check_same_stream`], [`check_same_context`]: the launch-side checks that keep an
@@ -46,6 +48,7 @@ mod memory;
 #[cfg(feature = "nccl")]
 pub mod nccl;
 pub mod nvtx;
+pub mod resident;
 
 // Public paths predate the folders (generated code names them): kept as they were.
 pub use graph::{control, tune};
@@ -55,7 +58,7 @@ pub use memory::layout;
 pub use context::{Context, Stream};
 #[cfg(feature = "nccl")]
 pub use error::NcclError;
-pub use error::{Error, GraphError, LaunchError, MemoryError, ModuleError, Result, SetupError};
+pub use error::{Error, GraphError, LaunchError, MemoryError, ModuleError, Result, SetupError, WaitError};
 pub use graph::build::{ConditionHandle, Conditional, Dep, EdgeKind, GraphBuilder, NodeRef};
 pub use graph::capture::Graph;
 pub use graph::captured::CapturedGraph;

@@ -7,7 +7,7 @@ use std::process::Command;
 #[test]
 fn control_ptx_declares_the_kernels_the_runtime_loads() {
     let ptx = kgraph_runtime::control::CONTROL_PTX;
-    for k in ["kgraph_loop_repeat", "kgraph_loop_until_below", "kgraph_if_nonzero"] {
+    for k in ["kgraph_loop_repeat", "kgraph_loop_until_below", "kgraph_if_nonzero", "kgraph_done_word"] {
         assert!(ptx.contains(&format!(".visible .entry {k}(")), "{k} missing from control.ptx");
     }
     assert!(ptx.contains("cudaGraphSetConditional"), "the kernels set a graph condition");

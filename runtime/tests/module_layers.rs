@@ -50,6 +50,11 @@ const LAYERS: &[Layer] = &[
         uses: &["capture_guard", "context", "driver", "error", "launch"],
     },
     Layer {
+        unit: "resident",
+        what: "resident kernels (doorbell, submit / wait / stop), the done-word wait of replays",
+        uses: &["context", "driver", "error", "graph", "launch", "memory"],
+    },
+    Layer {
         unit: "nccl",
         what: "NCCL's C API (`sys`), bootstrap, communicator, groups, capture (feature `nccl`)",
         uses: &["capture_guard", "context", "driver", "error", "graph", "launch", "memory"],

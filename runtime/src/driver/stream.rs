@@ -59,7 +59,6 @@ pub(crate) unsafe fn end_capture(stream: sys::CUstream) -> Result<sys::CUgraph, 
 ///
 /// # Safety
 /// `stream` is a live stream of the current context.
-#[cfg(feature = "nccl")]
 #[inline]
 pub(crate) unsafe fn query(stream: sys::CUstream) -> Result<(), DriverError> {
     // SAFETY: the caller's promise on `stream`.

@@ -199,6 +199,33 @@ impl<'p> GraphBuilder<'p> {
         self.node_count
     }
 
+    /// The nodes no edge leaves (the graph's last nodes), for a node that must come after
+    /// everything (the done word's). Empty for an empty graph.
+    pub fn sinks(&self) -> Result<Vec<NodeRef>> {
+        let what = |e| Error::driver("graph build: list the graph's nodes and edges", e);
+        let mut count = 0usize;
+        // SAFETY: `graph` is live; a null array asks for the count.
+        unsafe { driver::graph::get_nodes(self.graph, std::ptr::null_mut(), &mut count) }.map_err(what)?;
+        let mut nodes = vec![std::ptr::null_mut(); count];
+        // SAFETY: `nodes` holds `count` writable entries.
+        unsafe { driver::graph::get_nodes(self.graph, nodes.as_mut_ptr(), &mut count) }.map_err(what)?;
+        nodes.truncate(count);
+        let mut edges = 0usize;
+        let null = std::ptr::null_mut();
+        // SAFETY: null arrays ask for the count.
+        unsafe { driver::graph::get_edges(self.graph, null, null, std::ptr::null_mut(), &mut edges) }.map_err(what)?;
+        let (mut from, mut to) = (vec![std::ptr::null_mut(); edges], vec![std::ptr::null_mut(); edges]);
+        let mut data: Vec<sys::CUgraphEdgeData> = vec![EdgeKind::Full.edge_data(); edges];
+        // SAFETY: all three arrays hold `edges` writable entries.
+        unsafe {
+            driver::graph::get_edges(self.graph, from.as_mut_ptr(), to.as_mut_ptr(), data.as_mut_ptr(), &mut edges)
+        }
+        .map_err(what)?;
+        from.truncate(edges);
+        let _ = to;
+        Ok(nodes.into_iter().filter(|n| !from.contains(n)).map(|node| NodeRef { node, builder: self.id }).collect())
+    }
+
     /// The driver handles of `deps`, each checked to be a node of this builder's graph:
     /// [`GraphError::Failed`](crate::GraphError::Failed) naming `what` for one of another builder (live or dropped).
     fn dep_nodes(&self, what: &str, deps: &[Dep]) -> Result<Vec<sys::CUgraphNode>> {

@@ -30,13 +30,7 @@ pub struct ControlKernels {
 impl ControlKernels {
     /// JIT-loads the control module into `ctx`.
     pub fn load(ctx: &Context) -> Result<Self> {
-        let ctx = ctx.inner();
-        // Kept loaded for the context's life, like every kgraph module (`module_registry`).
-        let module = load_once(ctx, ModuleCode::Embedded(CONTROL_PTX.as_bytes()), || {
-            ctx.load_module(Ptx::from_src(CONTROL_PTX)).map_err(|e| {
-                Error::Module(ModuleError::Load { file: "kgraph control kernels (control.ptx)", detail: e.to_string() })
-            })
-        })?;
+        let module = Self::module(ctx)?;
         let get = |name: &'static str| {
             module.load_function(name).map_err(|source| {
                 Error::Module(ModuleError::FunctionNotFound {
@@ -50,6 +44,17 @@ impl ControlKernels {
             repeat: get("kgraph_loop_repeat")?,
             until_below: get("kgraph_loop_until_below")?,
             if_nonzero: get("kgraph_if_nonzero")?,
+        })
+    }
+
+    /// The control module, loaded once per context and kept loaded for the context's life,
+    /// like every kgraph module (`module_registry`).
+    pub(crate) fn module(ctx: &Context) -> Result<std::sync::Arc<cudarc::driver::CudaModule>> {
+        let ctx = ctx.inner();
+        load_once(ctx, ModuleCode::Embedded(CONTROL_PTX.as_bytes()), || {
+            ctx.load_module(Ptx::from_src(CONTROL_PTX)).map_err(|e| {
+                Error::Module(ModuleError::Load { file: "kgraph control kernels (control.ptx)", detail: e.to_string() })
+            })
         })
     }
 

@@ -28,3 +28,15 @@ extern "C" __global__ void kgraph_loop_until_below(cudaGraphConditionalHandle ha
 extern "C" __global__ void kgraph_if_nonzero(cudaGraphConditionalHandle handle, const int* flag) {
   cudaGraphSetConditional(handle, *flag != 0 ? 1u : 0u);
 }
+
+// The last node of a graph replayed with the done-word wait (kgraph_runtime::resident::DoneWait):
+// counts the replay in `*count` (device memory, only this node touches it) and publishes the
+// count into the mapped host word the host spins on. Full edges from every other sink make every
+// write of the graph complete before it; the system-scope fence orders this thread's count
+// before the published word, which the host then reads with an acquire load.
+extern "C" __global__ void kgraph_done_word(unsigned* count, volatile unsigned* done) {
+  unsigned n = *count + 1u;
+  *count = n;
+  __threadfence_system();
+  *done = n;
+}

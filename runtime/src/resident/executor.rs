@@ -1,0 +1,317 @@
+//! [`Resident`]: the host side of a persistent kernel running `kg_resident_loop` (see the module
+//! docs of [`crate::resident`] and `kg_resident.cuh` for the protocol and the body contract).
+
+use std::ffi::c_void;
+use std::mem::ManuallyDrop;
+use std::time::Duration;
+
+use cudarc::driver::{CudaFunction, LaunchConfig};
+
+use crate::context::Stream;
+use crate::error::{Result, WaitError};
+use crate::launch::config::{launch_ex, LaunchOptions};
+use crate::memory::device::Device;
+use crate::memory::mapped::MappedBuffer;
+use crate::memory::pod::Pod;
+use crate::resident::bell::{next_seq, Bell, Exit, DONE, EXIT, STOP, SUBMIT};
+use crate::resident::done_word::query;
+use crate::resident::spin::{reached, spin_until, SpinEnd, SpinPolicy};
+
+/// How a [`Resident`] waits, idles and stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResidentOptions {
+    /// The back-off and timeout of [`Resident::wait`].
+    pub wait: SpinPolicy,
+    /// The kernel exits after this long without a doorbell (and is launched again by the next
+    /// submit): a context-wide synchronize elsewhere on the host then waits at most this long.
+    pub idle_exit: Duration,
+    /// How long [`Resident::stop`] (and the drop) waits for the kernel to exit.
+    pub stop_timeout: Duration,
+}
+
+impl Default for ResidentOptions {
+    /// [`SpinPolicy::default`] (10 s timeout), a 1 s idle exit, a 10 s stop timeout.
+    fn default() -> Self {
+        ResidentOptions {
+            wait: SpinPolicy::default(),
+            idle_exit: Duration::from_secs(1),
+            stop_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Whether the resident kernel can take work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Live,
+    /// Stopped by [`Resident::stop`]: `stuck` when it had not exited by the stop timeout (its
+    /// memory is then leaked, never freed under it).
+    Stopped {
+        stuck: bool,
+    },
+    /// A device fault ended it.
+    Faulted,
+}
+
+/// The memory the kernel touches: dropped only once the kernel is known to have exited.
+struct Owned<I: Pod, O: Pod, B> {
+    bell: Bell,
+    input: MappedBuffer<I>,
+    output: MappedBuffer<O>,
+    body: B,
+}
+
+/// A persistent kernel that runs one step per doorbell: the host [`Resident::submit`]s an
+/// input `I`, the kernel (`kg_resident_loop<Body>`, one block) runs `Body::run` on it and
+/// publishes a done sequence number, the host [`Resident::wait`]s for it and reads the output
+/// `O` (both in mapped pinned memory; no launch and no copy per step). `P` is the body's
+/// parameter struct (device addresses into `B`), `B` what owns the memory they point to.
+///
+/// Soundness: the host writes the input only while no step is in flight (`submit` first waits
+/// for the step before, with `&mut self`), reads the output only after the done sequence
+/// number of the step it submitted (acquire), and hands `B` out only once the kernel has
+/// exited. Every buffer the kernel touches is owned here and dropped after the kernel exited;
+/// when it cannot be stopped in time they are leaked instead. See `docs/safety.md`
+/// ("Resident kernels").
+pub struct Resident<I: Pod, O: Pod, P: Copy + Send + 'static, B: Send> {
+    name: &'static str,
+    stream: Stream,
+    function: CudaFunction,
+    block: (u32, u32, u32),
+    params: P,
+    mem: ManuallyDrop<Owned<I, O, B>>,
+    options: ResidentOptions,
+    /// The sequence number of the last step submitted, and of the last one seen done.
+    submitted: u32,
+    completed: u32,
+    /// A launch of the kernel may be running.
+    launched: bool,
+    state: State,
+}
+
+impl<I: Pod, O: Pod, P: Copy + Send + 'static, B: Send> Resident<I, O, P, B> {
+    /// Allocates the doorbell, the input and the output in mapped pinned memory and a stream of
+    /// its own; the kernel is launched by the first [`Self::submit`] (and again after an idle
+    /// exit). `block` is the block shape (one block: the loop runs in one).
+    ///
+    /// # Safety
+    /// - `function` takes `(KgResidentBell*, const In*, Out*, Params)` and runs
+    ///   `kg_resident_loop<Body>` on them and nothing after it, where `Body::In`, `Body::Out` and
+    ///   `Body::Params` have the size, alignment and field layout of `I`, `O` and `P`;
+    /// - every device address in `params` points into memory owned by `body` (allocations that
+    ///   live as long as `body` does), and what the body accesses through it lies inside; nothing
+    ///   outside this `Resident` reads or writes that memory while it lives (it never hands
+    ///   `body` out while the kernel may run);
+    /// - `Body::run` keeps the body contract of `kg_resident.cuh` (it returns, writes only its
+    ///   outputs and the memory of `body`, uses no grid barrier) and fits `block` (its
+    ///   `__launch_bounds__`, its shared memory).
+    pub unsafe fn new(
+        name: &'static str,
+        device: &Device,
+        function: CudaFunction,
+        block: (u32, u32, u32),
+        params: P,
+        body: B,
+        options: ResidentOptions,
+    ) -> Result<Self> {
+        let idle_ns = u64::try_from(options.idle_exit.as_nanos()).unwrap_or(u64::MAX);
+        let mem = Owned {
+            bell: Bell::new(device, idle_ns)?,
+            input: MappedBuffer::new(device, 1)?,
+            output: MappedBuffer::new(device, 1)?,
+            body,
+        };
+        // SAFETY: the stream is used only for this kernel, which touches only `mem` (owned
+        // here, dropped after the kernel exits) and what the caller promised of `params`.
+        let stream = unsafe { device.new_stream() }?;
+        Ok(Resident {
+            name,
+            stream,
+            function,
+            block,
+            params,
+            mem: ManuallyDrop::new(mem),
+            options,
+            submitted: 0,
+            completed: 0,
+            launched: false,
+            state: State::Live,
+        })
+    }
+
+    /// Writes `input` and rings the doorbell for one step. A step still in flight is waited
+    /// for first (the kernel may be reading the input it wrote). [`WaitError::Stopped`] after
+    /// [`Self::stop`] or a fault; the errors of [`Self::wait`] for the step before.
+    pub fn submit(&mut self, input: &I) -> Result<()> {
+        self.check_live("submit")?;
+        if self.submitted != self.completed {
+            self.wait()?;
+        }
+        // SAFETY: one live `I` of mapped memory; no step is in flight (just checked), so the
+        // kernel does not read it until the doorbell below; never accessed through a reference.
+        unsafe { std::ptr::write_volatile(self.mem.input.host_ptr(), *input) };
+        let seq = next_seq(self.submitted);
+        // Release: the input is stored before the sequence number that publishes it.
+        self.mem.bell.store(SUBMIT, seq);
+        self.submitted = seq;
+        if !self.launched || Exit::from_word(self.mem.bell.load(EXIT)) == Exit::Idle {
+            self.launch()?;
+        }
+        Ok(())
+    }
+
+    /// Waits for the step submitted last (spinning, as `options.wait` says) and returns its
+    /// output; with no step in flight, the last output again. [`WaitError::Timeout`] leaves the
+    /// step in flight (the next wait or submit waits for it again); a device fault is
+    /// [`Error::Driver`] and stops the resident kernel for good.
+    pub fn wait(&mut self) -> Result<O> {
+        let what = format!("{}::wait", self.name);
+        while self.submitted != self.completed {
+            let target = self.submitted;
+            let bell = &self.mem.bell;
+            let stream = &self.stream;
+            let end = spin_until(&self.options.wait, || reached(bell.load(DONE), target), || query(stream, &what));
+            match end {
+                Ok(SpinEnd::Published) => self.completed = target,
+                Ok(SpinEnd::StreamIdle) => self.relaunch_after_exit(&what)?,
+                Ok(SpinEnd::TimedOut(waited)) => {
+                    let seen = bell.load(DONE);
+                    return Err(WaitError::Timeout { what, seq: target, seen, waited }.into());
+                }
+                Err(fault) => {
+                    self.state = State::Faulted;
+                    self.launched = false;
+                    return Err(fault);
+                }
+            }
+        }
+        // SAFETY: one live `O` of mapped memory, written by the kernel before the done
+        // sequence number just acquired and not again until the next submit (`&mut self`).
+        Ok(unsafe { std::ptr::read_volatile(self.mem.output.host_ptr()) })
+    }
+
+    /// [`Self::submit`] then [`Self::wait`].
+    pub fn step(&mut self, input: &I) -> Result<O> {
+        self.submit(input)?;
+        self.wait()
+    }
+
+    /// Stops the kernel (a step in progress ends first) and waits up to `options.stop_timeout`
+    /// for it to exit. Later submits are refused with [`WaitError::Stopped`]. When it does not
+    /// exit in time: [`WaitError::Timeout`], and its memory is never freed.
+    pub fn stop(&mut self) -> Result<()> {
+        let what = format!("{}::stop", self.name);
+        if self.state == State::Live {
+            self.state = State::Stopped { stuck: false };
+        }
+        if !self.launched {
+            return Ok(());
+        }
+        self.mem.bell.store(STOP, 1);
+        let policy = SpinPolicy { timeout: self.options.stop_timeout, ..self.options.wait };
+        let end = spin_until(&policy, || false, || query(&self.stream, &what));
+        self.launched = false;
+        match end {
+            Ok(SpinEnd::StreamIdle | SpinEnd::Published) => Ok(()),
+            Ok(SpinEnd::TimedOut(waited)) => {
+                self.launched = true;
+                self.state = State::Stopped { stuck: true };
+                let seen = self.mem.bell.load(DONE);
+                Err(WaitError::Timeout { what, seq: self.submitted, seen, waited }.into())
+            }
+            Err(fault) => {
+                self.state = State::Faulted;
+                Err(fault)
+            }
+        }
+    }
+
+    /// The body's memory (to read its state), once the kernel has been stopped and has exited
+    /// (or a fault ended it); `None` while it may run.
+    pub fn body(&self) -> Option<&B> {
+        match self.state {
+            State::Stopped { stuck: false } | State::Faulted if !self.launched => Some(&self.mem.body),
+            _ => None,
+        }
+    }
+
+    /// The sequence number of the last step submitted (0 before the first).
+    pub fn submitted(&self) -> u32 {
+        self.submitted
+    }
+
+    /// Whether a launch of the kernel may be running (false before the first submit, after an
+    /// idle exit was noticed, and after stop).
+    pub fn is_running(&self) -> bool {
+        self.launched
+    }
+
+    fn check_live(&self, op: &str) -> Result<()> {
+        match self.state {
+            State::Live => Ok(()),
+            State::Stopped { .. } => {
+                Err(WaitError::Stopped { what: format!("{}::{op}", self.name), faulted: false }.into())
+            }
+            State::Faulted => Err(WaitError::Stopped { what: format!("{}::{op}", self.name), faulted: true }.into()),
+        }
+    }
+
+    /// The kernel's stream went idle before the step was published: an idle exit that raced
+    /// the doorbell is launched again; any other exit ends the resident.
+    fn relaunch_after_exit(&mut self, what: &str) -> Result<()> {
+        self.launched = false;
+        match Exit::from_word(self.mem.bell.load(EXIT)) {
+            Exit::Idle => self.launch(),
+            other => {
+                self.state = State::Stopped { stuck: false };
+                let (seq, seen) = (self.submitted, self.mem.bell.load(DONE));
+                let detail = format!("{what} (the kernel exited: {other:?})");
+                Err(WaitError::NotPublished { what: detail, seq, seen }.into())
+            }
+        }
+    }
+
+    /// Launches the loop on the resident's stream: one block of `block`.
+    fn launch(&mut self) -> Result<()> {
+        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: self.block, shared_mem_bytes: 0 };
+        let (mut bell, mut input, mut output) =
+            (self.mem.bell.device_addr(), self.mem.input.device_addr_unlent(), self.mem.output.device_addr_unlent());
+        let mut args = [ptr(&mut bell), ptr(&mut input), ptr(&mut output), ptr(&mut self.params)];
+        // SAFETY: the argument list `new`'s caller promised for `function`; the three mapped
+        // buffers are owned by `self.mem`, dropped only after the kernel exits.
+        let launched =
+            unsafe { launch_ex(&self.stream, &self.function, self.name, cfg, LaunchOptions::default(), &mut args) };
+        launched?;
+        self.launched = true;
+        Ok(())
+    }
+}
+
+fn ptr<T>(v: &mut T) -> *mut c_void {
+    (v as *mut T).cast()
+}
+
+impl<I: Pod, O: Pod, P: Copy + Send + 'static, B: Send> Drop for Resident<I, O, P, B> {
+    /// Stops the kernel and waits for it (up to `options.stop_timeout`), also while a panic
+    /// unwinds; the memory is freed only when the kernel has exited, leaked otherwise.
+    fn drop(&mut self) {
+        let _ = self.stop();
+        if !self.launched {
+            // SAFETY: the kernel has exited (or never ran, or a fault ended the context's
+            // work): nothing uses the memory any more; dropped once, here.
+            unsafe { ManuallyDrop::drop(&mut self.mem) };
+        }
+    }
+}
+
+impl<I: Pod, O: Pod, P: Copy + Send + 'static, B: Send> std::fmt::Debug for Resident<I, O, P, B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Resident")
+            .field("name", &self.name)
+            .field("submitted", &self.submitted)
+            .field("completed", &self.completed)
+            .field("launched", &self.launched)
+            .field("state", &self.state)
+            .finish()
+    }
+}
