@@ -19,6 +19,8 @@
 //!   ([`expert::ModuleCache`], [`expert::KernelSource`]), per-node timings ([`expert::Profile`]),
 //!   block-size tuning, NVTX ranges and hot reload.
 //! - `nccl` (cargo feature `nccl`): multi-GPU collectives over NCCL, loaded at run time.
+//! - `gemm` (cargo feature `gemm`): dense matrix products through cuBLAS, loaded at run time
+//!   (graph specs' `gemm` nodes).
 //! - [`gradcheck`], [`rng`]: helpers for testing kernels on a GPU.
 //! - [`cudarc`]: the driver bindings kgraph is built on, for `unsafe` interop only (kgraph's
 //!   API does not hand out cudarc's types; their safe API assumes the event tracking kgraph
@@ -85,10 +87,14 @@ pub use kgraph_runtime::{
     Short2, Short4, UChar2, UChar4, UInt2, UInt3, UInt4, ULongLong2, UShort2, UShort4,
 };
 // Errors: `Error` and the nested enum of each of its domains.
+#[cfg(feature = "gemm")]
+pub use kgraph_runtime::GemmError;
 #[cfg(feature = "nccl")]
 pub use kgraph_runtime::NcclError;
 pub use kgraph_runtime::{Error, GraphError, LaunchError, MemoryError, ModuleError, Result, SetupError};
 
+#[cfg(feature = "gemm")]
+pub use kgraph_runtime::gemm;
 #[cfg(feature = "nccl")]
 pub use kgraph_runtime::nccl;
 

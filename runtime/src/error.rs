@@ -22,6 +22,7 @@ use std::fmt;
 /// | [`Error::Wait`] | a spinning wait (resident kernel, done word) that got no answer | [`WaitError`] |
 /// | [`Error::InGraph`] | any of these, inside a step of a generated graph struct | |
 /// | `Error::Nccl` (feature `nccl`) | NCCL, bootstrap and collective shapes | `NcclError` |
+/// | `Error::Gemm` (feature `gemm`) | cuBLAS: loading it, a GEMM's shape, a failed call | `GemmError` |
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -77,6 +78,11 @@ pub enum Error {
     #[cfg(feature = "nccl")]
     #[error(transparent)]
     Nccl(#[from] NcclError),
+    /// cuBLAS could not be loaded, a GEMM's shape does not fit its buffers, or a cuBLAS call
+    /// failed.
+    #[cfg(feature = "gemm")]
+    #[error(transparent)]
+    Gemm(#[from] GemmError),
 }
 
 /// `Result` with kgraph's [`Error`].
@@ -436,6 +442,36 @@ pub enum WaitError {
         seq: u32,
         /// The last sequence number the device published.
         seen: u32,
+    },
+}
+
+/// cuBLAS, for a GEMM ([`Error::Gemm`]).
+#[cfg(feature = "gemm")]
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GemmError {
+    /// No usable cuBLAS library: none could be loaded, or it lacks a function kgraph calls.
+    /// `detail` says what was tried and where cuBLAS comes from (docs/graph-spec.md).
+    #[error("cuBLAS is not available: {detail}")]
+    Missing {
+        /// What the loader reported, with the names and folders tried.
+        detail: String,
+    },
+    /// A GEMM's shape is invalid or does not fit its buffers; nothing was issued.
+    #[error("{gemm}: {detail}; nothing was issued")]
+    Shape {
+        /// The product, e.g. `"gemm 64x32x16 f16 (trans_b)"`.
+        gemm: String,
+        /// The rule that failed.
+        detail: String,
+    },
+    /// A cuBLAS call failed.
+    #[error("{op} failed: {detail}")]
+    Failed {
+        /// What kgraph was doing, e.g. `"gemm 64x32x16 f32"` or `"cublasCreate"`.
+        op: String,
+        /// cuBLAS's status name.
+        detail: String,
     },
 }
 

@@ -19,6 +19,8 @@
 //!   argument's use ordered with its allocation's lifetime.
 //! - [`extent`]: what a checked `#[kernel]` launch runs first (declared extents against the
 //!   arguments' lengths, and no written argument overlapping another).
+//! - `gemm` (cargo feature `gemm`): dense matrix products through cuBLAS, loaded at run time:
+//!   row-major `Gemm`s and the `Blas` handle that issues or captures them.
 //! - `nccl` (cargo feature `nccl`): multi-GPU collectives over NCCL, loaded at run time: the
 //!   torchrun-style `Bootstrap`, the `Communicator` and its capturable collectives.
 //! - [`Error`]: one typed error for everything, its variants the domains, each a nested enum
@@ -42,6 +44,8 @@ mod capture_guard;
 mod context;
 mod driver;
 mod error;
+#[cfg(feature = "gemm")]
+pub mod gemm;
 mod graph;
 mod launch;
 mod memory;
@@ -56,6 +60,8 @@ pub use launch::{extent, reload};
 pub use memory::layout;
 
 pub use context::{Context, Stream};
+#[cfg(feature = "gemm")]
+pub use error::GemmError;
 #[cfg(feature = "nccl")]
 pub use error::NcclError;
 pub use error::{Error, GraphError, LaunchError, MemoryError, ModuleError, Result, SetupError, WaitError};

@@ -59,10 +59,15 @@ const LAYERS: &[Layer] = &[
         what: "NCCL's C API (`sys`), bootstrap, communicator, groups, capture (feature `nccl`)",
         uses: &["capture_guard", "context", "driver", "error", "graph", "launch", "memory"],
     },
+    Layer {
+        unit: "gemm",
+        what: "cuBLAS's C API (`sys`), row-major `Gemm`s, the `Blas` handle and its captures (feature `gemm`)",
+        uses: &["capture_guard", "context", "error", "graph", "launch", "memory"],
+    },
 ];
 
-/// The only places that call C functions: the driver layer and NCCL's C API.
-const FFI_LAYERS: [&str; 2] = ["driver/", "nccl/sys"];
+/// The only places that call C functions: the driver layer, NCCL's and cuBLAS's C APIs.
+const FFI_LAYERS: [&str; 3] = ["driver/", "nccl/sys", "gemm/sys"];
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")

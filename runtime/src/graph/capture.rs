@@ -383,6 +383,28 @@ fn end_capture(stream: &CudaStream) -> Result<sys::CUgraph> {
     }
 }
 
+/// A stream capture begun on this thread and not yet ended, for captures of one library call
+/// (an NCCL collective, a cuBLAS GEMM) into a graph of their own: [`OpenCapture::end`] ends it,
+/// and dropping it unended (an unwind) ends it and destroys what it recorded.
+pub(crate) struct OpenCapture<'a> {
+    pub(crate) stream: &'a CudaStream,
+}
+
+impl OpenCapture<'_> {
+    /// Ends the capture and returns its graph (null when nothing was recorded).
+    pub(crate) fn end(self) -> std::result::Result<sys::CUgraph, DriverError> {
+        let this = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `this.stream` is capturing, begun on this thread by the code that made `this`.
+        unsafe { driver::stream::end_capture(this.stream.cu_stream()) }
+    }
+}
+
+impl Drop for OpenCapture<'_> {
+    fn drop(&mut self) {
+        abort_capture(self.stream);
+    }
+}
+
 /// Ends a capture whose closure failed, destroying the partial graph, so the stream leaves
 /// capture mode. Errors are ignored: the closure's own error (or panic) is what gets reported.
 pub(crate) fn abort_capture(stream: &CudaStream) {

@@ -2,13 +2,13 @@
 //! ([`CollectiveGraph`], defined with the communicator) on a stream the communicator keeps for
 //! captures, for graph builders that add it as a child-graph node.
 
-use cudarc::driver::{sys, CudaStream, DriverError};
+use cudarc::driver::sys;
 
 use crate::context::Stream;
 
 use crate::capture_guard::OwnCapture;
-use crate::driver;
 use crate::error::{Error, Result};
+use crate::graph::capture::OpenCapture;
 use crate::nccl::collective::{Collective, DataType};
 use crate::nccl::communicator::{bind, CollectiveGraph, Communicator};
 
@@ -84,25 +84,5 @@ impl Communicator {
         // where the caller adds them, under the caller's contract.
         let stream = unsafe { self.device.new_stream() }?;
         Ok(self.capture_stream.get_or_init(|| stream))
-    }
-}
-
-/// A stream capture begun on this thread and not yet ended: [`OpenCapture::end`] ends it, and
-/// dropping it unended (an unwind) ends it and destroys what it recorded.
-struct OpenCapture<'a> {
-    stream: &'a CudaStream,
-}
-
-impl OpenCapture<'_> {
-    fn end(self) -> std::result::Result<sys::CUgraph, DriverError> {
-        let this = std::mem::ManuallyDrop::new(self);
-        // SAFETY: `this.stream` is capturing, begun on this thread by the code that made `this`.
-        unsafe { driver::stream::end_capture(this.stream.cu_stream()) }
-    }
-}
-
-impl Drop for OpenCapture<'_> {
-    fn drop(&mut self) {
-        crate::graph::capture::abort_capture(self.stream);
     }
 }

@@ -154,6 +154,72 @@ pub enum NodeOp {
     /// An NCCL collective over the graph's communicator: in place on `args[0]` (`buffer`), or
     /// from `args[0]` (`send`) into `args[1]` (`recv`).
     Collective(CollectiveOp),
+    /// A cuBLAS matrix product, row-major `C = alpha * op(A) * op(B) + beta * C`: `args` are
+    /// [`GemmOp::A`], [`GemmOp::B`], [`GemmOp::C`] (written), [`GemmOp::ALPHA`],
+    /// [`GemmOp::BETA`], and C again, read, when [`GemmOp::reads_c`].
+    Gemm(GemmOp),
+}
+
+/// How a GEMM node accumulates (`compute`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GemmCompute {
+    /// `f32`: IEEE f32 (f32 buffers), or f32 accumulation of f16/bf16 products.
+    F32,
+    /// `tf32`: TF32 products on tensor cores, summed in f32 (f32 buffers only).
+    Tf32,
+}
+
+/// A strided batch of a GEMM node, in elements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GemmBatch {
+    /// Number of products.
+    pub count: u64,
+    /// Elements between consecutive A matrices.
+    pub stride_a: u64,
+    /// Elements between consecutive B matrices.
+    pub stride_b: u64,
+    /// Elements between consecutive C matrices.
+    pub stride_c: u64,
+}
+
+/// A GEMM node's shape, every size a compile-time constant (checked against the buffers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GemmOp {
+    /// The accumulation.
+    pub compute: GemmCompute,
+    /// `op(A) = A^T`.
+    pub trans_a: bool,
+    /// `op(B) = B^T`.
+    pub trans_b: bool,
+    /// Rows of C.
+    pub m: u64,
+    /// Columns of C.
+    pub n: u64,
+    /// The inner dimension.
+    pub k: u64,
+    /// Elements between rows of A.
+    pub lda: u64,
+    /// Elements between rows of B.
+    pub ldb: u64,
+    /// Elements between rows of C.
+    pub ldc: u64,
+    /// A strided batch, or one product.
+    pub batch: Option<GemmBatch>,
+    /// C is read (beta is a scalar or a nonzero constant).
+    pub reads_c: bool,
+}
+
+impl GemmOp {
+    /// The index of A's argument.
+    pub const A: usize = 0;
+    /// The index of B's argument.
+    pub const B: usize = 1;
+    /// The index of C's argument (written).
+    pub const C: usize = 2;
+    /// The index of alpha's argument (a scalar or a constant, f32).
+    pub const ALPHA: usize = 3;
+    /// The index of beta's argument.
+    pub const BETA: usize = 4;
 }
 
 /// A reduction of a collective (`ncclSum`, ...), by its spec spelling.
@@ -390,7 +456,13 @@ impl GraphIr {
             NodeOp::Memset { .. } => "memset".to_string(),
             NodeOp::Memcpy => "memcpy".to_string(),
             NodeOp::Collective(c) => c.name().to_string(),
+            NodeOp::Gemm(_) => "gemm".to_string(),
         }
+    }
+
+    /// The GEMM nodes, in node order: a GEMM's position here is its cuBLAS workspace slot.
+    pub fn gemm_nodes(&self) -> Vec<usize> {
+        (0..self.nodes.len()).filter(|&n| matches!(self.nodes[n].op, NodeOp::Gemm(_))).collect()
     }
 
     /// Whether any node is a collective (the struct then holds a communicator).

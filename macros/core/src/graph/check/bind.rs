@@ -100,18 +100,22 @@ fn bind_node(
     node_names: &mut BTreeMap<String, Span>,
     out: &mut Bound,
 ) {
-    if node.memset.is_some() || node.memcpy.is_some() || node.collective.is_some() {
+    if node.memset.is_some() || node.memcpy.is_some() || node.collective.is_some() || node.gemm.is_some() {
         let name = match &node.name {
             Some(n) => {
                 let (n, ok) = node_name(cx, node, n, node_names);
                 ok.then_some(n.v)
+            }
+            None if node.gemm.is_some() => {
+                cx.diags.push(node.span.clone(), "a gemm node needs a `name`");
+                None
             }
             None => {
                 cx.diags.push(node.span.clone(), "a memset, memcpy or collective node needs a `name`");
                 None
             }
         };
-        if let Some((bound, spans)) = super::copies::bind_copy_node(cx, node, name, env.buffers) {
+        if let Some((bound, spans)) = super::copies::bind_copy_node(cx, node, name, env.buffers, env.scalars) {
             out.nodes.push(bound);
             out.arg_spans.push(spans);
         }
@@ -120,7 +124,7 @@ fn bind_node(
     let Some(kernel) = &node.kernel else {
         cx.diags.push(
             node.span.clone(),
-            "node has no `kernel` (the name of a `#[kernel]` declaration), `memset` or `memcpy`",
+            "node has no `kernel` (the name of a `#[kernel]` declaration), `memset`, `memcpy`, `collective` or `gemm`",
         );
         return;
     };

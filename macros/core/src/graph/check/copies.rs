@@ -4,7 +4,7 @@
 
 use super::context::Ctx;
 use super::values::typed_value;
-use crate::graph::ir::{Arg, Binding, Buffer, Node, NodeOp, Value};
+use crate::graph::ir::{Arg, Binding, Buffer, Node, NodeOp, Scalar, Value};
 use crate::graph::spec::{Lit, RawMemcpy, RawMemset, RawNode, Span, S};
 use crate::syntax::model::Elem;
 
@@ -149,24 +149,30 @@ fn bind_memcpy(
     Some((Node { name, op: NodeOp::Memcpy, args, doc, pdl: false }, vec![src.span.clone(), dst.span.clone()]))
 }
 
-/// Binds `node`, a memset or memcpy node, with its argument spans; `name` is its validated
-/// name (`None`: invalid, reported).
+/// Binds `node`, a memset, memcpy, collective or gemm node, with its argument spans; `name` is
+/// its validated name (`None`: invalid, reported).
 pub(crate) fn bind_copy_node(
     cx: &mut Ctx<'_>,
     node: &RawNode,
     name: Option<String>,
     buffers: &[Buffer],
+    scalars: &[Scalar],
 ) -> Option<(Node, Vec<Span>)> {
     let kinds = usize::from(node.memset.is_some())
         + usize::from(node.memcpy.is_some())
-        + usize::from(node.collective.is_some());
+        + usize::from(node.collective.is_some())
+        + usize::from(node.gemm.is_some());
     if kinds > 1 {
-        cx.diags.push(node.span.clone(), "a node is one of `memset`, `memcpy` and `collective`, not several");
+        cx.diags.push(node.span.clone(), "a node is one of `memset`, `memcpy`, `collective` and `gemm`, not several");
         return None;
     }
     if let Some(c) = &node.collective {
         let keys_ok = kernel_only_keys(cx, node, "collective");
         return super::collective::bind_collective(cx, name?, c, buffers, node.doc.clone()).filter(|_| keys_ok);
+    }
+    if let Some(g) = &node.gemm {
+        let keys_ok = kernel_only_keys(cx, node, "gemm");
+        return super::gemm::bind_gemm(cx, name?, g, buffers, scalars, node.doc.clone()).filter(|_| keys_ok);
     }
     let (what, memset, memcpy) = match (&node.memset, &node.memcpy) {
         (Some(m), None) => ("memset", Some(m), None),

@@ -21,6 +21,7 @@ mod control;
 mod copies;
 mod declare;
 mod extents;
+mod gemm;
 mod launch;
 mod module;
 pub mod names;

@@ -111,10 +111,21 @@ pub(crate) fn new_fn(cg: &CodegenInput<'_>) -> TokenStream {
     let controls = control_init(cg);
     let in_flight_init = InFlight::of(ir).init;
     let (comm_param, comm_init, comm_field, new_doc) = communicator(cg);
+    let (blas_init, blas_field) = super::gemm::blas_init(ir, &graph);
+    let blas_doc = (!ir.gemm_nodes().is_empty()).then(|| {
+        quote! {
+            ///
+            /// The spec's `gemm` nodes load cuBLAS here (kgraph's `gemm` feature; a machine
+            /// without it gets `kgraph::GemmError::Missing`) and allocate one workspace of
+            /// `kgraph::gemm::Blas::WORKSPACE_BYTES` per GEMM node.
+        }
+    });
     quote! {
         #new_doc
+        #blas_doc
         pub fn new(device: &::kgraph::Device #comm_param) -> ::kgraph::Result<Self> {
             #comm_init
+            #blas_init
             let mut modules = ::kgraph::expert::ModuleCache::new(device.context());
             #( let #kernel_fields = #kernel_types::load(&mut modules)
                 .map_err(|e| ::kgraph::Error::in_graph(#graph, #kernel_load_ops, e))?; )*
@@ -129,6 +140,7 @@ pub(crate) fn new_fn(cg: &CodegenInput<'_>) -> TokenStream {
                 node_cfgs: #cfgs,
                 kernel_watch: ::kgraph::expert::reload::KernelWatch::new(&[#( &#kernel_types::SOURCE ),*]),
                 #comm_field
+                #blas_field
                 #controls
                 pdl_enabled: true,
                 kernels_reloaded: false,

@@ -2,7 +2,9 @@
 //! eager runs and stream capture), `__add_node_<n>` (into a graph under construction) and
 //! `__update_node_<n>` (over the node of the instantiated graph, after a scalar, buffer or
 //! launch shape changed). A kernel node goes through its handle's checked `__issue`; memset and
-//! memcpy nodes through the runtime's stream or graph calls over the struct's own buffers.
+//! memcpy nodes through the runtime's stream or graph calls over the struct's own buffers;
+//! collective and GEMM nodes (`super::gemm`) through the library's call, captured into a child
+//! graph for the built graph.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -188,6 +190,7 @@ pub(crate) fn launch_fn(ir: &GraphIr, n: usize) -> TokenStream {
                 unsafe { self.comm.issue_raw(#call, stream) }
             }
         }
+        NodeOp::Gemm(op) => super::gemm::launch_body(ir, n, op),
     };
     quote! {
         #doc
@@ -249,6 +252,7 @@ pub(crate) fn add_node_fn(ir: &GraphIr, n: usize) -> TokenStream {
                 unsafe { builder.add_child_raw(deps, child.as_raw()) }
             }
         }
+        NodeOp::Gemm(op) => super::gemm::add_body(ir, n, op),
     };
     quote! {
         #doc
@@ -307,6 +311,7 @@ pub(crate) fn update_node_fn(ir: &GraphIr, n: usize) -> TokenStream {
                 unsafe { graph.set_child_graph_node(node, child.as_raw(), #what) }
             }
         }
+        NodeOp::Gemm(op) => super::gemm::update_body(ir, n, op, &what),
     };
     quote! {
         #doc

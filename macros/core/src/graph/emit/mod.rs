@@ -12,6 +12,7 @@ mod consts;
 pub mod diagram;
 pub mod docs;
 mod fields;
+mod gemm;
 mod host;
 mod input;
 mod launch;
@@ -45,6 +46,7 @@ fn struct_def(cg: &CodegenInput<'_>) -> TokenStream {
             comm: ::kgraph::nccl::Communicator,
         }
     });
+    let blas_field = gemm::blas_field(ir);
     let control_fields = if ir.controls.is_empty() {
         TokenStream::new()
     } else {
@@ -78,6 +80,7 @@ fn struct_def(cg: &CodegenInput<'_>) -> TokenStream {
             kernel_watch: ::kgraph::expert::reload::KernelWatch,
             #control_fields
             #comm_field
+            #blas_field
             /// Launch the `NODE_PDL` nodes with PDL (eager runs and later captures).
             pdl_enabled: bool,
             /// `reload_kernels` swapped in kernels compiled from disk: PDL stays off.

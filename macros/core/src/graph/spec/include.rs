@@ -16,8 +16,8 @@ use std::collections::BTreeMap;
 use super::diag::{list, suggest};
 use super::expr;
 use super::raw::{
-    ArgValue, IncludedFile, Lit, Num, RawBuffer, RawControl, RawInclude, RawNode, RawScalar, RawSpec, ScalarTarget,
-    Span, S,
+    ArgValue, IncludedFile, Lit, Num, RawBatch, RawBuffer, RawControl, RawGemm, RawInclude, RawNode, RawScalar,
+    RawSpec, ScalarTarget, Span, S,
 };
 use crate::diagnostics::{Ctxt, Location};
 use crate::syntax::naming::is_snake_ident;
@@ -412,7 +412,11 @@ impl Renames {
     /// A node of the included spec as a node of this one; `pdl` is the included spec's
     /// top-level `pdl`, which its kernel nodes keep (this spec's does not apply to them).
     fn node(&self, n: &RawNode, pdl: bool) -> RawNode {
-        let is_kernel = n.kernel.is_some() && n.memset.is_none() && n.memcpy.is_none() && n.collective.is_none();
+        let is_kernel = n.kernel.is_some()
+            && n.memset.is_none()
+            && n.memcpy.is_none()
+            && n.collective.is_none()
+            && n.gemm.is_none();
         let own = n.name.as_ref().or(n.kernel.as_ref()).map(|s| self.s(self.prefixed(&s.v)));
         RawNode {
             span: self.span.clone(),
@@ -449,6 +453,37 @@ impl Renames {
                 c2.send = c.v.send.as_ref().map(|d| self.buffer(d));
                 c2.recv = c.v.recv.as_ref().map(|d| self.buffer(d));
                 self.s(c2)
+            }),
+            gemm: n.gemm.as_ref().map(|g| self.s(self.gemm(&g.v))),
+        }
+    }
+
+    /// A `gemm` of the included spec with this spec's buffers, scalars and dim values.
+    fn gemm(&self, g: &RawGemm) -> RawGemm {
+        let num = |x: &Option<S<Num>>| x.as_ref().map(|x| self.num(x));
+        let factor = |x: &Option<S<ArgValue>>| x.as_ref().map(|x| self.s(self.arg(&x.v)));
+        RawGemm {
+            a: g.a.as_ref().map(|d| self.buffer(d)),
+            b: g.b.as_ref().map(|d| self.buffer(d)),
+            c: g.c.as_ref().map(|d| self.buffer(d)),
+            m: num(&g.m),
+            n: num(&g.n),
+            k: num(&g.k),
+            trans_a: g.trans_a.as_ref().map(|t| self.s(t.v)),
+            trans_b: g.trans_b.as_ref().map(|t| self.s(t.v)),
+            lda: num(&g.lda),
+            ldb: num(&g.ldb),
+            ldc: num(&g.ldc),
+            alpha: factor(&g.alpha),
+            beta: factor(&g.beta),
+            compute: g.compute.as_ref().map(|c| self.s(c.v.clone())),
+            batch: g.batch.as_ref().map(|b| {
+                self.s(RawBatch {
+                    count: num(&b.v.count),
+                    stride_a: num(&b.v.stride_a),
+                    stride_b: num(&b.v.stride_b),
+                    stride_c: num(&b.v.stride_c),
+                })
             }),
         }
     }

@@ -125,6 +125,58 @@ pub struct RawNode {
     pub memcpy: Option<S<RawMemcpy>>,
     /// `collective = { op = "all_reduce", reduce = "avg", buffer = "g" }`: an NCCL collective.
     pub collective: Option<S<RawCollective>>,
+    /// `gemm = { a = "x", b = "w", c = "y", m = "batch", n = .., k = .., compute = "f32" }`: a
+    /// cuBLAS matrix product.
+    pub gemm: Option<S<RawGemm>>,
+}
+
+/// A node's `gemm = { a, b, c, m, n, k, trans_a, trans_b, lda, ldb, ldc, alpha, beta, compute,
+/// batch }`: row-major `C = alpha * op(A) * op(B) + beta * C`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RawGemm {
+    /// The buffer of A (read).
+    pub a: Option<S<String>>,
+    /// The buffer of B (read).
+    pub b: Option<S<String>>,
+    /// The buffer of C (written; read too when beta is not 0).
+    pub c: Option<S<String>>,
+    /// Rows of C (a dim, an integer or an expression over dims).
+    pub m: Option<S<Num>>,
+    /// Columns of C.
+    pub n: Option<S<Num>>,
+    /// The inner dimension.
+    pub k: Option<S<Num>>,
+    /// `op(A) = A^T`.
+    pub trans_a: Option<S<bool>>,
+    /// `op(B) = B^T`.
+    pub trans_b: Option<S<bool>>,
+    /// Elements between rows of A (default: its row length).
+    pub lda: Option<S<Num>>,
+    /// Elements between rows of B.
+    pub ldb: Option<S<Num>>,
+    /// Elements between rows of C.
+    pub ldc: Option<S<Num>>,
+    /// The product's factor: a literal or a scalar's name (default 1).
+    pub alpha: Option<S<ArgValue>>,
+    /// C's factor: a literal or a scalar's name (default 0).
+    pub beta: Option<S<ArgValue>>,
+    /// `f32` (IEEE) or `tf32`; required for f32 buffers, `f32` the default for f16/bf16.
+    pub compute: Option<S<String>>,
+    /// `batch = { count, stride_a, stride_b, stride_c }`: a strided batch.
+    pub batch: Option<S<RawBatch>>,
+}
+
+/// A GEMM's `batch = { count, stride_a, stride_b, stride_c }`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RawBatch {
+    /// Number of products.
+    pub count: Option<S<Num>>,
+    /// Elements between consecutive A matrices (default: one A matrix, packed).
+    pub stride_a: Option<S<Num>>,
+    /// Elements between consecutive B matrices.
+    pub stride_b: Option<S<Num>>,
+    /// Elements between consecutive C matrices.
+    pub stride_c: Option<S<Num>>,
 }
 
 /// A node's `collective = { op, reduce, root, buffer | send + recv }`.

@@ -6,8 +6,8 @@ use toml::Spanned;
 
 use super::diag::{list, suggest};
 use super::raw::{
-    ArgValue, Lit, Num, RawBuffer, RawCollective, RawControl, RawControlKind, RawDim, RawInclude, RawKernels,
-    RawMemcpy, RawMemset, RawNode, RawScalar, RawSpec, RawUntil, ScalarTarget, Span, S,
+    ArgValue, Lit, Num, RawBatch, RawBuffer, RawCollective, RawControl, RawControlKind, RawDim, RawGemm, RawInclude,
+    RawKernels, RawMemcpy, RawMemset, RawNode, RawScalar, RawSpec, RawUntil, ScalarTarget, Span, S,
 };
 use crate::diagnostics::Ctxt;
 
@@ -132,6 +132,18 @@ impl Reader<'_> {
         );
     }
 
+    /// A node argument's value: a name or expression string, a number, or (an error later,
+    /// where the type is known) another TOML value.
+    fn arg_value(&mut self, v: &Spanned<DeValue<'_>>, what: &str) -> Option<S<ArgValue>> {
+        let value = match v.get_ref() {
+            DeValue::String(s) => ArgValue::Str(s.to_string(), self.str_start(&v.span(), s)),
+            DeValue::Integer(_) => ArgValue::Lit(Lit::Int(self.int(v, what)?)),
+            DeValue::Float(f) => ArgValue::Lit(Lit::Float(f.as_str().to_string())),
+            other => ArgValue::Other(type_name(other)),
+        };
+        Some(S { v: value, span: v.span() })
+    }
+
     fn lit(&mut self, v: &Spanned<DeValue<'_>>, what: &str) -> Option<S<Lit>> {
         match v.get_ref() {
             DeValue::Integer(_) => self.int(v, what).map(|n| S { v: Lit::Int(n), span: v.span() }),
@@ -148,8 +160,24 @@ const TOP_KEYS: &[&str] = &["doc", "pdl", "kernels", "dims", "buffers", "scalars
 const KERNELS_KEYS: &[&str] = &["source", "module"];
 const BUFFER_KEYS: &[&str] = &["dtype", "len", "role", "doc"];
 const SCALAR_KEYS: &[&str] = &["dtype", "default", "doc"];
-const NODE_KEYS: &[&str] =
-    &["name", "kernel", "grid", "block", "shared", "pdl", "args", "doc", "tune", "memset", "memcpy", "collective"];
+const NODE_KEYS: &[&str] = &[
+    "name",
+    "kernel",
+    "grid",
+    "block",
+    "shared",
+    "pdl",
+    "args",
+    "doc",
+    "tune",
+    "memset",
+    "memcpy",
+    "collective",
+    "gemm",
+];
+const GEMM_KEYS: &[&str] =
+    &["a", "b", "c", "m", "n", "k", "trans_a", "trans_b", "lda", "ldb", "ldc", "alpha", "beta", "compute", "batch"];
+const BATCH_KEYS: &[&str] = &["count", "stride_a", "stride_b", "stride_c"];
 const COLLECTIVE_KEYS: &[&str] = &["op", "reduce", "root", "buffer", "send", "recv"];
 const MEMSET_KEYS: &[&str] = &["dst", "value"];
 const MEMCPY_KEYS: &[&str] = &["src", "dst"];
@@ -325,6 +353,7 @@ fn read_node(r: &mut Reader<'_>, item: &Spanned<DeValue<'_>>) -> Option<RawNode>
         memset: None,
         memcpy: None,
         collective: None,
+        gemm: None,
     };
     for (key, v) in entries(t) {
         match key.get_ref().as_ref() {
@@ -348,20 +377,13 @@ fn read_node(r: &mut Reader<'_>, item: &Spanned<DeValue<'_>>) -> Option<RawNode>
             "memset" => n.memset = read_memset(r, v),
             "memcpy" => n.memcpy = read_memcpy(r, v),
             "collective" => n.collective = read_collective(r, v),
+            "gemm" => n.gemm = read_gemm(r, v),
             "args" => {
                 let Some(at) = r.table(v, "`args`") else { continue };
                 let mut args = Vec::new();
                 for (ak, av) in entries(at) {
-                    let value = match av.get_ref() {
-                        DeValue::String(s) => ArgValue::Str(s.to_string(), r.str_start(&av.span(), s)),
-                        DeValue::Integer(_) => match r.int(av, &format!("argument `{}`", ak.get_ref())) {
-                            Some(i) => ArgValue::Lit(Lit::Int(i)),
-                            None => continue,
-                        },
-                        DeValue::Float(f) => ArgValue::Lit(Lit::Float(f.as_str().to_string())),
-                        other => ArgValue::Other(type_name(other)),
-                    };
-                    args.push((S { v: ak.get_ref().to_string(), span: ak.span() }, S { v: value, span: av.span() }));
+                    let Some(value) = r.arg_value(av, &format!("argument `{}`", ak.get_ref())) else { continue };
+                    args.push((S { v: ak.get_ref().to_string(), span: ak.span() }, value));
                 }
                 n.args = Some(S { v: args, span: v.span() });
             }
@@ -472,6 +494,49 @@ fn read_collective(r: &mut Reader<'_>, v: &Spanned<DeValue<'_>>) -> Option<S<Raw
         }
     }
     Some(S { v: c, span: v.span() })
+}
+
+fn read_gemm(r: &mut Reader<'_>, v: &Spanned<DeValue<'_>>) -> Option<S<RawGemm>> {
+    let t = r.table(v, "node `gemm`")?;
+    let mut g = RawGemm::default();
+    for (key, val) in entries(t) {
+        let what = format!("`gemm.{}`", key.get_ref());
+        match key.get_ref().as_ref() {
+            "a" => g.a = r.string(val, &what),
+            "b" => g.b = r.string(val, &what),
+            "c" => g.c = r.string(val, &what),
+            "m" => g.m = r.num(val, &what),
+            "n" => g.n = r.num(val, &what),
+            "k" => g.k = r.num(val, &what),
+            "trans_a" => g.trans_a = r.boolean(val, &what),
+            "trans_b" => g.trans_b = r.boolean(val, &what),
+            "lda" => g.lda = r.num(val, &what),
+            "ldb" => g.ldb = r.num(val, &what),
+            "ldc" => g.ldc = r.num(val, &what),
+            "alpha" => g.alpha = r.arg_value(val, &what),
+            "beta" => g.beta = r.arg_value(val, &what),
+            "compute" => g.compute = r.string(val, &what),
+            "batch" => g.batch = read_batch(r, val),
+            _ => r.unknown_key(key, "`gemm`", GEMM_KEYS),
+        }
+    }
+    Some(S { v: g, span: v.span() })
+}
+
+fn read_batch(r: &mut Reader<'_>, v: &Spanned<DeValue<'_>>) -> Option<S<RawBatch>> {
+    let t = r.table(v, "`gemm.batch`")?;
+    let mut b = RawBatch::default();
+    for (key, val) in entries(t) {
+        let what = format!("`gemm.batch.{}`", key.get_ref());
+        match key.get_ref().as_ref() {
+            "count" => b.count = r.num(val, &what),
+            "stride_a" => b.stride_a = r.num(val, &what),
+            "stride_b" => b.stride_b = r.num(val, &what),
+            "stride_c" => b.stride_c = r.num(val, &what),
+            _ => r.unknown_key(key, "`gemm.batch`", BATCH_KEYS),
+        }
+    }
+    Some(S { v: b, span: v.span() })
 }
 
 fn read_include(r: &mut Reader<'_>, item: &Spanned<DeValue<'_>>) -> Option<RawInclude> {
