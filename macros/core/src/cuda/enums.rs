@@ -19,12 +19,14 @@ pub struct Enumerator {
 }
 
 impl Enumerator {
-    /// The ways C++ names it: `ops::Reduce::Sum`, and `ops::Sum` for an unscoped enum.
+    /// The ways C++ names it: `ops::Reduce::Sum`, and `ops::Sum` for an unscoped enum (`Sum`
+    /// for one at file scope, as C code names it).
     fn spellings(&self) -> Vec<String> {
         let mut names = vec![format!("{}::{}", self.enum_name, self.name)];
         if !self.scoped {
-            if let Some((scope, _)) = self.enum_name.rsplit_once("::") {
-                names.push(format!("{scope}::{}", self.name));
+            match self.enum_name.rsplit_once("::") {
+                Some((scope, _)) => names.push(format!("{scope}::{}", self.name)),
+                None => names.push(self.name.clone()),
             }
         }
         names
@@ -157,6 +159,20 @@ pub fn enumerators_as_values(name: &str, enumerators: &[Enumerator]) -> String {
     out
 }
 
+/// `name` with each enumerator of an unscoped enum written by name (`kfunc<float, FILL>`)
+/// replaced by its plain value (`kfunc<float, 0>`): how the symbol holds an enumerator given to
+/// an `int` template parameter (`template <typename T, int FUNC>`), which C++ converts it to.
+pub fn enumerators_as_ints(name: &str, enumerators: &[Enumerator]) -> String {
+    let mut out = name.to_string();
+    let mut spelled: Vec<(String, &Enumerator)> =
+        enumerators.iter().filter(|e| !e.scoped).flat_map(|e| e.spellings().into_iter().map(move |s| (s, e))).collect();
+    spelled.sort_by_key(|(s, _)| std::cmp::Reverse(s.len()));
+    for (spelling, e) in spelled {
+        out = replace_word(&out, &spelling, &e.value.to_string());
+    }
+    out
+}
+
 /// `text` with `from` replaced where it stands as whole words (not inside a longer name).
 fn replace_word(text: &str, from: &str, to: &str) -> String {
     let mut out = String::new();
@@ -205,5 +221,14 @@ mod tests {
         assert_eq!(enumerators_as_values("k<XMode::Max>", &e), "k<XMode::Max>", "whole words only");
         assert_eq!(enumerators_as_values("k<ops::Prod>", &e), "k<(ops::Reduce)3>", "unscoped: through the namespace");
         assert_eq!(enumerators_as_values("k<Max>", &e), "k<Max>", "scoped: only through the enum");
+        let c = enumerators(&lex("typedef enum Funcs_t { FILL = 0, ARANGE = 1, _MUL = 2 } Funcs_t;"));
+        assert_eq!(enumerators_as_values("kfunc<float, _MUL>", &c), "kfunc<float, (Funcs_t)2>", "file scope: bare");
+        assert_eq!(enumerators_as_ints("kfunc<float, FILL>", &c), "kfunc<float, 0>", "to an int parameter");
+        assert_eq!(enumerators_as_ints("kfunc<float, Funcs_t::ARANGE>", &c), "kfunc<float, 1>");
+        assert_eq!(
+            enumerators_as_ints("k<Mode::Max, ops::Sum>", &e),
+            "k<Mode::Max, 2>",
+            "a scoped enum does not convert"
+        );
     }
 }

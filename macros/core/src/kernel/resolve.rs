@@ -14,7 +14,7 @@ use super::record_check::check_record;
 use crate::compiled::demangle::demangle;
 use crate::compiled::{display_name, is_mangled, pdl_waits, Compiled, KernelRecord, Lookup};
 use crate::cuda::cpp::{find_cpp_kernel, instantiation_line, template_kernel, CppKernel};
-use crate::cuda::enums::{enumerators, enumerators_as_values};
+use crate::cuda::enums::{enumerators, enumerators_as_ints, enumerators_as_values};
 use crate::cuda::lex::{lex, Token};
 use crate::cuda::preprocessed::Preprocessed;
 use crate::cuda::signature::{find_kernel_in, CuError, CuKernel, LaunchBounds};
@@ -103,16 +103,21 @@ pub(crate) fn resolve(
     };
     // An enumerator template argument written by name (`Mode::Max`) is looked up by its value,
     // which is what the symbol holds.
-    let wanted = if decl.symbol.contains("::") {
-        enumerators_as_values(&decl.symbol, &enumerators(source.toks()))
-    } else {
-        decl.symbol.clone()
-    };
+    let enums = if decl.symbol.contains('<') { enumerators(source.toks()) } else { Vec::new() };
+    let wanted = enumerators_as_values(&decl.symbol, &enums);
     let record = match compiled.lookup(&wanted) {
         Lookup::Found(r) => r.clone(),
         other => {
-            lookup_error(decl, cu, &compiled, &source, other, cx);
-            return Err(());
+            // Or given to an `int` template parameter (`kfunc<float, FILL>` for `template
+            // <typename T, int FUNC>`): C++ converts it, and the symbol holds the int.
+            let as_ints = enumerators_as_ints(&decl.symbol, &enums);
+            match compiled.lookup(&as_ints) {
+                Lookup::Found(r) if as_ints != decl.symbol => r.clone(),
+                _ => {
+                    lookup_error(decl, cu, &compiled, &source, other, cx);
+                    return Err(());
+                }
+            }
         }
     };
     let unmapped = if is_mangled(&record.name) {
