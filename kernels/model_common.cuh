@@ -190,6 +190,63 @@ __device__ __forceinline__ unsigned kg_blocks_for(unsigned items, unsigned per_b
     return items / per_block + (items % per_block != 0u);
 }
 
+// The weight role of the linear backward (below) for one tile of 32 outputs t = o (n_hid + 1) + k,
+// one per lane, of y = W h + c with W [n_out, n_hid] (n_out at run time: the PPO layers; the
+// model's heads and projection pass their constant):
+//   k <  n_hid: g_w[o, k] (+)= sum_b g_y[b, o] h[b, k]
+//   k == n_hid: g_c[o]    (+)= sum_b g_y[b, o]
+// the block's warps split the batch (warp w takes rows w, w + n_warps, ...), then
+// kg_block_column_sums adds the warps' partial sums in a fixed order (deterministic for a block
+// size). A tile past the last returns at once (block-uniform). Sizes >= 0 (callers check).
+template <bool ACCUMULATE, typename GradOut>
+__device__ __forceinline__ void kg_linear_weight_tile(unsigned tile, const float* __restrict__ h,
+                                                      GradOut g_y, int batch, int n_hid,
+                                                      int n_out, float* __restrict__ g_w,
+                                                      float* __restrict__ g_c) {
+    __shared__ KgColumnScratch<1> scratch;
+    const unsigned row = (unsigned)n_hid + 1u;  // n_hid weights and the bias
+    const unsigned n_w = (unsigned)n_out * row;
+    if (tile >= kg_blocks_for(n_w, KG_WARP)) return;  // block-uniform
+    const unsigned first = tile * KG_WARP;           // < n_w: no overflow
+    const unsigned n_cols = n_w - first < KG_WARP ? n_w - first : KG_WARP;
+    const unsigned lane = threadIdx.x & (KG_WARP - 1);
+    float part[1] = {0.f};
+    if (lane < n_cols) {
+        const unsigned t = first + lane;
+        const int o = (int)(t / row);
+        const int k = (int)(t - (unsigned)o * row);
+        struct Row {
+            float g, h;
+        };
+        float s = 0.f;
+        const auto add = [&](Row r) { s = fmaf(r.g, r.h, s); };
+        if (n_hid > 0) {
+            // The bias column (k == n_hid, h = 1) reads h[b, 0] (in bounds) and discards it, so
+            // a chunk's loads have no branch between them.
+            const bool weight = k < n_hid;
+            const float* hc = h + (weight ? k : 0);
+            kg_for_warp_rows<Row>(
+                batch,
+                [&](int b) {
+                    const float hv = hc[b * n_hid];
+                    return Row{g_y(b * n_out + o), weight ? hv : 1.f};
+                },
+                add);
+        } else {  // no weights and h is empty: only the bias columns
+            kg_for_warp_rows<Row>(batch, [&](int b) { return Row{g_y(b * n_out + o), 1.f}; }, add);
+        }
+        part[0] = s;
+    }
+    kg_block_column_sums(scratch, part, [&](int c, const float (&sums)[1]) {
+        if ((unsigned)c >= n_cols) return;
+        const unsigned t = first + (unsigned)c;
+        const int o = (int)(t / row);
+        const int k = (int)(t - (unsigned)o * row);
+        if (k < n_hid) kg_store_grad<ACCUMULATE>(g_w[o * n_hid + k], sums[0]);
+        else kg_store_grad<ACCUMULATE>(g_c[o], sums[0]);
+    });
+}
+
 // Backward of y = W h + c given the effective output gradient g_y (a functor, so the heads can
 // fold their probs path in). Two block-uniform roles in one launch (no dependency between them):
 //   blocks [0, nb_in): one thread per (b, k):  g_h[b, k] += sum_o W[o, k] g_y[b, o]
@@ -221,49 +278,7 @@ __device__ __forceinline__ void kg_linear_backward(const float* __restrict__ h,
         kg_store_grad<ACCUMULATE>(g_h[t], s);
         return;
     }
-    __shared__ KgColumnScratch<1> scratch;
-    const unsigned row = (unsigned)n_hid + 1u;  // n_hid weights and the bias
-    const unsigned n_w = (unsigned)N_OUT * row;
-    const unsigned tile = blockIdx.x - nb_in;
-    if (tile >= kg_blocks_for(n_w, KG_WARP)) return;  // block-uniform
-    const unsigned first = tile * KG_WARP;           // < n_w: no overflow
-    const unsigned n_cols = n_w - first < KG_WARP ? n_w - first : KG_WARP;
-    const unsigned lane = threadIdx.x & (KG_WARP - 1);
-    float part[1] = {0.f};
-    if (lane < n_cols) {
-        const unsigned t = first + lane;
-        const int o = (int)(t / row);
-        const int k = (int)(t - (unsigned)o * row);
-        struct Row {
-            float g, h;
-        };
-        float s = 0.f;
-        const auto add = [&](Row r) { s = fmaf(r.g, r.h, s); };
-        if (n_hid > 0) {
-            // The bias column (k == n_hid, h = 1) reads h[b, 0] (in bounds) and discards it, so
-            // a chunk's loads have no branch between them.
-            const bool weight = k < n_hid;
-            const float* hc = h + (weight ? k : 0);
-            kg_for_warp_rows<Row>(
-                batch,
-                [&](int b) {
-                    const float hv = hc[b * n_hid];
-                    return Row{g_y(b * N_OUT + o), weight ? hv : 1.f};
-                },
-                add);
-        } else {  // no weights and h is empty: only the bias columns
-            kg_for_warp_rows<Row>(batch, [&](int b) { return Row{g_y(b * N_OUT + o), 1.f}; }, add);
-        }
-        part[0] = s;
-    }
-    kg_block_column_sums(scratch, part, [&](int c, const float (&sums)[1]) {
-        if ((unsigned)c >= n_cols) return;
-        const unsigned t = first + (unsigned)c;
-        const int o = (int)(t / row);
-        const int k = (int)(t - (unsigned)o * row);
-        if (k < n_hid) kg_store_grad<ACCUMULATE>(g_w[o * n_hid + k], sums[0]);
-        else kg_store_grad<ACCUMULATE>(g_c[o], sums[0]);
-    });
+    kg_linear_weight_tile<ACCUMULATE>(blockIdx.x - nb_in, h, g_y, batch, n_hid, N_OUT, g_w, g_c);
 }
 
 // ---- BCE with logits (bce.cu; fused into the heads' backward in heads.cu) -------------------

@@ -25,11 +25,12 @@
 //   ppo_linear_forward            y = act(W x + b); one thread per (b, o):
 //                                 block 256, grid ceil(batch * n_out / 256)
 //   ppo_linear_backward           g_x = W^T g_pre, g_W = sum_b g_pre x^T, g_b = sum_b g_pre,
-//                                 g_pre = g_y * act'(y); two block-uniform roles:
-//                                 block 256, grid ceil(batch * n_in / 256)
-//                                               + ceil(n_out * (n_in + 1) / 256)
+//                                 g_pre = g_y * act'(y); two block-uniform roles (g_x one
+//                                 thread per element; the weights 32 per block, the block's
+//                                 warps splitting the batch): block 256 (whole warps, at most
+//                                 1024), grid ceil(batch * n_in / 256) + ceil(n_out * (n_in + 1) / 32)
 //   ppo_linear_backward_params    the same without g_x (the first layer):
-//                                 block 256, grid ceil(n_out * (n_in + 1) / 256)
+//                                 block 256, grid ceil(n_out * (n_in + 1) / 32)
 //   ppo_policy_head               log-softmax, softmax and entropy per row; one warp per row:
 //                                 block 128, grid ceil(batch / 4)
 //   ppo_loss_forward              per-sample loss + the 8 means of `stats`; ONE block:
@@ -110,42 +111,29 @@ extern "C" __global__ void __launch_bounds__(256)
     y[i] = ppo_activate((s0 + s1) + params[w_off + n_out * n_in + o], act);
 }
 
-// Role "weights" of the backward: thread t over n_out * (n_in + 1) in block-relative order
-// starting at block `first_block`: (o, k < n_in) -> g_W[o, k], (o, k = n_in) -> g_b[o].
+// The pre-activation gradient g_pre = g_y act'(y) of element i of [batch, n_out].
+struct PpoPreGrad {
+    const float* __restrict__ g_y;
+    const float* __restrict__ y;
+    int act;
+    __device__ __forceinline__ float operator()(int i) const {
+        return g_y[i] * ppo_activation_slope(y[i], act);
+    }
+};
+
+// Role "weights" of the backward, from block `first_block` on: 32 outputs t = o (n_in + 1) + k
+// per block, one per lane, (o, k < n_in) -> g_W[o, k], (o, k = n_in) -> g_b[o] (the arena's
+// layout: W [n_out, n_in] then b [n_out]), each sum_b g_pre[b, o] x[b, k] (x = 1 for the bias);
+// the block's warps split the batch and their partial sums are added in shared memory in a
+// fixed order (kg_linear_weight_tile, model_common.cuh): deterministic for a block size, and no
+// thread walks the whole batch alone. Overwritten.
 __device__ __forceinline__ void ppo_linear_backward_weights(
     const float* __restrict__ x, const float* __restrict__ y, const float* __restrict__ g_y,
     int w_off, int batch, int n_in, int n_out, int act, float* __restrict__ grads,
     unsigned first_block) {
-    const long long t = (long long)(blockIdx.x - first_block) * blockDim.x + threadIdx.x;
-    if (t >= (long long)n_out * (n_in + 1)) return;
-    const int i = (int)t;
-    const int o = i / (n_in + 1);
-    const int k = i - o * (n_in + 1);
-    float s0 = 0.f, s1 = 0.f;
-    int b = 0;
-    if (k < n_in) {
-        for (; b + 1 < batch; b += 2) {
-            const int r0 = b * n_out + o, r1 = r0 + n_out;
-            s0 = fmaf(g_y[r0] * ppo_activation_slope(y[r0], act), x[b * n_in + k], s0);
-            s1 = fmaf(g_y[r1] * ppo_activation_slope(y[r1], act), x[(b + 1) * n_in + k], s1);
-        }
-        if (b < batch) {
-            const int r0 = b * n_out + o;
-            s0 = fmaf(g_y[r0] * ppo_activation_slope(y[r0], act), x[b * n_in + k], s0);
-        }
-        grads[w_off + o * n_in + k] = s0 + s1;
-    } else {
-        for (; b + 1 < batch; b += 2) {
-            const int r0 = b * n_out + o, r1 = r0 + n_out;
-            s0 += g_y[r0] * ppo_activation_slope(y[r0], act);
-            s1 += g_y[r1] * ppo_activation_slope(y[r1], act);
-        }
-        if (b < batch) {
-            const int r0 = b * n_out + o;
-            s0 += g_y[r0] * ppo_activation_slope(y[r0], act);
-        }
-        grads[w_off + n_out * n_in + o] = s0 + s1;
-    }
+    const PpoPreGrad g{g_y, y, act};
+    kg_linear_weight_tile<false>(blockIdx.x - first_block, x, g, batch, n_in, n_out,
+                                 grads + w_off, grads + w_off + n_out * n_in);
 }
 
 // Backward of y = act(W x + b) given g_y (the gradient w.r.t. the OUTPUT y) and the forward's y.

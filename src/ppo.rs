@@ -323,14 +323,18 @@ pub mod launch {
         grid(items(batch * n_out), ITEM_BLOCK)
     }
 
-    /// Block 256, grid `ceil(batch * n_in / 256) + ceil(n_out * (n_in + 1) / 256)`.
+    /// Weight-gradient outputs per block of the linear backward (one per lane; the block's
+    /// warps split the batch).
+    pub const WEIGHT_TILE: usize = 32;
+
+    /// Block 256, grid `ceil(batch * n_in / 256) + ceil(n_out * (n_in + 1) / 32)`.
     pub fn linear_backward(batch: usize, n_in: usize, n_out: usize) -> LaunchConfig {
-        grid(items(batch * n_in) + items(n_out * (n_in + 1)), ITEM_BLOCK)
+        grid(items(batch * n_in) + (n_out * (n_in + 1)).div_ceil(WEIGHT_TILE), ITEM_BLOCK)
     }
 
-    /// Block 256, grid `ceil(n_out * (n_in + 1) / 256)`.
+    /// Block 256, grid `ceil(n_out * (n_in + 1) / 32)`.
     pub fn linear_backward_params(n_in: usize, n_out: usize) -> LaunchConfig {
-        grid(items(n_out * (n_in + 1)), ITEM_BLOCK)
+        grid((n_out * (n_in + 1)).div_ceil(WEIGHT_TILE), ITEM_BLOCK)
     }
 
     /// One warp per row: block 128, grid `ceil(batch / 4)` ([`super::PpoPolicyHead`],

@@ -9,6 +9,7 @@
 mod adamw;
 mod chain;
 mod fanout;
+mod ppo;
 mod report;
 mod roundtrip;
 mod train;
@@ -61,7 +62,8 @@ use std::process::ExitCode;
 use report::Report;
 
 /// The bench's sections, in the order they run (`--only` picks some).
-const SECTIONS: [&str; 8] = ["floor", "fanout", "roundtrip", "copy_nodes", "train", "adamw", "chain", "streamed"];
+const SECTIONS: [&str; 9] =
+    ["floor", "fanout", "roundtrip", "copy_nodes", "train", "ppo", "adamw", "chain", "streamed"];
 
 fn main() -> ExitCode {
     let mut json = String::from("bench.json");
@@ -121,6 +123,7 @@ fn run(quick: bool, wanted: &dyn Fn(&str) -> bool) -> anyhow::Result<Report> {
             "roundtrip" => roundtrip::run(&dev, iters.max(3000), &mut report)?,
             "copy_nodes" => roundtrip::copy_nodes(&dev, iters, &mut report)?,
             "train" => train::run(&dev, iters, &mut report)?,
+            "ppo" => ppo::run(&dev, iters, &mut report)?,
             "adamw" => adamw::run(&dev, &kernels, &mut report)?,
             "chain" => chain::run(&dev, &kernels, iters, &mut report)?,
             "streamed" => roundtrip::streamed(&dev, iters.max(3000), &mut report)?,

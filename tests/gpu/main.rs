@@ -18,6 +18,7 @@ mod graph_reload;
 mod kernel_args;
 mod misuse;
 mod mixed;
+mod resident;
 mod model_adamw;
 mod model_bce;
 mod model_cfc;
@@ -26,6 +27,7 @@ mod model_fused;
 mod model_graphs;
 mod model_heads;
 mod model_snap;
+mod model_train_fused;
 mod model_train_graphs;
 mod model_util;
 mod nccl; // kgraph's `nccl` feature is on for this package (Cargo.toml)

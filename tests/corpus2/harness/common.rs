@@ -5,6 +5,11 @@
 
 use kgraph::{Device, DeviceBuffer, DeviceValue, Error, LaunchConfig, LaunchError, Pod};
 
+/// The GPU suite's helpers (one copy of the pseudo-random generator).
+#[path = "../../gpu/common.rs"]
+mod gpu_common;
+pub use gpu_common::random;
+
 /// Device 0; the tests only run where one exists (they are `#[ignore]`d elsewhere).
 pub fn device() -> Device {
     Device::new(0).unwrap_or_else(|e| panic!("corpus2 GPU test needs a CUDA device: {e}"))

@@ -1,0 +1,363 @@
+//! The train step's fused and overwriting kernels against the model kernels they replace, bit for
+//! bit: `multi_horizon_heads_bce_backward` = `bce_with_logits` then `multi_horizon_heads_backward`
+//! (g_probs = 0) into zeroed buffers; `cfc_step_backward_pre` + `cfc_step_backward_weights` =
+//! `cfc_step_backward_gates` + `cfc_step_backward_params` (their weight gradients) into zeroed
+//! buffers; `adamw_scheduled_group` = six `adamw_scheduled` launches, for any grid and for
+//! misaligned views. The replaced kernels are checked against finite differences in
+//! model_bce.rs, model_heads.rs and model_cfc.rs, so equality carries those checks over. The
+//! overwriting kernels' outputs start as NaN sentinels: every float must be written.
+
+use kgraph::{DeviceBuffer, LaunchConfig};
+use kgraph_model::model::{launch, N_HORIZONS};
+
+use super::common::device;
+use super::model_util::{assert_all_finite, assert_bitwise_eq, down, kernels, up, weights, zeros, Lcg};
+
+/// A buffer of `n` NaN sentinels (a payload no kernel produces).
+fn sentinels(dev: &kgraph::Device, n: usize) -> DeviceBuffer<f32> {
+    up(dev, &vec![f32::from_bits(0x7FC0_1234); n])
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn heads_bce_backward_equals_bce_then_heads_backward_bit_for_bit() {
+    let dev = device();
+    let k = kernels(&dev);
+    for (batch, n_hid) in [(1usize, 32usize), (256, 32), (300, 64)] {
+        let mut rng = Lcg::new(7 + batch as u64);
+        let count = batch * N_HORIZONS;
+        let h = up(&dev, &rng.vec(batch * n_hid, -1.0, 1.0));
+        let w_h = up(&dev, &weights(&mut rng, N_HORIZONS, n_hid, 2.0));
+        let logits = up(&dev, &rng.vec(count, -6.0, 6.0));
+        let targets = up(&dev, &(0..count).map(|_| if rng.unit() < 0.5 { 0.0 } else { 1.0 }).collect::<Vec<f32>>());
+        let (b, nh) = (batch as i32, n_hid as i32);
+        // The replaced pair: BCE into a zeroed g_logits, then the heads' backward (g_probs = 0,
+        // probs irrelevant) into zeroed gradients.
+        let (mut loss_ref, mut g_logits) = (zeros(&dev, 1), zeros(&dev, count));
+        k.bce_with_logits
+            .launch(
+                dev.stream(),
+                launch::bce_with_logits(),
+                &logits,
+                &targets,
+                count as i32,
+                &mut loss_ref,
+                &mut g_logits,
+            )
+            .unwrap();
+        let (probs, g_probs) = (zeros(&dev, count), zeros(&dev, count));
+        let (mut g_h_ref, mut g_w_ref, mut g_b_ref) =
+            (zeros(&dev, batch * n_hid), zeros(&dev, N_HORIZONS * n_hid), zeros(&dev, N_HORIZONS));
+        k.multi_horizon_heads_backward
+            .launch(
+                dev.stream(),
+                launch::multi_horizon_heads_backward(batch, n_hid),
+                &h,
+                &w_h,
+                &probs,
+                &g_logits,
+                &g_probs,
+                b,
+                nh,
+                &mut g_h_ref,
+                &mut g_w_ref,
+                &mut g_b_ref,
+            )
+            .unwrap();
+        // The fused kernel, into sentinels.
+        let (mut loss, mut g_h, mut g_w, mut g_b) = (
+            sentinels(&dev, 1),
+            sentinels(&dev, batch * n_hid),
+            sentinels(&dev, N_HORIZONS * n_hid),
+            sentinels(&dev, N_HORIZONS),
+        );
+        k.multi_horizon_heads_bce_backward
+            .launch(
+                dev.stream(),
+                launch::multi_horizon_heads_bce_backward(batch, n_hid),
+                &h,
+                &w_h,
+                &logits,
+                &targets,
+                b,
+                nh,
+                &mut loss,
+                &mut g_h,
+                &mut g_w,
+                &mut g_b,
+            )
+            .unwrap();
+        let what = |name: &str| format!("batch {batch}, n_hid {n_hid}: {name}");
+        for (name, got, want) in
+            [("loss", &loss, &loss_ref), ("g_h", &g_h, &g_h_ref), ("g_w_h", &g_w, &g_w_ref), ("g_b_h", &g_b, &g_b_ref)]
+        {
+            let got = down(&dev, got);
+            assert_all_finite(&what(name), &got);
+            assert_bitwise_eq(&what(name), &got, &down(&dev, want));
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cfc_backward_pre_and_weights_equal_gates_and_params_bit_for_bit() {
+    let dev = device();
+    let k = kernels(&dev);
+    let n_in = kgraph_model::model::N_FEAT;
+    for (batch, n_hid) in [(1usize, 32usize), (256, 32), (300, 48)] {
+        let mut rng = Lcg::new(17 + batch as u64);
+        let kk = n_in + n_hid;
+        let x = up(&dev, &rng.vec(batch * n_in, -1.0, 1.0));
+        let h_old = up(&dev, &rng.vec(batch * n_hid, -1.0, 1.0));
+        let (w_g, w_t) = (up(&dev, &weights(&mut rng, n_hid, kk, 1.5)), up(&dev, &weights(&mut rng, n_hid, kk, 1.5)));
+        let (b_g, b_t) = (up(&dev, &rng.vec(n_hid, -0.5, 0.5)), up(&dev, &rng.vec(n_hid, -0.5, 0.5)));
+        let dt = up(&dev, &rng.vec(batch, 0.1, 1.5));
+        let g_h_new = up(&dev, &rng.vec(batch * n_hid, -1.0, 1.0));
+        let (b, ni, nh) = (batch as i32, n_in as i32, n_hid as i32);
+        let nw = n_hid * kk;
+        // The replaced pair, accumulating into zeroed buffers.
+        let (mut dg_ref, mut dt_ref) = (zeros(&dev, batch * n_hid), zeros(&dev, batch * n_hid));
+        let (mut g_x, mut g_h_old) = (zeros(&dev, batch * n_in), zeros(&dev, batch * n_hid));
+        let mut refs = [zeros(&dev, nw), zeros(&dev, n_hid), zeros(&dev, nw), zeros(&dev, n_hid)];
+        let s = dev.stream();
+        k.cfc_step_backward_gates
+            .launch(
+                s,
+                launch::cfc_step_backward_gates(batch, n_hid),
+                &x,
+                &h_old,
+                &w_g,
+                &b_g,
+                &w_t,
+                &b_t,
+                &dt,
+                &g_h_new,
+                b,
+                ni,
+                nh,
+                &mut dg_ref,
+                &mut dt_ref,
+                &mut g_h_old,
+            )
+            .unwrap();
+        let [r_wg, r_bg, r_wt, r_bt] = &mut refs;
+        k.cfc_step_backward_params
+            .launch(
+                s,
+                launch::cfc_step_backward_params(batch, n_in, n_hid),
+                &x,
+                &h_old,
+                &w_g,
+                &w_t,
+                &dg_ref,
+                &dt_ref,
+                b,
+                ni,
+                nh,
+                &mut g_x,
+                &mut g_h_old,
+                r_wg,
+                r_bg,
+                r_wt,
+                r_bt,
+            )
+            .unwrap();
+        // The train step's forms, into sentinels.
+        let (mut dg, mut dtau) = (sentinels(&dev, batch * n_hid), sentinels(&dev, batch * n_hid));
+        k.cfc_step_backward_pre
+            .launch(
+                s,
+                launch::cfc_step_backward_gates(batch, n_hid),
+                &x,
+                &h_old,
+                &w_g,
+                &b_g,
+                &w_t,
+                &b_t,
+                &dt,
+                &g_h_new,
+                b,
+                ni,
+                nh,
+                &mut dg,
+                &mut dtau,
+            )
+            .unwrap();
+        let mut got = [sentinels(&dev, nw), sentinels(&dev, n_hid), sentinels(&dev, nw), sentinels(&dev, n_hid)];
+        let [g_wg, g_bg, g_wt, g_bt] = &mut got;
+        k.cfc_step_backward_weights
+            .launch(
+                s,
+                launch::cfc_step_backward_weights(n_in, n_hid),
+                &x,
+                &h_old,
+                &dg,
+                &dtau,
+                b,
+                ni,
+                nh,
+                g_wg,
+                g_bg,
+                g_wt,
+                g_bt,
+            )
+            .unwrap();
+        let what = |name: &str| format!("batch {batch}, n_hid {n_hid}: {name}");
+        assert_bitwise_eq(&what("d_pre_g"), &down(&dev, &dg), &down(&dev, &dg_ref));
+        assert_bitwise_eq(&what("d_pre_t"), &down(&dev, &dtau), &down(&dev, &dt_ref));
+        for (name, (g, r)) in ["g_w_g", "g_b_g", "g_w_t", "g_b_t"].iter().zip(got.iter().zip(&refs)) {
+            let g = down(&dev, g);
+            assert_all_finite(&what(name), &g);
+            assert_bitwise_eq(&what(name), &g, &down(&dev, r));
+        }
+    }
+}
+
+/// One AdamW tensor on the host: grad, param, m, v.
+struct Tensor {
+    g: Vec<f32>,
+    p: Vec<f32>,
+    m: Vec<f32>,
+    v: Vec<f32>,
+}
+
+impl Tensor {
+    fn random(rng: &mut Lcg, n: usize) -> Tensor {
+        Tensor { g: rng.vec(n, -1.0, 1.0), p: rng.vec(n, -1.0, 1.0), m: rng.vec(n, -0.5, 0.5), v: rng.vec(n, 0.0, 1.0) }
+    }
+}
+
+/// `v` in a device buffer one element longer, starting at element `offset` (0 or 1: 1 makes a
+/// view that is not 16-byte aligned).
+fn placed(dev: &kgraph::Device, v: &[f32], offset: usize) -> DeviceBuffer<f32> {
+    let mut b = zeros(dev, v.len() + 1);
+    dev.upload_into(v, &mut b.slice_mut(offset..offset + v.len()).unwrap()).unwrap();
+    b
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn adamw_group_equals_six_scheduled_launches_for_any_grid_and_alignment() {
+    let dev = device();
+    let k = kernels(&dev);
+    let mut rng = Lcg::new(29);
+    // Sizes with float4 tails, a tensor under one float4, and more than one chunk of 1024.
+    let lens = [2464usize, 32, 1001, 5, 3000, 1];
+    let tensors: Vec<Tensor> = lens.iter().map(|&n| Tensor::random(&mut rng, n)).collect();
+    let (lr, beta1, beta2, eps, wd) = (1e-2f32, 0.9f32, 0.999f32, 1e-8f32, 0.01f32);
+    let schedule = up(&dev, &[lr, 1.0 - beta1.powi(3), 1.0 - beta2.powi(3)]);
+    // The reference: one adamw_scheduled launch per tensor.
+    let want: Vec<[Vec<f32>; 3]> = tensors
+        .iter()
+        .map(|t| {
+            let n = t.g.len();
+            let (mut p, mut m, mut v) = (up(&dev, &t.p), up(&dev, &t.m), up(&dev, &t.v));
+            k.adamw_scheduled
+                .launch(
+                    dev.stream(),
+                    launch::adamw(n),
+                    &up(&dev, &t.g),
+                    &schedule,
+                    beta1,
+                    beta2,
+                    eps,
+                    wd,
+                    n as i32,
+                    &mut p,
+                    &mut m,
+                    &mut v,
+                )
+                .unwrap();
+            [down(&dev, &p), down(&dev, &m), down(&dev, &v)]
+        })
+        .collect();
+    let block = |grid: u32, threads: u32| LaunchConfig {
+        grid_dim: (grid, 1, 1),
+        block_dim: (threads, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // The formula's grid, one block (grid-stride over the chunks) and a smaller block; tensor 2
+    // misaligned in the last case (element by element there, the same bits).
+    for (case, cfg, misaligned) in [
+        ("formula", launch::adamw_group(&lens), false),
+        ("one block", block(1, 256), false),
+        ("block 64", block(7, 64), true),
+    ] {
+        let offset = |i: usize| usize::from(misaligned && i == 2);
+        let mut bufs: Vec<[DeviceBuffer<f32>; 4]> = tensors
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let o = offset(i);
+                [placed(&dev, &t.g, o), placed(&dev, &t.p, o), placed(&dev, &t.m, o), placed(&dev, &t.v, o)]
+            })
+            .collect();
+        {
+            let mut views = bufs.iter_mut().enumerate().map(|(i, [g, p, m, v])| {
+                let r = offset(i)..offset(i) + lens[i];
+                (
+                    g.slice(r.clone()).unwrap(),
+                    p.slice_mut(r.clone()).unwrap(),
+                    m.slice_mut(r.clone()).unwrap(),
+                    v.slice_mut(r).unwrap(),
+                )
+            });
+            let mut next = || views.next().unwrap();
+            let (g0, mut p0, mut m0, mut v0) = next();
+            let (g1, mut p1, mut m1, mut v1) = next();
+            let (g2, mut p2, mut m2, mut v2) = next();
+            let (g3, mut p3, mut m3, mut v3) = next();
+            let (g4, mut p4, mut m4, mut v4) = next();
+            let (g5, mut p5, mut m5, mut v5) = next();
+            let n = |i: usize| lens[i] as i32;
+            k.adamw_scheduled_group
+                .launch(
+                    dev.stream(),
+                    cfg,
+                    &schedule,
+                    beta1,
+                    beta2,
+                    eps,
+                    wd,
+                    &g0,
+                    n(0),
+                    &mut p0,
+                    &mut m0,
+                    &mut v0,
+                    &g1,
+                    n(1),
+                    &mut p1,
+                    &mut m1,
+                    &mut v1,
+                    &g2,
+                    n(2),
+                    &mut p2,
+                    &mut m2,
+                    &mut v2,
+                    &g3,
+                    n(3),
+                    &mut p3,
+                    &mut m3,
+                    &mut v3,
+                    &g4,
+                    n(4),
+                    &mut p4,
+                    &mut m4,
+                    &mut v4,
+                    &g5,
+                    n(5),
+                    &mut p5,
+                    &mut m5,
+                    &mut v5,
+                )
+                .unwrap();
+        }
+        for (i, (b, w)) in bufs.iter().zip(&want).enumerate() {
+            let r = offset(i)..offset(i) + lens[i];
+            for (j, name) in ["param", "m", "v"].iter().enumerate() {
+                let got = down(&dev, &b[j + 1]);
+                assert_bitwise_eq(&format!("{case}: tensor {i} {name}"), &got[r.clone()], &w[j]);
+            }
+        }
+    }
+}
