@@ -41,3 +41,31 @@ __device__ __forceinline__ float cfc_new_state(float pre_g, float pre_t, float d
     const float a = -expm1f(-lambda * cfc_clamp_dt(dt));
     return fmaf(a, target - h, h);
 }
+
+// What the backward needs of one unit besides the incoming gradient g = dL/dh_new, from its gate
+// pre-activations (biases added), dt and the old state:
+//   d_pre_g = g a (1 - target^2)                              = (g a) omt2
+//   d_pre_t = g (target - h_old) dt exp(-lambda dt) sigmoid(pre_t) = (g tmh) dlambda
+// One function for cfc_step_backward_gates (which recomputes the pre-activations) and
+// cfc_step_save (which stores these four for the train step's fused backward), so both give the
+// same bits.
+struct CfcBackwardCoeffs {
+    float a, omt2 /* 1 - target^2 */, tmh /* target - h_old */, dlambda;
+};
+
+__device__ __forceinline__ CfcBackwardCoeffs cfc_backward_coeffs(float pre_g, float pre_t, float dt,
+                                                                 float h) {
+    const float target = tanhf(pre_g);
+    const float lambda = kg_softplus(pre_t);
+    const float t = cfc_clamp_dt(dt);
+    CfcBackwardCoeffs c;
+    c.a = -expm1f(-lambda * t);
+    c.omt2 = 1.f - target * target;
+    c.tmh = target - h;
+    // t * decay <= FLT_MAX (decay = exp(-lambda t) = 0 whenever lambda t overflows) and
+    // sigmoid <= 1, so the time-constant factor is finite: the products using it can saturate
+    // but never reach 0 * Inf.
+    const float decay = expf(-lambda * t);  // da/dlambda = dt exp(-lambda dt)
+    c.dlambda = (t * decay) * kg_sigmoid(pre_t);
+    return c;
+}

@@ -23,6 +23,8 @@
 //       splitting the batch: grid = ceil(batch * K / 1024) + ceil(n_hid * (K + 1) / 32),
 //       K = n_in + n_hid
 //   The train step's forms (graphs/train_step.toml), which need no gradient of x or h_old:
+//   cfc_step_save              cfc_step that also stores the backward's per-unit coefficients
+//                              (coeffs [4, batch, n_hid]), same launch as cfc_step
 //   cfc_step_backward_pre      the gates without g_h_old, same launch as the gates
 //   cfc_step_backward_weights  the weight-gradient role alone, OVERWRITING g_w_*, g_b_* (the
 //       step has one producer per gradient, so nothing is zeroed first): block 1024,
@@ -52,6 +54,38 @@ extern "C" __global__ void __launch_bounds__(128)
     h_new[i] = cfc_new_state(pg + b_g[j], pt + b_t[j], dt[b], h_old[i]);
 }
 
+// cfc_step that also stores what the backward needs of each unit (cfc_backward_coeffs, cfc.cuh),
+// planar in coeffs [4, batch, n_hid]: a, 1 - target^2, target - h_old, dlambda. The train step's
+// fused heads backward (heads.cu, multi_horizon_heads_bce_cfc_backward) then turns dL/dh_new into
+// d_pre_g, d_pre_t with two products, without recomputing the pre-activations. h_new is
+// cfc_step's, bit for bit.
+extern "C" __global__ void __launch_bounds__(128)
+    cfc_step_save(const float* __restrict__ x, const float* __restrict__ h_old,
+                  const float* __restrict__ w_g, const float* __restrict__ b_g,
+                  const float* __restrict__ w_t, const float* __restrict__ b_t,
+                  const float* __restrict__ dt, int batch, int n_in, int n_hid,
+                  float* __restrict__ h_new, float* __restrict__ coeffs) {
+    kg_pdl_enter();
+    if (kg_not_whole_warps()) return;
+    const long long gw = kg_global_warp();
+    if (gw >= (long long)batch * n_hid) return;  // warp-uniform
+    const int b = (int)((unsigned)gw / (unsigned)n_hid);
+    const int j = (int)gw - b * n_hid;
+    float pg, pt;
+    cfc_preacts(x, h_old, w_g, w_t, b, j, n_in, n_hid, &pg, &pt);
+    if ((threadIdx.x & 31) != 0) return;
+    const int i = b * n_hid + j;
+    const int plane = batch * n_hid;  // < 2^31: the length of h_new
+    pg += b_g[j];
+    pt += b_t[j];
+    h_new[i] = cfc_new_state(pg, pt, dt[b], h_old[i]);
+    const CfcBackwardCoeffs c = cfc_backward_coeffs(pg, pt, dt[b], h_old[i]);
+    coeffs[i] = c.a;
+    coeffs[plane + i] = c.omt2;
+    coeffs[2 * plane + i] = c.tmh;
+    coeffs[3 * plane + i] = c.dlambda;
+}
+
 // Backward, step 1: per (b, j) the pre-activation gradients, and the direct path into g_h_old.
 //   d_pre_g = g a (1 - target^2)
 //   d_pre_t = g (target - h_old) dt exp(-lambda dt) sigmoid(pre_t)
@@ -71,22 +105,12 @@ __device__ __forceinline__ void cfc_backward_gates(
     float pg, pt;
     cfc_preacts(x, h_old, w_g, w_t, b, j, n_in, n_hid, &pg, &pt);
     if ((threadIdx.x & 31) != 0) return;
-    pg += b_g[j];
-    pt += b_t[j];
-    const float target = tanhf(pg);
-    const float lambda = kg_softplus(pt);
-    const float t = cfc_clamp_dt(dt[b]);
-    const float a = -expm1f(-lambda * t);
-    const float decay = expf(-lambda * t);  // da/dlambda = dt exp(-lambda dt)
     const int i = b * n_hid + j;
+    const CfcBackwardCoeffs c = cfc_backward_coeffs(pg + b_g[j], pt + b_t[j], dt[b], h_old[i]);
     const float g = g_h_new[i];
-    const float h = h_old[i];
-    d_pre_g[i] = g * a * (1.f - target * target);
-    // t * decay <= FLT_MAX (decay = 0 whenever lambda t overflows) and sigmoid <= 1, so the
-    // time-constant factor is finite: the product below can saturate but never reach 0 * Inf.
-    const float dlambda = (t * decay) * kg_sigmoid(pt);
-    d_pre_t[i] = g * (target - h) * dlambda;
-    if (G_H_OLD) g_h_old[i] += g * (1.f - a);
+    d_pre_g[i] = g * c.a * c.omt2;
+    d_pre_t[i] = g * c.tmh * c.dlambda;
+    if (G_H_OLD) g_h_old[i] += g * (1.f - c.a);
 }
 
 extern "C" __global__ void __launch_bounds__(128)

@@ -26,6 +26,9 @@
 //       zeroes nothing. Bit-equal to bce_with_logits (block 256) then
 //       multi_horizon_heads_backward with g_probs = 0 into zeroed buffers (up to the sign of a
 //       zero), the loss included (the loss block sums in bce_with_logits' order).
+//   multi_horizon_heads_bce_cfc_backward  the same with the CfC's gate step folded into the g_h
+//       role (d_pre_g, d_pre_t from the coefficients cfc_step_save stored; see below): the train
+//       step's one kernel between the forward and the CfC weight gradients. Same grid and block.
 // Deterministic (reductions in an order fixed by the launch shape, no atomics).
 #include "model_common.cuh"
 
@@ -70,6 +73,23 @@ extern "C" __global__ void __launch_bounds__(1024)
 // Threads of the loss block that sum (bce_with_logits' block in the model's launches).
 #define HEADS_BCE_LOSS_THREADS 256
 
+// The loss block of the fused kernels: loss[0] = mean BCE of logits against targets. The first
+// HEADS_BCE_LOSS_THREADS threads sum, the others add zeros: with a block of at least 256 this is
+// bce_with_logits' summation at its block of 256, bit for bit (the extra warps' partials are +0
+// where bce's warp 0 reads 0 past its warps). Every thread of the block calls it.
+__device__ __forceinline__ void heads_bce_loss_block(const float* __restrict__ logits,
+                                                     const float* __restrict__ targets, int count,
+                                                     float* __restrict__ loss) {
+    const int threads = blockDim.x < HEADS_BCE_LOSS_THREADS ? (int)blockDim.x : HEADS_BCE_LOSS_THREADS;
+    __shared__ double warp_partial[KG_WARP];
+    double acc = 0.0;
+    if ((int)threadIdx.x < threads) {
+        for (int i = threadIdx.x; i < count; i += threads) acc += (double)kg_bce_term(logits[i], targets[i]);
+    }
+    const double total = kg_block_sum_f64_to_first(acc, warp_partial);
+    if (threadIdx.x == 0) loss[0] = count > 0 ? (float)(total / (double)count) : 0.f;
+}
+
 // The logit gradient of the mean BCE-with-logits loss (bce.cu's, recomputed per use).
 struct BceLogitGrad {
     const float* __restrict__ logits;
@@ -93,19 +113,52 @@ extern "C" __global__ void __launch_bounds__(1024)
     const unsigned nb_in = kg_blocks_for((unsigned)batch * (unsigned)n_hid, blockDim.x);
     const unsigned nb_w = kg_blocks_for((unsigned)N_HORIZONS * ((unsigned)n_hid + 1u), KG_WARP);
     if (blockIdx.x == nb_in + nb_w) {  // the loss block (block-uniform)
-        // The first HEADS_BCE_LOSS_THREADS threads sum, the others add zeros: with a block of at
-        // least 256 this is bce_with_logits' summation at its block of 256, bit for bit (the
-        // extra warps' partials are +0 where bce's warp 0 reads 0 past its warps).
-        const int threads = blockDim.x < HEADS_BCE_LOSS_THREADS ? (int)blockDim.x : HEADS_BCE_LOSS_THREADS;
-        __shared__ double warp_partial[KG_WARP];
-        double acc = 0.0;
-        if ((int)threadIdx.x < threads) {
-            for (int i = threadIdx.x; i < count; i += threads) acc += (double)kg_bce_term(logits[i], targets[i]);
-        }
-        const double total = kg_block_sum_f64_to_first(acc, warp_partial);
-        if (threadIdx.x == 0) loss[0] = count > 0 ? (float)(total / (double)count) : 0.f;
+        heads_bce_loss_block(logits, targets, count, loss);
         return;
     }
     const BceLogitGrad g{logits, targets, kg_bce_inv_count(count)};
     kg_linear_backward<N_HORIZONS, BceLogitGrad, false>(h, w_h, g, batch, n_hid, g_h, g_w_h, g_b_h);
+}
+
+// multi_horizon_heads_bce_backward with the CfC's gate step folded into its g_h role (the train
+// step): the heads' input h is the CfC's h_new, and instead of g_h = dL/dh_new that role writes
+// the CfC pre-activation gradients from the coefficients cfc_step_save stored (coeffs
+// [4, batch, n_hid]: a, 1 - target^2, target - h_old, dlambda; cfc.cuh):
+//   g = sum_o W_h[o, k] g_logit[b, o];  d_pre_g = (g a) omt2;  d_pre_t = (g tmh) dlambda
+// the same products as cfc_step_backward_gates, so the result is bit-equal to
+// multi_horizon_heads_bce_backward then cfc_step_backward_pre. The weight role and the loss
+// block are multi_horizon_heads_bce_backward's; grid and block too. Everything overwritten.
+extern "C" __global__ void __launch_bounds__(1024)
+    multi_horizon_heads_bce_cfc_backward(const float* __restrict__ h, const float* __restrict__ w_h,
+                                         const float* __restrict__ logits,
+                                         const float* __restrict__ targets,
+                                         const float* __restrict__ coeffs, int batch, int n_hid,
+                                         float* __restrict__ loss, float* __restrict__ d_pre_g,
+                                         float* __restrict__ d_pre_t, float* __restrict__ g_w_h,
+                                         float* __restrict__ g_b_h) {
+    kg_pdl_enter();
+    if (kg_not_whole_warps()) return;
+    if (batch < 0 || n_hid < 0) return;  // no such tensors (the unsigned sizes below would wrap)
+    const int count = batch * N_HORIZONS;  // the length of logits: below 2^31
+    const unsigned plane = (unsigned)batch * (unsigned)n_hid;
+    const unsigned nb_in = kg_blocks_for(plane, blockDim.x);
+    const unsigned nb_w = kg_blocks_for((unsigned)N_HORIZONS * ((unsigned)n_hid + 1u), KG_WARP);
+    const BceLogitGrad g_logit{logits, targets, kg_bce_inv_count(count)};
+    if (blockIdx.x < nb_in) {  // one thread per (b, k): the heads' g_h, then the CfC's gate step
+        const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+        if (t >= plane) return;
+        const int b = (int)(t / (unsigned)n_hid);
+        const int k = (int)t - b * n_hid;
+        float g = 0.f;
+#pragma unroll
+        for (int o = 0; o < N_HORIZONS; ++o) g = fmaf(w_h[o * n_hid + k], g_logit(b * N_HORIZONS + o), g);
+        d_pre_g[t] = g * coeffs[t] * coeffs[plane + t];
+        d_pre_t[t] = g * coeffs[2u * plane + t] * coeffs[3u * plane + t];
+        return;
+    }
+    if (blockIdx.x == nb_in + nb_w) {
+        heads_bce_loss_block(logits, targets, count, loss);
+        return;
+    }
+    kg_linear_weight_tile<false>(blockIdx.x - nb_in, h, g_logit, batch, n_hid, N_HORIZONS, g_w_h, g_b_h);
 }

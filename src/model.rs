@@ -140,6 +140,26 @@ pub mod kernels {
         h_new: &mut [f32; batch * n_hid],
     );
 
+    /// [`CfcStep`] that also stores the backward's per-unit coefficients in
+    /// `coeffs [4, batch, n_hid]` (`a`, `1 − target²`, `target − h_old`, `dλ`; `kernels/cfc.cuh`)
+    /// for [`MultiHorizonHeadsBceCfcBackward`]; `h_new` is [`CfcStep`]'s, bit for bit.
+    /// Launch: [`super::launch::cfc_step`].
+    #[kernel("cfc_step.cu", unsafe(extents))]
+    pub fn cfc_step_save(
+        x: &[f32; batch * n_in],
+        h_old: &[f32; batch * n_hid],
+        w_g: &[f32; n_hid * (n_in + n_hid)],
+        b_g: &[f32; n_hid],
+        w_t: &[f32; n_hid * (n_in + n_hid)],
+        b_t: &[f32; n_hid],
+        dt: &[f32; batch],
+        batch: i32,
+        n_in: i32,
+        n_hid: i32,
+        h_new: &mut [f32; batch * n_hid],
+        coeffs: &mut [f32; 4 * batch * n_hid],
+    );
+
     /// CfC backward, step 1 of 2: pre-activation gradients `d_pre_g`, `d_pre_t [batch, n_hid]`
     /// (overwritten scratch) and the direct path `g_h_old += g_h_new (1 − a)`.
     /// Launch: [`super::launch::cfc_step_backward_gates`].
@@ -281,6 +301,26 @@ pub mod kernels {
         n_hid: i32,
         loss: &mut [f32; 1],
         g_h: &mut [f32; batch * n_hid],
+        g_w_h: &mut [f32; 5 * n_hid],
+        g_b_h: &mut [f32; 5],
+    );
+
+    /// [`MultiHorizonHeadsBceBackward`] with the CfC's gate step folded in (the train step): from
+    /// the coefficients [`CfcStepSave`] stored, `d_pre_g`, `d_pre_t [batch, n_hid]` instead of
+    /// `g_h` (bit-equal to that kernel then [`CfcStepBackwardPre`]); `loss`, `g_w_h`, `g_b_h` as
+    /// there. All overwritten. Launch: [`super::launch::multi_horizon_heads_bce_backward`].
+    #[kernel("heads.cu", unsafe(extents))]
+    pub fn multi_horizon_heads_bce_cfc_backward(
+        h: &[f32; batch * n_hid],
+        w_h: &[f32; 5 * n_hid],
+        logits: &[f32; batch * 5],
+        targets: &[f32; batch * 5],
+        coeffs: &[f32; 4 * batch * n_hid],
+        batch: i32,
+        n_hid: i32,
+        loss: &mut [f32; 1],
+        d_pre_g: &mut [f32; batch * n_hid],
+        d_pre_t: &mut [f32; batch * n_hid],
         g_w_h: &mut [f32; 5 * n_hid],
         g_b_h: &mut [f32; 5],
     );

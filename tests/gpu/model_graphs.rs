@@ -296,7 +296,6 @@ fn graph_launch_shapes_follow_the_model_launch_configs() {
             "cfc" => launch::cfc_step(b, h),
             "heads" => launch::multi_horizon_heads(b),
             "heads_backward" => launch::multi_horizon_heads_bce_backward(b, h),
-            "cfc_gates" => launch::cfc_step_backward_gates(b, h),
             "cfc_weights" => launch::cfc_step_backward_weights(n_in, h),
             "adamw" => launch::adamw_group(&[
                 TrainStep::W_G_LEN,

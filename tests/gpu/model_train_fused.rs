@@ -3,7 +3,9 @@
 //! (g_probs = 0) into zeroed buffers; `cfc_step_backward_pre` + `cfc_step_backward_weights` =
 //! `cfc_step_backward_gates` + `cfc_step_backward_params` (their weight gradients) into zeroed
 //! buffers; `adamw_scheduled_group` = six `adamw_scheduled` launches, for any grid and for
-//! misaligned views. The replaced kernels are checked against finite differences in
+//! misaligned views; `cfc_step_save` = `cfc_step` (h_new), and with its stored coefficients
+//! `multi_horizon_heads_bce_cfc_backward` = `multi_horizon_heads_bce_backward` then
+//! `cfc_step_backward_pre`. The replaced kernels are checked against finite differences in
 //! model_bce.rs, model_heads.rs and model_cfc.rs, so equality carries those checks over. The
 //! overwriting kernels' outputs start as NaN sentinels: every float must be written.
 
@@ -358,6 +360,95 @@ fn adamw_group_equals_six_scheduled_launches_for_any_grid_and_alignment() {
                 let got = down(&dev, &b[j + 1]);
                 assert_bitwise_eq(&format!("{case}: tensor {i} {name}"), &got[r.clone()], &w[j]);
             }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cfc_step_save_then_the_gate_folding_heads_backward_equal_the_unfused_kernels_bit_for_bit() {
+    let dev = device();
+    let k = kernels(&dev);
+    let n_in = kgraph_model::model::N_FEAT;
+    for (batch, n_hid) in [(1usize, 32usize), (256, 32), (300, 48)] {
+        let mut rng = Lcg::new(41 + batch as u64);
+        let kk = n_in + n_hid;
+        let x = up(&dev, &rng.vec(batch * n_in, -1.0, 1.0));
+        let h_old = up(&dev, &rng.vec(batch * n_hid, -1.0, 1.0));
+        let (w_g, w_t) = (up(&dev, &weights(&mut rng, n_hid, kk, 1.5)), up(&dev, &weights(&mut rng, n_hid, kk, 1.5)));
+        let (b_g, b_t) = (up(&dev, &rng.vec(n_hid, -0.5, 0.5)), up(&dev, &rng.vec(n_hid, -0.5, 0.5)));
+        let dt = up(&dev, &rng.vec(batch, 0.1, 1.5));
+        let w_h = up(&dev, &weights(&mut rng, N_HORIZONS, n_hid, 2.0));
+        let b_h = up(&dev, &rng.vec(N_HORIZONS, -0.5, 0.5));
+        let count = batch * N_HORIZONS;
+        let targets = up(&dev, &(0..count).map(|_| if rng.unit() < 0.5 { 0.0 } else { 1.0 }).collect::<Vec<f32>>());
+        let (b, ni, nh) = (batch as i32, n_in as i32, n_hid as i32);
+        let s = dev.stream();
+        let what = |name: &str| format!("batch {batch}, n_hid {n_hid}: {name}");
+        // Forward: cfc_step_save's h_new is cfc_step's.
+        let (mut h1_ref, mut h1, mut coeffs) =
+            (zeros(&dev, batch * n_hid), sentinels(&dev, batch * n_hid), sentinels(&dev, 4 * batch * n_hid));
+        let cfg = launch::cfc_step(batch, n_hid);
+        k.cfc_step.launch(s, cfg, &x, &h_old, &w_g, &b_g, &w_t, &b_t, &dt, b, ni, nh, &mut h1_ref).unwrap();
+        k.cfc_step_save
+            .launch(s, cfg, &x, &h_old, &w_g, &b_g, &w_t, &b_t, &dt, b, ni, nh, &mut h1, &mut coeffs)
+            .unwrap();
+        assert_bitwise_eq(&what("h_new"), &down(&dev, &h1), &down(&dev, &h1_ref));
+        assert_all_finite(&what("coeffs"), &down(&dev, &coeffs));
+        let (mut logits, mut probs) = (zeros(&dev, count), zeros(&dev, count));
+        k.multi_horizon_heads
+            .launch(s, launch::multi_horizon_heads(batch), &h1, &w_h, &b_h, b, nh, &mut logits, &mut probs)
+            .unwrap();
+        // The unfused pair: the BCE heads backward (g_h), then the gate step from it.
+        let cfg = launch::multi_horizon_heads_bce_backward(batch, n_hid);
+        let (mut loss_ref, mut g_h, mut g_w_ref, mut g_b_ref) =
+            (zeros(&dev, 1), zeros(&dev, batch * n_hid), zeros(&dev, N_HORIZONS * n_hid), zeros(&dev, N_HORIZONS));
+        k.multi_horizon_heads_bce_backward
+            .launch(s, cfg, &h1, &w_h, &logits, &targets, b, nh, &mut loss_ref, &mut g_h, &mut g_w_ref, &mut g_b_ref)
+            .unwrap();
+        let (mut dg_ref, mut dt_ref) = (zeros(&dev, batch * n_hid), zeros(&dev, batch * n_hid));
+        k.cfc_step_backward_pre
+            .launch(
+                s,
+                launch::cfc_step_backward_gates(batch, n_hid),
+                &x,
+                &h_old,
+                &w_g,
+                &b_g,
+                &w_t,
+                &b_t,
+                &dt,
+                &g_h,
+                b,
+                ni,
+                nh,
+                &mut dg_ref,
+                &mut dt_ref,
+            )
+            .unwrap();
+        // The fused kernel, into sentinels.
+        let (mut loss, mut dg, mut dtau, mut g_w, mut g_b) = (
+            sentinels(&dev, 1),
+            sentinels(&dev, batch * n_hid),
+            sentinels(&dev, batch * n_hid),
+            sentinels(&dev, N_HORIZONS * n_hid),
+            sentinels(&dev, N_HORIZONS),
+        );
+        k.multi_horizon_heads_bce_cfc_backward
+            .launch(
+                s, cfg, &h1, &w_h, &logits, &targets, &coeffs, b, nh, &mut loss, &mut dg, &mut dtau, &mut g_w, &mut g_b,
+            )
+            .unwrap();
+        for (name, got, want) in [
+            ("loss", &loss, &loss_ref),
+            ("d_pre_g", &dg, &dg_ref),
+            ("d_pre_t", &dtau, &dt_ref),
+            ("g_w_h", &g_w, &g_w_ref),
+            ("g_b_h", &g_b, &g_b_ref),
+        ] {
+            let got = down(&dev, got);
+            assert_all_finite(&what(name), &got);
+            assert_bitwise_eq(&what(name), &got, &down(&dev, want));
         }
     }
 }

@@ -131,7 +131,6 @@ fn train_step_overwrites_its_gradients_at_every_step() {
     let grads = |g: &TrainStep| -> Vec<(&'static str, Vec<f32>)> {
         let d = |b: &DeviceBuffer<f32>| down(&dev, b);
         vec![
-            ("g_h1", d(g.g_h1())),
             ("d_pre_g", d(g.d_pre_g())),
             ("d_pre_t", d(g.d_pre_t())),
             ("g_w_g", d(g.g_w_g())),
