@@ -9,6 +9,7 @@ mod capture_guard;
 mod capture_threads;
 mod common;
 mod extents;
+mod gemm; // kgraph's `gemm` feature is on for this package (Cargo.toml)
 mod graph;
 mod graph_control;
 mod graph_include;

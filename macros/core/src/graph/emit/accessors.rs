@@ -200,12 +200,16 @@ fn launch_setter(cg: &CodegenInput<'_>) -> TokenStream {
     let kernels: Vec<usize> = (0..ir.nodes.len()).filter(|&n| ir.nodes[n].launch().is_some()).collect();
     let updates = kernels.iter().map(|&n| format_ident!("__update_node_{}", n));
     let what = format!("{}::set_launch", cg.name);
+    // Without kernel nodes (GEMMs and copies only) every index is refused: the match below
+    // has only its returning arm, so the code after it is unreachable.
+    let unreachable = kernels.is_empty().then(|| quote!(#[allow(unreachable_code)]));
     quote! {
         /// Changes the launch shape (grid, block, dynamic shared memory) of kernel node `node`
         /// (an index into `NODES`) for later eager runs and, in place, in the instantiated graph.
         /// The launch checks of the kernel (its `__launch_bounds__`, the device's limits) run
         /// now when a graph exists (else at the next launch); a refused shape changes nothing.
         /// `kgraph::GraphError::Failed` for an index that is not a kernel node.
+        #unreachable
         pub fn set_launch(&mut self, node: usize, cfg: ::kgraph::LaunchConfig) -> ::kgraph::Result<()> {
             let update: fn(&mut Self) -> ::kgraph::Result<()> = match node {
                 #( #kernels => Self::#updates, )*
