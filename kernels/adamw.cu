@@ -26,33 +26,9 @@
 // thread takes 4 consecutive elements: one float4 when the tensor's four arrays are 16-byte
 // aligned and all four are in range, otherwise element by element. Every element runs the same
 // adamw_elem as adamw_scheduled: the results are bitwise those of six adamw_scheduled launches.
-#include "model_common.cuh"
+#include "adamw.cuh"
 
 #define ADAMW_GROUP 6
-
-struct AdamWCoeffs {
-    float beta1, beta2, eps, decay /* 1 - lr wd */, step /* lr / bc1 */, inv_sqrt_bc2;
-};
-
-__device__ __forceinline__ AdamWCoeffs adamw_coeffs(float lr, float beta1, float beta2, float eps,
-                                                    float weight_decay, float bc1, float bc2) {
-    AdamWCoeffs c;
-    c.beta1 = beta1;
-    c.beta2 = beta2;
-    c.eps = eps;
-    c.decay = 1.f - lr * weight_decay;
-    c.step = lr / bc1;
-    c.inv_sqrt_bc2 = 1.f / sqrtf(bc2);
-    return c;
-}
-
-__device__ __forceinline__ void adamw_elem(const AdamWCoeffs& c, float& p, float g, float& m,
-                                           float& v) {
-    m = fmaf(c.beta1, m, (1.f - c.beta1) * g);
-    v = fmaf(c.beta2, v, (1.f - c.beta2) * (g * g));
-    const float denom = fmaf(sqrtf(v), c.inv_sqrt_bc2, c.eps);
-    p = fmaf(p, c.decay, -c.step * (m / denom));
-}
 
 __device__ __forceinline__ void adamw_body(const AdamWCoeffs& c, const float* __restrict__ grad,
                                            int n, float* __restrict__ param, float* __restrict__ m,
@@ -112,49 +88,6 @@ extern "C" __global__ void __launch_bounds__(256)
     adamw_body(c, grad, n, param, m, v);
 }
 
-// Elements [4 q, 4 q + 4) of one tensor, q = chunk * blockDim.x + threadIdx.x (see the top).
-// n < 2^31 and chunk < ceil(n / (4 blockDim.x)), so 4 q < n + 4 blockDim.x fits 32 bits.
-__device__ __forceinline__ void adamw_quad(const AdamWCoeffs& c, const float* __restrict__ grad,
-                                           unsigned n, float* __restrict__ param,
-                                           float* __restrict__ m, float* __restrict__ v,
-                                           unsigned chunk) {
-    const unsigned first = 4u * (chunk * blockDim.x + threadIdx.x);
-    if (first >= n) return;
-    const unsigned long long addr_bits =
-        (unsigned long long)param | (unsigned long long)grad | (unsigned long long)m |
-        (unsigned long long)v;
-    if ((addr_bits & 15ull) == 0 && n - first >= 4u) {
-        const unsigned q = first >> 2;
-        float4 p = reinterpret_cast<float4*>(param)[q], mm = reinterpret_cast<float4*>(m)[q],
-               vv = reinterpret_cast<float4*>(v)[q];
-        const float4 g = reinterpret_cast<const float4*>(grad)[q];
-        adamw_elem(c, p.x, g.x, mm.x, vv.x);
-        adamw_elem(c, p.y, g.y, mm.y, vv.y);
-        adamw_elem(c, p.z, g.z, mm.z, vv.z);
-        adamw_elem(c, p.w, g.w, mm.w, vv.w);
-        reinterpret_cast<float4*>(param)[q] = p;
-        reinterpret_cast<float4*>(m)[q] = mm;
-        reinterpret_cast<float4*>(v)[q] = vv;
-        return;
-    }
-    const unsigned end = n - first >= 4u ? first + 4u : n;
-    for (unsigned i = first; i < end; ++i) {
-        float p = param[i], mm = m[i], vv = v[i];
-        adamw_elem(c, p, grad[i], mm, vv);
-        param[i] = p;
-        m[i] = mm;
-        v[i] = vv;
-    }
-}
-
-struct AdamWTensor {
-    const float* __restrict__ grad;
-    float* __restrict__ param;
-    float* __restrict__ m;
-    float* __restrict__ v;
-    unsigned n;  // 0 for n <= 0
-};
-
 extern "C" __global__ void __launch_bounds__(256) adamw_scheduled_group(
     const float* __restrict__ schedule, float beta1, float beta2, float eps, float weight_decay,
     const float* __restrict__ grad0, int n0, float* __restrict__ param0, float* __restrict__ m0,
@@ -166,24 +99,12 @@ extern "C" __global__ void __launch_bounds__(256) adamw_scheduled_group(
     float* __restrict__ m4, float* __restrict__ v4, const float* __restrict__ grad5, int n5,
     float* __restrict__ param5, float* __restrict__ m5, float* __restrict__ v5) {
     kg_pdl_enter();
-    const auto size = [](int n) { return n > 0 ? (unsigned)n : 0u; };
     const AdamWTensor t[ADAMW_GROUP] = {
-        {grad0, param0, m0, v0, size(n0)}, {grad1, param1, m1, v1, size(n1)},
-        {grad2, param2, m2, v2, size(n2)}, {grad3, param3, m3, v3, size(n3)},
-        {grad4, param4, m4, v4, size(n4)}, {grad5, param5, m5, v5, size(n5)},
+        {grad0, param0, m0, v0, adamw_size(n0)}, {grad1, param1, m1, v1, adamw_size(n1)},
+        {grad2, param2, m2, v2, adamw_size(n2)}, {grad3, param3, m3, v3, adamw_size(n3)},
+        {grad4, param4, m4, v4, adamw_size(n4)}, {grad5, param5, m5, v5, adamw_size(n5)},
     };
     const AdamWCoeffs c = adamw_coeffs(schedule[0], beta1, beta2, eps, weight_decay, schedule[1],
                                        schedule[2]);
-    const unsigned per_chunk = 4u * blockDim.x;
-    unsigned first_chunk[ADAMW_GROUP + 1];  // tensor i owns chunks [first_chunk[i], first_chunk[i + 1])
-    first_chunk[0] = 0;
-#pragma unroll
-    for (int i = 0; i < ADAMW_GROUP; ++i) first_chunk[i + 1] = first_chunk[i] + kg_blocks_for(t[i].n, per_chunk);
-    for (unsigned chunk = blockIdx.x; chunk < first_chunk[ADAMW_GROUP]; chunk += gridDim.x) {
-#pragma unroll
-        for (int i = 0; i < ADAMW_GROUP; ++i) {
-            if (chunk >= first_chunk[i] && chunk < first_chunk[i + 1])
-                adamw_quad(c, t[i].grad, t[i].n, t[i].param, t[i].m, t[i].v, chunk - first_chunk[i]);
-        }
-    }
+    adamw_chunks(c, t, blockIdx.x, gridDim.x);
 }

@@ -29,10 +29,14 @@
 //   cfc_step_backward_weights  the weight-gradient role alone, OVERWRITING g_w_*, g_b_* (the
 //       step has one producer per gradient, so nothing is zeroed first): block 1024,
 //       grid = ceil(n_hid * (K + 1) / 32)
+//   cfc_step_backward_weights_adamw  the same, each finished gradient element then updating its
+//       parameter by AdamW at once, and two more blocks running AdamW on the heads' w_h, b_h:
+//       block 1024, grid = ceil(n_hid * (K + 1) / 32) + 2
 // Backward order: gates, then params (params reads d_pre_*). All reductions run in an order
 // fixed by the launch shape (no atomics): results are bitwise reproducible. Sizes are ints:
 // every tensor (and batch * (K + 1), n_hid * (K + 1)) must stay below 2^31 elements; indices
 // are 32-bit (no 64-bit division).
+#include "adamw.cuh"
 #include "cfc.cuh"
 
 extern "C" __global__ void __launch_bounds__(128)
@@ -140,14 +144,13 @@ extern "C" __global__ void __launch_bounds__(128)
 }
 
 // The weight-gradient role of the backward (below): tile `tile` of 32 outputs t = j (K + 1) + k,
-// one per lane, the block's warps splitting the batch, then kg_block_column_sums. Returns at once
-// for a tile past the last. ACCUMULATE = false overwrites the gradients.
-template <bool ACCUMULATE>
+// one per lane, the block's warps splitting the batch, then kg_block_column_sums; each output's
+// two sums (gate, time constant) go to write(j, k, sum_g, sum_t) once, k == K for the biases.
+// Returns at once for a tile past the last (block-uniform).
+template <typename Write>
 __device__ __forceinline__ void cfc_backward_weight_tile(
     const float* __restrict__ x, const float* __restrict__ h_old, const float* __restrict__ d_pre_g,
-    const float* __restrict__ d_pre_t, int batch, int n_in, int n_hid, unsigned tile,
-    float* __restrict__ g_w_g, float* __restrict__ g_b_g, float* __restrict__ g_w_t,
-    float* __restrict__ g_b_t) {
+    const float* __restrict__ d_pre_t, int batch, int n_in, int n_hid, unsigned tile, Write write) {
     const int k_all = n_in + n_hid;
     __shared__ KgColumnScratch<2> scratch;  // the gate and the time-constant sums
     const unsigned row = (unsigned)k_all + 1u;  // K weights and the bias
@@ -185,16 +188,28 @@ __device__ __forceinline__ void cfc_backward_weight_tile(
         if ((unsigned)c >= n_cols) return;
         const unsigned t = first + (unsigned)c;
         const int j = (int)(t / row);
-        const int k = (int)(t - (unsigned)j * row);
-        if (k < k_all) {
-            kg_store_grad<ACCUMULATE>(g_w_g[j * k_all + k], sums[0]);
-            kg_store_grad<ACCUMULATE>(g_w_t[j * k_all + k], sums[1]);
-        } else {
-            kg_store_grad<ACCUMULATE>(g_b_g[j], sums[0]);
-            kg_store_grad<ACCUMULATE>(g_b_t[j], sums[1]);
-        }
+        write(j, (int)(t - (unsigned)j * row), sums[0], sums[1]);
     });
 }
+
+// cfc_backward_weight_tile's writer into the four gradients, adding or overwriting.
+template <bool ACCUMULATE>
+struct CfcGradStore {
+    int k_all;
+    float* __restrict__ g_w_g;
+    float* __restrict__ g_b_g;
+    float* __restrict__ g_w_t;
+    float* __restrict__ g_b_t;
+    __device__ __forceinline__ void operator()(int j, int k, float sg, float st) const {
+        if (k < k_all) {
+            kg_store_grad<ACCUMULATE>(g_w_g[j * k_all + k], sg);
+            kg_store_grad<ACCUMULATE>(g_w_t[j * k_all + k], st);
+        } else {
+            kg_store_grad<ACCUMULATE>(g_b_g[j], sg);
+            kg_store_grad<ACCUMULATE>(g_b_t[j], st);
+        }
+    }
+};
 
 // Backward, step 2 (after gates). Two block-uniform roles in one launch:
 //   blocks [0, nb_z): one thread per (b, k), k < K:
@@ -239,8 +254,8 @@ extern "C" __global__ void __launch_bounds__(1024)
         else g_h_old[b * n_hid + (k - n_in)] += s0 + s1;
         return;
     }
-    cfc_backward_weight_tile<true>(x, h_old, d_pre_g, d_pre_t, batch, n_in, n_hid,
-                                   blockIdx.x - nb_z, g_w_g, g_b_g, g_w_t, g_b_t);
+    cfc_backward_weight_tile(x, h_old, d_pre_g, d_pre_t, batch, n_in, n_hid, blockIdx.x - nb_z,
+                             CfcGradStore<true>{k_all, g_w_g, g_b_g, g_w_t, g_b_t});
 }
 
 // The weight-gradient role of cfc_step_backward_params alone, OVERWRITING its outputs (the train
@@ -257,6 +272,61 @@ extern "C" __global__ void __launch_bounds__(1024)
     kg_pdl_enter();
     if (kg_not_whole_warps()) return;
     if (batch < 0 || n_in < 0 || n_hid < 0) return;  // no such tensors (see params above)
-    cfc_backward_weight_tile<false>(x, h_old, d_pre_g, d_pre_t, batch, n_in, n_hid, blockIdx.x,
-                                    g_w_g, g_b_g, g_w_t, g_b_t);
+    cfc_backward_weight_tile(x, h_old, d_pre_g, d_pre_t, batch, n_in, n_hid, blockIdx.x,
+                             CfcGradStore<false>{n_in + n_hid, g_w_g, g_b_g, g_w_t, g_b_t});
+}
+
+// cfc_step_backward_weights with AdamW fused in: the train step's last kernel. Each weight-gradient
+// output is complete in the one block that sums it, so that block writes the gradient and at once
+// updates its parameter and moments (adamw.cuh's adamw_elem, with the schedule of adamw_scheduled:
+// the same bits as adamw_scheduled over the finished gradient). Blocks [nb_w, grid) run AdamW on
+// the heads' w_h [5, n_hid] and b_h [5] from g_w_h, g_b_h (the heads' backward, an earlier node):
+// chunks of 4 * blockDim.x elements, w_h's then b_h's, grid-strided over those blocks.
+// Nothing else in this launch reads a tensor it updates (the gradient sums read x, h_old and
+// d_pre_*), and the PDL wait at entry orders it after every earlier reader of the weights.
+// Block 1024, grid = ceil(n_hid * (K + 1) / 32) + 2 (one chunk each for 5 n_hid <= 4096; any
+// count >= 1 of extra blocks covers the heads).
+extern "C" __global__ void __launch_bounds__(1024) cfc_step_backward_weights_adamw(
+    const float* __restrict__ x, const float* __restrict__ h_old,
+    const float* __restrict__ d_pre_g, const float* __restrict__ d_pre_t,
+    const float* __restrict__ g_w_h, const float* __restrict__ g_b_h,
+    const float* __restrict__ schedule, float beta1, float beta2, float eps, float weight_decay,
+    int batch, int n_in, int n_hid, float* __restrict__ g_w_g, float* __restrict__ g_b_g,
+    float* __restrict__ g_w_t, float* __restrict__ g_b_t, float* __restrict__ w_g,
+    float* __restrict__ m_w_g, float* __restrict__ v_w_g, float* __restrict__ b_g,
+    float* __restrict__ m_b_g, float* __restrict__ v_b_g, float* __restrict__ w_t,
+    float* __restrict__ m_w_t, float* __restrict__ v_w_t, float* __restrict__ b_t,
+    float* __restrict__ m_b_t, float* __restrict__ v_b_t, float* __restrict__ w_h,
+    float* __restrict__ m_w_h, float* __restrict__ v_w_h, float* __restrict__ b_h,
+    float* __restrict__ m_b_h, float* __restrict__ v_b_h) {
+    kg_pdl_enter();
+    if (kg_not_whole_warps()) return;
+    if (batch < 0 || n_in < 0 || n_hid < 0) return;  // no such tensors (see params above)
+    const AdamWCoeffs c = adamw_coeffs(schedule[0], beta1, beta2, eps, weight_decay, schedule[1],
+                                       schedule[2]);
+    const int k_all = n_in + n_hid;
+    const unsigned nb_w = kg_blocks_for((unsigned)n_hid * ((unsigned)k_all + 1u), KG_WARP);
+    if (blockIdx.x >= nb_w) {  // the heads' AdamW (block-uniform)
+        const AdamWTensor heads[2] = {
+            {g_w_h, w_h, m_w_h, v_w_h, (unsigned)N_HORIZONS * (unsigned)n_hid},
+            {g_b_h, b_h, m_b_h, v_b_h, (unsigned)N_HORIZONS},
+        };
+        adamw_chunks(c, heads, blockIdx.x - nb_w, gridDim.x - nb_w);
+        return;
+    }
+    cfc_backward_weight_tile(x, h_old, d_pre_g, d_pre_t, batch, n_in, n_hid, blockIdx.x,
+                             [&](int j, int k, float sg, float st) {
+                                 if (k < k_all) {
+                                     const int i = j * k_all + k;
+                                     g_w_g[i] = sg;
+                                     g_w_t[i] = st;
+                                     adamw_elem(c, w_g[i], sg, m_w_g[i], v_w_g[i]);
+                                     adamw_elem(c, w_t[i], st, m_w_t[i], v_w_t[i]);
+                                 } else {
+                                     g_b_g[j] = sg;
+                                     g_b_t[j] = st;
+                                     adamw_elem(c, b_g[j], sg, m_b_g[j], v_b_g[j]);
+                                     adamw_elem(c, b_t[j], st, m_b_t[j], v_b_t[j]);
+                                 }
+                             });
 }

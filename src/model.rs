@@ -241,6 +241,51 @@ pub mod kernels {
         g_b_t: &mut [f32; n_hid],
     );
 
+    /// [`CfcStepBackwardWeights`] with AdamW fused in (the train step's last kernel): each
+    /// finished gradient element (written to `g_*`) updates its parameter and moments at once,
+    /// and two more blocks run AdamW on the heads' `w_h`, `b_h` from `g_w_h`, `g_b_h`; the
+    /// schedule and hyper-parameters of [`AdamwScheduled`], whose bits it gives.
+    /// Launch: [`super::launch::cfc_step_backward_weights_adamw`].
+    #[kernel("cfc_step.cu", unsafe(extents))]
+    pub fn cfc_step_backward_weights_adamw(
+        x: &[f32; batch * n_in],
+        h_old: &[f32; batch * n_hid],
+        d_pre_g: &[f32; batch * n_hid],
+        d_pre_t: &[f32; batch * n_hid],
+        g_w_h: &[f32; 5 * n_hid],
+        g_b_h: &[f32; 5],
+        schedule: &[f32; 3],
+        beta1: f32,
+        beta2: f32,
+        eps: f32,
+        weight_decay: f32,
+        batch: i32,
+        n_in: i32,
+        n_hid: i32,
+        g_w_g: &mut [f32; n_hid * (n_in + n_hid)],
+        g_b_g: &mut [f32; n_hid],
+        g_w_t: &mut [f32; n_hid * (n_in + n_hid)],
+        g_b_t: &mut [f32; n_hid],
+        w_g: &mut [f32; n_hid * (n_in + n_hid)],
+        m_w_g: &mut [f32; n_hid * (n_in + n_hid)],
+        v_w_g: &mut [f32; n_hid * (n_in + n_hid)],
+        b_g: &mut [f32; n_hid],
+        m_b_g: &mut [f32; n_hid],
+        v_b_g: &mut [f32; n_hid],
+        w_t: &mut [f32; n_hid * (n_in + n_hid)],
+        m_w_t: &mut [f32; n_hid * (n_in + n_hid)],
+        v_w_t: &mut [f32; n_hid * (n_in + n_hid)],
+        b_t: &mut [f32; n_hid],
+        m_b_t: &mut [f32; n_hid],
+        v_b_t: &mut [f32; n_hid],
+        w_h: &mut [f32; 5 * n_hid],
+        m_w_h: &mut [f32; 5 * n_hid],
+        v_w_h: &mut [f32; 5 * n_hid],
+        b_h: &mut [f32; 5],
+        m_b_h: &mut [f32; 5],
+        v_b_h: &mut [f32; 5],
+    );
+
     /// Heads: `logits = W_h h + b_h`, `probs = sigmoid(logits)`; `h [batch, n_hid]`,
     /// `w_h [5, n_hid]`, `b_h [5]`, `logits`, `probs [batch, 5]`.
     /// Launch: [`super::launch::multi_horizon_heads`].
@@ -565,6 +610,13 @@ pub mod launch {
     /// Block 1024, grid `ceil(n_hid * (K + 1) / 32)`, `K = n_in + n_hid`.
     pub fn cfc_step_backward_weights(n_in: usize, n_hid: usize) -> LaunchConfig {
         grid(ceil_div(n_hid * (n_in + n_hid + 1), REDUCE_OUTPUTS), REDUCE_BLOCK)
+    }
+
+    /// [`cfc_step_backward_weights`]' grid and two blocks more (AdamW on the heads).
+    pub fn cfc_step_backward_weights_adamw(n_in: usize, n_hid: usize) -> LaunchConfig {
+        let mut cfg = cfc_step_backward_weights(n_in, n_hid);
+        cfg.grid_dim.0 += 2;
+        cfg
     }
 
     /// One warp per `(b, o)`: grid `ceil(batch * 5 / 4)`, block 128.

@@ -296,15 +296,7 @@ fn graph_launch_shapes_follow_the_model_launch_configs() {
             "cfc" => launch::cfc_step(b, h),
             "heads" => launch::multi_horizon_heads(b),
             "heads_backward" => launch::multi_horizon_heads_bce_backward(b, h),
-            "cfc_weights" => launch::cfc_step_backward_weights(n_in, h),
-            "adamw" => launch::adamw_group(&[
-                TrainStep::W_G_LEN,
-                TrainStep::B_G_LEN,
-                TrainStep::W_T_LEN,
-                TrainStep::B_T_LEN,
-                TrainStep::W_H_LEN,
-                TrainStep::B_H_LEN,
-            ]),
+            "cfc_weights" => launch::cfc_step_backward_weights_adamw(n_in, h),
             other => panic!("unexpected train step node {other}"),
         };
         assert_launch(&format!("TrainStep::{name}"), nodes[i], cfg);
