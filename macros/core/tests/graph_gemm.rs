@@ -227,3 +227,49 @@ fn run_text(body: &str) -> String {
     text += "\n[kernels]\nsource = \"decls.rs\"\nmodule = \"crate::decls\"\n";
     text
 }
+
+#[test]
+fn an_included_gemm_takes_the_including_specs_buffers_scalars_and_dims() {
+    let kernels = "[kernels]\nsource = \"decls.rs\"\nmodule = \"crate::decls\"\n";
+    let buffer = |name: &str, len: &str, role: &str| {
+        format!("[buffers.{name}]\ndtype = \"f32\"\nlen = \"{len}\"\nrole = \"{role}\"\n")
+    };
+    let inc = format!(
+        "{kernels}[dims]\nr = 4\ncols = 3\nd = 2\n{}{}{}[scalars.g]\ndtype = \"f32\"\ndefault = 1.0\n\
+         [[node]]\nname = \"mm\"\ngemm = {{ a = \"x\", b = \"w\", c = \"y\", m = \"r\", n = \"cols\", k = \"d\", alpha = \"g\", compute = \"f32\" }}\n",
+        buffer("x", "r * d", "input"),
+        buffer("w", "d * cols", "parameter"),
+        buffer("y", "r * cols", "output"),
+    );
+    let main = |scalars: &str| {
+        format!(
+            "{kernels}[dims]\nm = 4\nn = 3\nk = 2\n{}{}{}{}\
+             [[include]]\nname = \"first\"\nspec = \"inc.toml\"\nbuffers = {{ x = \"a\", w = \"b\", y = \"c\" }}\nscalars = {scalars}\n",
+            buffer("a", "m * k", "input"),
+            buffer("b", "k * n", "parameter"),
+            buffer("c", "m * n", "output"),
+            if scalars.contains("gain") { "[scalars.gain]\ndtype = \"f32\"\ndefault = 2.0\n" } else { "" },
+        )
+    };
+    for (scalars, want_scalar) in [("{ g = \"gain\" }", true), ("{ g = 0.5 }", false)] {
+        let text = main(scalars);
+        let read_file = |p: &str| match p {
+            "inc.toml" => Ok(inc.clone()),
+            _ => Ok(DECLS.to_string()),
+        };
+        let req = GraphRequest {
+            spec_path: "main.toml",
+            spec_text: &text,
+            struct_name: None,
+            root: "",
+            read_file: &read_file,
+        };
+        let a = analyze(&req).unwrap_or_else(|e| panic!("{}", e.join("\n")));
+        let op = gemm_op(&a, "first_mm");
+        assert_eq!((op.m, op.n, op.k), (4, 3, 2), "the included dims' values");
+        let node = &a.ir.nodes[0];
+        let buffer_of = |i: usize| a.ir.buffers[node.args[i].binding.buffer_access().unwrap().0].name.clone();
+        assert_eq!([buffer_of(GemmOp::A), buffer_of(GemmOp::B), buffer_of(GemmOp::C)], ["a", "b", "c"]);
+        assert_eq!(matches!(node.args[GemmOp::ALPHA].binding, Binding::Scalar { .. }), want_scalar, "{scalars}");
+    }
+}
