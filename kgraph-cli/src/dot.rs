@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use kgraph_codegen::graph::{analyze, GraphRequest};
+use kgraph_codegen::graph::{analyze_with, GraphRequest, Options as AnalyzeOptions};
 use kgraph_codegen::syntax::naming::graph_struct_name;
 
 use crate::args::{run_command, Arg, Args, CliError, Exit};
@@ -22,6 +22,10 @@ validated first, as kgraph::graph! validates it.
 Options:
       --mermaid       Print the Mermaid flowchart instead
       --svg <OUT>     Render with Graphviz (`dot -Tsvg`) into OUT
+      --plan          Draw the memory plan beside the dataflow: each planned buffer's arena
+                      offset and size, each scratch buffer left out and why
+      --pdl-waits-first
+                      Plan as `graph!(.., unsafe(pdl_waits_first))` does (PDL edges order)
       --root <DIR>    The crate the spec's paths are relative to (default: the nearest
                       Cargo.toml at or above the spec)
   -h, --help          Print help
@@ -36,6 +40,8 @@ struct Options {
     mermaid: bool,
     svg: Option<PathBuf>,
     root: Option<PathBuf>,
+    plan: bool,
+    pdl_waits_first: bool,
 }
 
 fn options(mut args: Args) -> Result<Option<Options>, CliError> {
@@ -44,6 +50,8 @@ fn options(mut args: Args) -> Result<Option<Options>, CliError> {
         match arg {
             Arg::Help => return Ok(None),
             Arg::Flag(f) if f == "--mermaid" => o.mermaid = true,
+            Arg::Flag(f) if f == "--plan" => o.plan = true,
+            Arg::Flag(f) if f == "--pdl-waits-first" => o.pdl_waits_first = true,
             Arg::Flag(f) if f == "--svg" => o.svg = Some(args.path(&f)?),
             Arg::Flag(f) if f == "--root" => o.root = Some(args.path(&f)?),
             Arg::Flag(f) => return Err(args.unknown(&f)),
@@ -53,6 +61,9 @@ fn options(mut args: Args) -> Result<Option<Options>, CliError> {
     }
     if o.mermaid && o.svg.is_some() {
         return Err(args.usage("`--mermaid` and `--svg` contradict each other: SVG is rendered from DOT"));
+    }
+    if o.mermaid && o.plan {
+        return Err(args.usage("`--plan` draws DOT: leave out `--mermaid`"));
     }
     if o.spec.is_none() {
         return Err(args.usage("no graph spec given: `kgraph dot graphs/x.toml`"));
@@ -79,7 +90,8 @@ fn execute(o: Options) -> Result<Exit, CliError> {
         root: &root_text,
         read_file: &read_file,
     };
-    let analysis = match analyze(&request) {
+    let analyze_options = AnalyzeOptions { pdl_waits_first: o.pdl_waits_first, ..AnalyzeOptions::default() };
+    let analysis = match analyze_with(&request, &analyze_options) {
         Ok(analysis) => analysis,
         Err(errors) => {
             for error in errors {
@@ -92,7 +104,8 @@ fn execute(o: Options) -> Result<Exit, CliError> {
         print!("{}", with_newline(analysis.mermaid()));
         return Ok(Exit::Ok);
     }
-    let dot = analysis.dot(&graph_struct_name(&spec_path));
+    let name = graph_struct_name(&spec_path);
+    let dot = if o.plan { analysis.dot_with_plan(&name) } else { analysis.dot(&name) };
     match &o.svg {
         Some(out) => render_svg(&dot, out),
         None => {

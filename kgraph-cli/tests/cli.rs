@@ -194,6 +194,25 @@ fn dot_is_the_generated_constant() {
     assert_eq!(run.stdout.trim_end(), analysis.dot("Perception").trim_end());
 }
 
+/// `kgraph dot --plan` draws the memory plan beside the dataflow: the train step's planned
+/// buffers with their offsets (with `--pdl-waits-first`: the spec is PDL throughout, so without
+/// the promise nothing is planned and every scratch buffer says why).
+#[test]
+fn dot_plan_draws_the_memory_plan() {
+    let root = workspace();
+    let spec = "graphs/train_step.toml";
+    let plain = kgraph_in(&root, &["dot", "--plan", spec]);
+    assert_eq!(plain.code, 0, "{}", plain.output());
+    assert!(plain.stdout.contains("subgraph cluster_memory_plan"), "{}", plain.stdout);
+    assert!(plain.stdout.contains("memory plan: arena 0 bytes"), "{}", plain.stdout);
+    assert!(plain.stdout.contains("own allocation: shares with no buffer"), "{}", plain.stdout);
+    let promised = kgraph_in(&root, &["dot", "--plan", "--pdl-waits-first", spec]);
+    assert_eq!(promised.code, 0, "{}", promised.output());
+    assert!(promised.stdout.contains("\\n@0 +"), "a planned buffer at offset 0: {}", promised.stdout);
+    assert!(!promised.stdout.contains("memory plan: arena 0 bytes"), "{}", promised.stdout);
+    assert_eq!(kgraph(&["dot", "--plan", "--mermaid", "good/graphs/affine.toml"]).code, 2);
+}
+
 #[test]
 fn dot_reports_spec_errors_and_missing_files() {
     let broken = kgraph(&["dot", "broken/graphs/broken.toml"]);

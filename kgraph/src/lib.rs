@@ -123,6 +123,7 @@ pub mod expert {
 #[doc(hidden)]
 pub mod __private {
     pub use kgraph_runtime::zeroed;
+    pub use kgraph_runtime::{__Arena as Arena, __ArenaSlice as ArenaSlice};
     pub use kgraph_runtime::{
         __check_capture, check_block, check_pdl, check_same_context, check_same_stream, config_for, launch_ex,
         DynamicSharedLimit, DEFAULT_BLOCK,

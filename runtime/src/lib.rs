@@ -78,6 +78,8 @@ pub use launch::config::{
 pub use launch::module::{check_param_sizes, KernelSource, ModuleCache};
 pub use launch::pinned_ptr::{PinnedMutPtr, PinnedPtr};
 pub use layout::DeviceStruct;
+#[doc(hidden)]
+pub use memory::arena::{Arena as __Arena, ArenaSlice as __ArenaSlice};
 pub use memory::buffer::{DeviceBuffer, DeviceView, DeviceViewMut};
 pub use memory::device::Device;
 pub use memory::mapped::{MappedBuffer, PinnedSlot};

@@ -17,6 +17,7 @@ mod graph_nccl;
 mod graph_pdl;
 mod graph_reload;
 mod kernel_args;
+mod memory_plan;
 mod misuse;
 mod mixed;
 mod resident;
@@ -39,3 +40,9 @@ mod rows;
 mod smoke;
 mod types;
 mod verified;
+
+/// The model's kernel module at the path its specs name (`crate::model::kernels`), so
+/// `memory_plan` can build its own structs from the model's specs (`ppo` re-exports the PPO one).
+mod model {
+    pub use kgraph_model::model::kernels;
+}

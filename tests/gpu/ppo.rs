@@ -8,6 +8,9 @@
 
 use kgraph::gradcheck::{sample_coords, weighted_sum, GradCheck};
 use kgraph::{Device, DeviceBuffer, Result};
+/// The PPO kernels' module at the path `graphs/ppo_update.toml` names (`crate::ppo::kernels`),
+/// for the structs `memory_plan` builds from it (a module: no clash with `fn kernels`).
+pub(crate) use kgraph_model::ppo::kernels;
 use kgraph_model::ppo::{launch, Kernels, STAT_NAMES};
 
 use super::common::device;

@@ -22,7 +22,10 @@ fn analyze(files: &dyn Fn(&str) -> Option<String>, main: &str, repeat: Option<u3
     let read_file = |p: &str| files(p).map_or_else(|| std::fs::read_to_string(root.join(p)), Ok);
     let text = read_file(main).expect("main spec");
     let req = GraphRequest { spec_path: main, spec_text: &text, struct_name: None, root: "", read_file: &read_file };
-    analyze_with(&req, &Options { record_dir: None, repeat: repeat.map(|k| NonZeroU32::new(k).unwrap()) })
+    analyze_with(
+        &req,
+        &Options { record_dir: None, repeat: repeat.map(|k| NonZeroU32::new(k).unwrap()), ..Options::default() },
+    )
 }
 
 fn errors(files: &dyn Fn(&str) -> Option<String>, main: &str, repeat: Option<u32>) -> Vec<String> {

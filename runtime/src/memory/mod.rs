@@ -2,6 +2,7 @@
 //! host memory, staged transfers, the slot bus, and [`Device`](crate::Device), whose one `impl`
 //! allocates and moves data.
 
+pub(crate) mod arena;
 pub(crate) mod buffer;
 pub(crate) mod device;
 pub mod layout;

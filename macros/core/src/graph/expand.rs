@@ -21,13 +21,18 @@ pub const MANIFEST_DIR_VAR: &str = "KGRAPH_MANIFEST_DIR";
 
 /// The macro's arguments: `"path.toml"` and optionally `, name = StructName`,
 /// `, repeat = K` (the whole spec as the body of one `[[while]] repeat = K` loop: K steps per
-/// launch) and `, dims = { batch = 512, ... }` (dims of the spec given other values: one spec,
-/// several shapes).
+/// launch), `, dims = { batch = 512, ... }` (dims of the spec given other values: one spec,
+/// several shapes), `, plan_memory = false` (no memory plan) and `, unsafe(pdl_waits_first)`
+/// (the memory plan may take PDL edges as ordering).
 struct MacroArgs {
     path: LitStr,
     name: Option<Ident>,
     repeat: Option<syn::LitInt>,
     dims: Vec<(Ident, syn::LitInt)>,
+    /// `plan_memory = false`: no memory plan.
+    no_memory_plan: bool,
+    /// `unsafe(pdl_waits_first)`: every PDL kernel waits before it touches any buffer.
+    pdl_waits_first: bool,
 }
 
 /// `{ name = 512, ... }`.
@@ -57,9 +62,14 @@ impl Parse for MacroArgs {
             )
         })?;
         let (mut name, mut repeat, mut dims) = (None, None, Vec::new());
+        let (mut no_memory_plan, mut pdl_waits_first) = (false, false);
         while input.parse::<Token![,]>().is_ok() {
             if input.is_empty() {
                 break;
+            }
+            if input.peek(Token![unsafe]) {
+                pdl_waits_first = parse_unsafe_promise(input)?;
+                continue;
             }
             let key: Ident = input.parse()?;
             if key == "name" {
@@ -71,11 +81,14 @@ impl Parse for MacroArgs {
             } else if key == "dims" {
                 input.parse::<Token![=]>()?;
                 dims = parse_dims(input)?;
+            } else if key == "plan_memory" {
+                input.parse::<Token![=]>()?;
+                no_memory_plan = !input.parse::<syn::LitBool>()?.value;
             } else {
                 return Err(syn::Error::new(
                     key.span(),
                     format!(
-                        "unknown option `{key}`: the options are `name = StructName`, `repeat = K` and `dims = {{ dim = value, .. }}`"
+                        "unknown option `{key}`: the options are `name = StructName`, `repeat = K`, `dims = {{ dim = value, .. }}`, `plan_memory = false` and `unsafe(pdl_waits_first)`"
                     ),
                 ));
             }
@@ -83,8 +96,24 @@ impl Parse for MacroArgs {
         if !input.is_empty() {
             return Err(input.error("unexpected tokens after the spec file"));
         }
-        Ok(MacroArgs { path, name, repeat, dims })
+        Ok(MacroArgs { path, name, repeat, dims, no_memory_plan, pdl_waits_first })
     }
+}
+
+/// `unsafe(pdl_waits_first)`: the one promise a `graph!` call can make (see `docs/graph-spec.md`,
+/// "Memory plan"); `true` once parsed.
+fn parse_unsafe_promise(input: ParseStream<'_>) -> syn::Result<bool> {
+    input.parse::<Token![unsafe]>()?;
+    let content;
+    syn::parenthesized!(content in input);
+    let promise: Ident = content.parse()?;
+    if promise != "pdl_waits_first" || !content.is_empty() {
+        return Err(syn::Error::new(
+            promise.span(),
+            "the promise `graph!` takes is `unsafe(pdl_waits_first)`: every PDL kernel of the graph executes `griddepcontrol.wait` before it touches any buffer",
+        ));
+    }
+    Ok(true)
 }
 
 fn manifest_dir() -> PathBuf {
@@ -147,7 +176,13 @@ pub fn expand(input: TokenStream) -> TokenStream {
         read_file: &read_file,
     };
     let record_dir = crate::compiled::record_dir_from_env();
-    match generate_with(&req, &Options { record_dir: record_dir.as_deref(), repeat }) {
+    let options = Options {
+        record_dir: record_dir.as_deref(),
+        repeat,
+        no_memory_plan: args.no_memory_plan,
+        pdl_waits_first: args.pdl_waits_first,
+    };
+    match generate_with(&req, &options) {
         Ok(tokens) => tokens,
         Err(messages) => {
             let errors = messages.iter().map(|m| syn::Error::new(args.path.span(), m).to_compile_error());

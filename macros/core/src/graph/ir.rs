@@ -34,6 +34,8 @@ pub struct Buffer {
     pub role: Role,
     /// `doc = "..."`.
     pub doc: Option<String>,
+    /// May share the memory plan's arena (`plan = false` opts out; see `graph::memplan`).
+    pub plan: bool,
 }
 
 /// A literal value, typed by the parameter it is bound to.
@@ -389,6 +391,8 @@ pub struct GraphIr {
     pub controls: Vec<Control>,
     /// The specs spliced in by `[[include]]`, nested ones too, in the order they were spliced.
     pub includes: Vec<Include>,
+    /// Plan memory (`plan_memory`, default true; `graph!(.., plan_memory = false)` overrides).
+    pub plan_memory: bool,
 }
 
 /// A spec spliced in by `[[include]]`.

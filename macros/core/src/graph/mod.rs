@@ -8,7 +8,8 @@
 //! 2. [`check`]: names, dtypes, roles, expressions, arguments against the declared signatures,
 //!    node order, usage, one function per rule, all errors collected → [`ir`];
 //! 3. [`ir`]: the validated graph, and the names of what is generated for it;
-//! 4. [`dataflow`]: dependencies, transitive reduction, stream schedule;
+//! 4. [`dataflow`]: dependencies, transitive reduction, stream schedule; [`memplan`]: the buffers
+//!    that share one arena;
 //! 5. [`emit`]: the struct's code, rustdoc ([`emit::docs`]) and diagrams ([`emit::diagram`]).
 //!
 //! [`analyze`] and [`generate`] run them for one [`GraphRequest`]; [`expand()`] is the macro.
@@ -19,6 +20,7 @@ pub mod dataflow;
 pub mod emit;
 mod expand;
 pub mod ir;
+pub mod memplan;
 mod pipeline;
 pub mod plan;
 pub mod spec;

@@ -12,6 +12,7 @@ use super::check::{self, Kernels};
 use super::dataflow;
 use super::emit::{self, diagram, docs, CodegenInput};
 use super::ir::GraphIr;
+use super::memplan::{self, MemoryPlan};
 use super::plan;
 use super::spec::diag::SourceMap;
 use super::spec::{self, include, ArgValue, RawSpec, S};
@@ -48,12 +49,19 @@ pub struct Analysis {
     pub branched: plan::BuildPlan,
     /// The build plan of `capture_serialized()` and `profile()`.
     pub serialized: plan::BuildPlan,
+    /// Which buffers share the arena, and where.
+    pub memory: MemoryPlan,
 }
 
 impl Analysis {
     /// The dataflow as Graphviz DOT, `digraph <graph_name>`: the graph struct's `DOT` constant.
     pub fn dot(&self, graph_name: &str) -> String {
         diagram::dot(&self.ir, graph_name, &self.edges, &self.branched.programmatic_edges())
+    }
+
+    /// The dataflow as DOT with the memory plan drawn beside it (`kgraph dot --plan`).
+    pub fn dot_with_plan(&self, graph_name: &str) -> String {
+        memplan::diagram::with_plan(&self.dot(graph_name), &self.ir, &self.memory)
     }
 
     /// The dataflow as a Mermaid flowchart: the graph struct's `MERMAID` constant.
@@ -72,7 +80,7 @@ pub fn analyze(req: &GraphRequest<'_>) -> Result<Analysis, Vec<String>> {
 /// `$OUT_DIR/kgraph`) every PDL node's kernel must be proven to wait on its grid dependency
 /// (`check::pdl`).
 pub fn analyze_with_records(req: &GraphRequest<'_>, record_dir: Option<&Path>) -> Result<Analysis, Vec<String>> {
-    analyze_with(req, &Options { record_dir, repeat: None })
+    analyze_with(req, &Options { record_dir, ..Options::default() })
 }
 
 /// What a `graph!` call asks beyond its spec.
@@ -82,6 +90,12 @@ pub struct Options<'a> {
     pub record_dir: Option<&'a Path>,
     /// `graph!(.., repeat = K)`: every node (included ones too) in one loop of K iterations.
     pub repeat: Option<NonZeroU32>,
+    /// `graph!(.., plan_memory = false)`: no memory plan, whatever the spec says.
+    pub no_memory_plan: bool,
+    /// `graph!(.., unsafe(pdl_waits_first))`: the caller promises that every PDL kernel of the
+    /// graph executes `griddepcontrol.wait` before it touches any buffer, so the memory plan
+    /// may take programmatic edges as ordering.
+    pub pdl_waits_first: bool,
 }
 
 /// At most this many levels of `[[include]]` nest: far more than a spec needs, far less than
@@ -155,7 +169,12 @@ fn analyze_in(
     let serial = dataflow::serial_schedule(ir.nodes.len(), &pdl);
     let (branched, serialized) = (plan::branched(&ir), plan::serialized(&ir));
     write_by_name_args(&mut raw, &ir);
-    Ok((Analysis { ir, edges, schedule, serial, branched, serialized }, raw))
+    let mut ir = ir;
+    if chain.is_empty() && options.no_memory_plan {
+        ir.plan_memory = false;
+    }
+    let memory = memplan::plan(&ir, &branched, chain.is_empty() && options.pdl_waits_first);
+    Ok((Analysis { ir, edges, schedule, serial, branched, serialized, memory }, raw))
 }
 
 /// Writes the arguments of `ir`'s nodes that were bound by name into `raw`'s `args`, so that a
@@ -163,12 +182,7 @@ fn analyze_in(
 /// name the including spec's dims, buffers and scalars). `raw`'s nodes are `ir`'s, in order.
 fn write_by_name_args(raw: &mut RawSpec, ir: &GraphIr) {
     for (node, bound) in raw.nodes.iter_mut().zip(&ir.nodes) {
-        let mut by_name = bound.args.iter().filter(|a| a.by_name).peekable();
-        // Only kernel nodes bind by name; an empty `args` on a memset, memcpy, collective or gemm
-        // node would read as a kernel key it may not have.
-        if by_name.peek().is_none() {
-            continue;
-        }
+        let by_name = bound.args.iter().filter(|a| a.by_name);
         let at = node.kernel.as_ref().map_or(node.span.clone(), |k| k.span.clone());
         let args = node.args.get_or_insert_with(|| S { v: Vec::new(), span: at.clone() });
         for a in by_name {
@@ -253,7 +267,7 @@ fn analyze_included(
     included: &mut Included,
 ) -> Result<RawSpec, Vec<String>> {
     let sub_req = GraphRequest { spec_path: path, spec_text: text, struct_name: None, ..*req };
-    let options = Options { record_dir, repeat: None };
+    let options = Options { record_dir, ..Options::default() };
     let errors = match analyze_in(&sub_req, &options, chain, included) {
         Ok((_, sub)) => return Ok(sub),
         Err(errors) => errors,
@@ -322,7 +336,7 @@ pub fn generate(req: &GraphRequest<'_>) -> Result<TokenStream, Vec<String>> {
 /// [`generate`] with the PDL rule checked against the records in `record_dir`
 /// ([`analyze_with_records`]).
 pub fn generate_with_records(req: &GraphRequest<'_>, record_dir: Option<&Path>) -> Result<TokenStream, Vec<String>> {
-    generate_with(req, &Options { record_dir, repeat: None })
+    generate_with(req, &Options { record_dir, ..Options::default() })
 }
 
 /// [`generate`] with `options` ([`analyze_with`]): what `graph!` runs.
@@ -330,7 +344,7 @@ pub fn generate_with(req: &GraphRequest<'_>, options: &Options<'_>) -> Result<To
     let a = analyze_with(req, options)?;
     let name = req.struct_name.clone().unwrap_or_else(|| graph_struct_ident(req.spec_path, Span::call_site()));
     let programmatic = a.branched.programmatic_edges();
-    let doc = docs::struct_doc(&a.ir, &a.edges, &programmatic);
+    let doc = docs::struct_doc(&a.ir, &a.edges, &programmatic, &a.memory);
     let dot = a.dot(&name.to_string());
     let mermaid = a.mermaid();
     let mut tracked = vec![join(req.root, req.spec_path), join(req.root, &a.ir.kernel_source)];
@@ -347,6 +361,7 @@ pub fn generate_with(req: &GraphRequest<'_>, options: &Options<'_>) -> Result<To
         schedule: &a.schedule,
         branched: &a.branched,
         serialized: &a.serialized,
+        memory: &a.memory,
         programmatic: &programmatic,
         tracked: &tracked,
         doc: &doc,

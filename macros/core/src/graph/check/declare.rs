@@ -109,7 +109,15 @@ pub(crate) fn buffers(cx: &mut Ctx<'_>, raw: &RawSpec) -> Declared<Buffer> {
         if let (true, Some(elem), Some(role), Some(len)) = (named, elem, role, len) {
             let len_src = b.len.as_ref().map_or_else(|| "1".to_string(), |l| num_src(&l.v));
             out.push(
-                Buffer { name: b.name.v.clone(), elem, len, len_src, role, doc: b.doc.clone() },
+                Buffer {
+                    name: b.name.v.clone(),
+                    elem,
+                    len,
+                    len_src,
+                    role,
+                    doc: b.doc.clone(),
+                    plan: b.plan.as_ref().map_or(true, |p| p.v),
+                },
                 b.name.span.clone(),
             );
         }

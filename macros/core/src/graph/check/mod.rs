@@ -112,5 +112,6 @@ pub fn validate(
         nodes: bound.nodes,
         controls,
         includes: raw.included.iter().map(|f| Include { name: f.name.clone(), spec: f.spec.clone() }).collect(),
+        plan_memory: raw.plan_memory.as_ref().map_or(true, |p| p.v),
     })
 }

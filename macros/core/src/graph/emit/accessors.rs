@@ -21,7 +21,10 @@ pub(crate) fn accessors(cg: &CodegenInput<'_>) -> TokenStream {
     let ir = cg.ir;
     let mut out = TokenStream::new();
     for b in 0..ir.buffers.len() {
-        out.extend(buffer_accessor(ir, b));
+        // A planned buffer's bytes belong to other buffers between its uses: no accessor.
+        if cg.memory.slot(b).is_none() {
+            out.extend(buffer_accessor(ir, b));
+        }
     }
     for s in 0..ir.scalars.len() {
         out.extend(scalar_accessors(cg, s));
@@ -154,7 +157,7 @@ fn condition_reader(ir: &GraphIr, b: usize) -> Option<&str> {
 fn buffer_replacer(cg: &CodegenInput<'_>, b: usize) -> Option<TokenStream> {
     let ir = cg.ir;
     let buf = &ir.buffers[b];
-    if !buf.role.is_replaceable() || condition_reader(ir, b).is_some() {
+    if !buf.role.is_replaceable() || condition_reader(ir, b).is_some() || cg.memory.slot(b).is_some() {
         return None;
     }
     let (f, m) = (buffer_field(ir, b), format_ident!("{}", buf.replacer()));

@@ -6,6 +6,7 @@ use crate::emit_util::elem_in_hidden_module;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
+use super::arena;
 use super::fields::{buffer_field, kernel_field, kernel_types, scalar_field, InFlight};
 use super::input::CodegenInput;
 use super::launch::{collective_lens, collective_tokens};
@@ -104,7 +105,9 @@ pub(crate) fn new_fn(cg: &CodegenInput<'_>) -> TokenStream {
     let kernel_types = kernel_types(cg);
     let kernel_load_ops = ir.kernels.iter().map(|d| format!("load kernel `{}`", ident_text(&d.name)));
     let buffer_fields = (0..ir.buffers.len()).map(|b| buffer_field(ir, b));
-    let buffer_inits = ir.buffers.iter().map(|b| buffer_init(&graph, b));
+    let buffer_inits = (0..ir.buffers.len())
+        .map(|b| arena::planned_init(cg, b).unwrap_or_else(|| buffer_init(&graph, &ir.buffers[b])));
+    let arena_alloc = arena::arena_alloc(cg);
     let scalar_fields = (0..ir.scalars.len()).map(|s| scalar_field(ir, s));
     let scalar_inits = ir.scalars.iter().map(|s| typed_literal(&s.default, s.elem));
     let cfgs = node_cfgs(ir);
@@ -129,6 +132,7 @@ pub(crate) fn new_fn(cg: &CodegenInput<'_>) -> TokenStream {
             let mut modules = ::kgraph::expert::ModuleCache::new(device.context());
             #( let #kernel_fields = #kernel_types::load(&mut modules)
                 .map_err(|e| ::kgraph::Error::in_graph(#graph, #kernel_load_ops, e))?; )*
+            #arena_alloc
             ::core::result::Result::Ok(Self {
                 #( #kernel_fields, )*
                 #( #buffer_fields: #buffer_inits, )*

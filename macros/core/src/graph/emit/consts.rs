@@ -4,6 +4,7 @@
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 
+use super::arena::plan_consts;
 use super::input::CodegenInput;
 use crate::emit_util::{doc_attr, ident};
 
@@ -39,11 +40,13 @@ pub(crate) fn assoc_consts(cg: &CodegenInput<'_>) -> TokenStream {
     let node_pdl: Vec<bool> = ir.nodes.iter().map(|n| n.pdl).collect();
     let pdl_edge_pairs = pairs(cg.programmatic.iter().copied());
     let (dot, mermaid) = (cg.dot, cg.mermaid);
+    let plan = plan_consts(cg);
     quote! {
         /// The spec file this type was generated from.
         pub const SPEC: &'static str = #spec;
         #( #dim_consts )*
         #( #len_consts )*
+        #plan
         /// Node names, in file order (= eager order); indices used by `EDGES`.
         pub const NODES: &'static [&'static str] = &[#(#node_names),*];
         /// Dependency edges `(from, to)` between nodes, derived from their reads and writes

@@ -4,18 +4,20 @@
 
 use crate::graph::dataflow::Edge;
 use crate::graph::ir::{Arg, Binding, GraphIr, Role};
+use crate::graph::memplan::MemoryPlan;
 use crate::syntax::text::code_list;
 
 /// Markdown for the struct's `#[doc]`.
-pub fn struct_doc(ir: &GraphIr, edges: &[Edge], programmatic: &[(usize, usize)]) -> String {
+pub fn struct_doc(ir: &GraphIr, edges: &[Edge], programmatic: &[(usize, usize)], memory: &MemoryPlan) -> String {
     let mut d = intro(ir);
     d += &includes_section(ir);
     d += &dims_section(ir);
-    d += &buffers_section(ir);
+    d += &buffers_section(ir, memory);
     d += &scalars_section(ir);
     d += &nodes_section(ir);
     d += &dependencies_section(ir, edges, programmatic);
     d += &pdl_section(ir);
+    d += &super::arena::doc_section(ir, memory);
     d
 }
 
@@ -61,10 +63,10 @@ fn dims_section(ir: &GraphIr) -> String {
     d
 }
 
-fn buffers_section(ir: &GraphIr) -> String {
+fn buffers_section(ir: &GraphIr, memory: &MemoryPlan) -> String {
     let mut d =
         String::from("\n# Buffers\n\n| buffer | role | dtype | length | host methods |\n|---|---|---|---|---|\n");
-    for b in &ir.buffers {
+    for (i, b) in ir.buffers.iter().enumerate() {
         let len =
             if b.len_src == b.len.to_string() { b.len.to_string() } else { format!("`{}` = {}", b.len_src, b.len) };
         let methods: Vec<String> = b
@@ -77,8 +79,10 @@ fn buffers_section(ir: &GraphIr) -> String {
             })
             .collect();
         let methods = if methods.is_empty() { "—".to_string() } else { methods.join(", ") };
-        // A `pinned_out` buffer has no accessor to link to (`accessors::buffer_accessor`).
+        // A `pinned_out` buffer has no accessor to link to (`accessors::buffer_accessor`), nor
+        // has a planned one.
         let name = match b.role {
+            _ if memory.slot(i).is_some() => format!("`{}` (planned)", b.name),
             Role::PinnedOut => format!("`{}`", b.name),
             _ => format!("[`{0}`](Self::{0})", b.name),
         };

@@ -4,6 +4,7 @@ use syn::Ident;
 
 use crate::graph::dataflow::{Edge, Schedule};
 use crate::graph::ir::GraphIr;
+use crate::graph::memplan::MemoryPlan;
 use crate::graph::plan::BuildPlan;
 
 /// Everything codegen needs besides the IR.
@@ -20,6 +21,8 @@ pub struct CodegenInput<'a> {
     pub branched: &'a BuildPlan,
     /// Build plan of `capture_serialized()` and `profile()` (file order).
     pub serialized: &'a BuildPlan,
+    /// Which buffers share the arena, and where.
+    pub memory: &'a MemoryPlan,
     /// The edges `capture()` makes programmatic (PDL).
     pub programmatic: &'a [(usize, usize)],
     /// Files to track with `include_bytes!` (absolute paths), so edits re-run the macro.

@@ -5,6 +5,7 @@
 //! `update`). The struct's rustdoc and diagrams are text, built by [`docs`] and [`diagram`].
 
 mod accessors;
+pub mod arena;
 mod build;
 mod capture;
 mod construct;
@@ -36,7 +37,7 @@ fn struct_def(cg: &CodegenInput<'_>) -> TokenStream {
     let kernel_fields = (0..ir.kernels.len()).map(|k| fields::kernel_field(ir, k));
     let kernel_types = fields::kernel_types(cg);
     let buffer_fields = (0..ir.buffers.len()).map(|b| fields::buffer_field(ir, b));
-    let buffer_types = ir.buffers.iter().map(|b| fields::storage_type(b.role, &elem_in_hidden_module(b.elem)));
+    let buffer_types = (0..ir.buffers.len()).map(|b| arena::field_type(cg, b));
     let scalar_fields = (0..ir.scalars.len()).map(|s| fields::scalar_field(ir, s));
     let scalar_types = ir.scalars.iter().map(|s| elem_in_hidden_module(s.elem));
     let in_flight_field = fields::InFlight::of(ir).field;

@@ -356,6 +356,7 @@ fn scratch_copy(r: &Renames, b: &RawBuffer) -> Option<RawBuffer> {
         len: Some(r.s(Num::Int(len))),
         role: b.role.as_ref().map(|d| r.s(d.v.clone())),
         doc: b.doc.clone(),
+        plan: b.plan.as_ref().map(|p| r.s(p.v)),
     })
 }
 

@@ -78,6 +78,8 @@ pub struct RawBuffer {
     pub role: Option<S<String>>,
     /// `doc = "..."`.
     pub doc: Option<String>,
+    /// `plan = false`: keep it out of the memory plan.
+    pub plan: Option<S<bool>>,
 }
 
 /// One `[scalars.<name>]` table.
@@ -300,6 +302,8 @@ pub struct RawSpec {
     pub doc: Option<String>,
     /// Top-level `pdl = true|false`: the default of every node's `pdl`.
     pub pdl: Option<S<bool>>,
+    /// Top-level `plan_memory = true|false`: whether buffers share the memory plan's arena.
+    pub plan_memory: Option<S<bool>>,
     /// `[kernels]`.
     pub kernels: Option<RawKernels>,
     /// `[dims]`, in file order.

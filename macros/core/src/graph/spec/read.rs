@@ -156,9 +156,10 @@ impl Reader<'_> {
     }
 }
 
-const TOP_KEYS: &[&str] = &["doc", "pdl", "kernels", "dims", "buffers", "scalars", "node", "while", "if", "include"];
+const TOP_KEYS: &[&str] =
+    &["doc", "pdl", "plan_memory", "kernels", "dims", "buffers", "scalars", "node", "while", "if", "include"];
 const KERNELS_KEYS: &[&str] = &["source", "module"];
-const BUFFER_KEYS: &[&str] = &["dtype", "len", "role", "doc"];
+const BUFFER_KEYS: &[&str] = &["dtype", "len", "role", "doc", "plan"];
 const SCALAR_KEYS: &[&str] = &["dtype", "default", "doc"];
 const NODE_KEYS: &[&str] = &[
     "name",
@@ -202,6 +203,7 @@ pub fn read(text: &str, diags: &mut Ctxt) -> RawSpec {
         match key.get_ref().as_ref() {
             "doc" => spec.doc = r.string(value, "`doc`").map(|s| s.v),
             "pdl" => spec.pdl = r.boolean(value, "`pdl`"),
+            "plan_memory" => spec.plan_memory = r.boolean(value, "`plan_memory`"),
             "kernels" => spec.kernels = read_kernels(&mut r, key.span(), value),
             "dims" => {
                 let Some(t) = r.table(value, "`dims`") else { continue };
@@ -303,7 +305,7 @@ fn read_buffer(
 ) -> Option<RawBuffer> {
     let name = S { v: k.get_ref().to_string(), span: k.span() };
     let t = r.table(v, &format!("buffer `{}`", name.v))?;
-    let mut b = RawBuffer { name, dtype: None, len: None, role: None, doc: None };
+    let mut b = RawBuffer { name, dtype: None, len: None, role: None, doc: None, plan: None };
     let place = format!("buffer `{}`", b.name.v);
     for (key, v) in entries(t) {
         match key.get_ref().as_ref() {
@@ -311,6 +313,7 @@ fn read_buffer(
             "len" => b.len = r.num(v, &format!("{place}: `len`")),
             "role" => b.role = r.string(v, &format!("{place}: `role`")),
             "doc" => b.doc = r.string(v, &format!("{place}: `doc`")).map(|s| s.v),
+            "plan" => b.plan = r.boolean(v, &format!("{place}: `plan`")),
             _ => r.unknown_key(key, &place, BUFFER_KEYS),
         }
     }

@@ -1,0 +1,361 @@
+//! The memory plan: the buffers whose lifetime the spec fully determines share one arena,
+//! packed by liveness over the DAG. Code generation reads it (`emit::arena`); so do `kgraph dot
+//! --plan` and the struct's `MEMORY_PLAN`.
+//!
+//! 1. Which buffers: `scratch` only (every other role is read or written by the host between
+//!    replays, kept across them, or mapped host memory), not opted out (`plan_memory = false`
+//!    for the spec, `plan = false` for the buffer), of a type whose size is known here (not a
+//!    struct), whose first access in node order writes it, outside an `[[if]]` body unless every
+//!    access is in that body (the body may not run), that no control's condition reads (the
+//!    control kernel holds its address) and that no collective passes (other ranks' NCCL kernels
+//!    may reach its bytes on their own schedule).
+//! 2. When they are used: each buffer's steps, top-level units (a control with its whole body
+//!    is one unit), or the body nodes of one control for a buffer used only inside it.
+//! 3. Two buffers may share bytes only when every step of one finishes before any step of the
+//!    other starts, in every way the graph runs ([`order`]): the branched graph of `capture()`,
+//!    and the one-stream chain of `run_eager`, `capture_serialized` and `profile`, including the
+//!    next iteration of a loop and the next run of the graph.
+//! 4. Packing: largest first, each at the lowest offset (a multiple of [`ARENA_ALIGN`]) that
+//!    overlaps no placed buffer it may not share with.
+
+pub mod diagram;
+pub mod order;
+
+use crate::graph::ir::{GraphIr, NodeOp, Role};
+use crate::graph::plan::{BuildPlan, Unit};
+use order::Order;
+
+/// Every planned buffer starts at a multiple of this many bytes (what `cuMemAlloc` gives a
+/// buffer of its own, so vector loads keep their alignment).
+pub const ARENA_ALIGN: u64 = 256;
+
+/// Why a buffer has an allocation of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unplanned {
+    /// Mapped host memory (`pinned`, `slot`, `pinned_out`): not device memory.
+    Host,
+    /// A role whose data the host reads or writes, or that is kept across replays.
+    Role(Role),
+    /// The spec's `plan_memory = false` (or the macro call's).
+    GraphOptOut,
+    /// The buffer's `plan = false`.
+    BufferOptOut,
+    /// A struct element, whose size only rustc knows.
+    StructElem,
+    /// The condition of this control reads it.
+    Condition(String),
+    /// This collective node passes it.
+    Collective(String),
+    /// This node reads it before any node writes it in the same run.
+    ReadFirst(String),
+    /// Written first inside the body of this `[[if]]`, which may not run, and used outside it.
+    WrittenUnderIf(String),
+    /// Plannable, but no other buffer may share its bytes: the arena would save nothing.
+    NothingShared,
+}
+
+impl Unplanned {
+    /// Why, in words (docs and the DOT plan).
+    pub fn text(&self) -> String {
+        match self {
+            Unplanned::Host => "mapped host memory".to_string(),
+            Unplanned::Role(r) => format!("role `{}`", r.name()),
+            Unplanned::GraphOptOut => "plan_memory = false".to_string(),
+            Unplanned::BufferOptOut => "plan = false".to_string(),
+            Unplanned::StructElem => "struct elements".to_string(),
+            Unplanned::Condition(c) => format!("condition of `{c}`"),
+            Unplanned::Collective(n) => format!("collective `{n}`"),
+            Unplanned::ReadFirst(n) => format!("`{n}` reads it first"),
+            Unplanned::WrittenUnderIf(c) => format!("first written under `{c}`"),
+            Unplanned::NothingShared => "shares with no buffer".to_string(),
+        }
+    }
+}
+
+/// A planned buffer's bytes in the arena.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot {
+    /// Byte offset (a multiple of [`ARENA_ALIGN`]).
+    pub offset: u64,
+    /// Bytes it holds.
+    pub bytes: u64,
+}
+
+/// Where one buffer lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BufferPlan {
+    /// In the arena.
+    Arena(Slot),
+    /// An allocation of its own, and why.
+    Own(Unplanned),
+}
+
+/// The plan of one graph.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryPlan {
+    /// Per buffer (indexed like `GraphIr::buffers`).
+    pub buffers: Vec<BufferPlan>,
+    /// The arena's size in bytes (0: no arena).
+    pub arena_bytes: u64,
+}
+
+impl MemoryPlan {
+    /// Buffer `b`'s slot, when it is planned.
+    pub fn slot(&self, b: usize) -> Option<Slot> {
+        match self.buffers.get(b) {
+            Some(BufferPlan::Arena(s)) => Some(*s),
+            _ => None,
+        }
+    }
+
+    /// Device bytes outside the arena (every device buffer not planned); `None` when one of
+    /// them holds structs.
+    pub fn own_bytes(&self, ir: &GraphIr) -> Option<u64> {
+        let own = (0..ir.buffers.len()).filter(|&b| self.slot(b).is_none());
+        own.filter(|&b| !ir.buffers[b].role.is_host()).map(|b| buffer_bytes(ir, b)).sum()
+    }
+
+    /// Device bytes with every buffer in an allocation of its own (no plan); `None` with struct
+    /// elements.
+    pub fn bytes_without_plan(ir: &GraphIr) -> Option<u64> {
+        (0..ir.buffers.len()).filter(|&b| !ir.buffers[b].role.is_host()).map(|b| buffer_bytes(ir, b)).sum()
+    }
+}
+
+/// Buffer `b`'s size in bytes, when its element's size is known.
+pub fn buffer_bytes(ir: &GraphIr, b: usize) -> Option<u64> {
+    let buf = &ir.buffers[b];
+    buf.elem.size().map(|s| s as u64 * buf.len)
+}
+
+/// When a buffer is used: top-level units, or (used only inside one control's body) its body
+/// positions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Steps {
+    Units(Vec<usize>),
+    Body { control: usize, unit: usize, steps: Vec<usize> },
+}
+
+impl Steps {
+    fn units(&self) -> Vec<usize> {
+        match self {
+            Steps::Units(u) => u.clone(),
+            Steps::Body { unit, .. } => vec![*unit],
+        }
+    }
+}
+
+/// The orders the plan is checked against: the top level's and each body's, with which step
+/// of each chain may overlap the one before it (a PDL kernel; the first step: the previous
+/// run's or iteration's last).
+struct Orders {
+    top: Order,
+    top_overlaps: Vec<bool>,
+    bodies: Vec<(Order, Vec<bool>)>,
+}
+
+/// The plan of `ir` with its build plans (`capture()`'s and `capture_serialized()`'s).
+/// `pdl_orders`: every PDL kernel waits on its grid dependency before touching any buffer, so
+/// programmatic edges order like full ones.
+pub fn plan(ir: &GraphIr, branched: &BuildPlan, pdl_orders: bool) -> MemoryPlan {
+    let unit_of = unit_of_nodes(ir, branched);
+    let mut buffers: Vec<BufferPlan> = (0..ir.buffers.len()).map(|b| eligibility(ir, b)).collect();
+    let steps: Vec<Option<Steps>> = (0..ir.buffers.len())
+        .map(|b| matches!(buffers[b], BufferPlan::Arena(_)).then(|| steps_of(ir, &unit_of, b)))
+        .collect();
+    let orders = orders(ir, branched, pdl_orders);
+    let mut candidates: Vec<usize> = (0..ir.buffers.len()).filter(|&b| steps[b].is_some()).collect();
+    // A buffer that ends up sharing no byte gains nothing from the arena (only its alignment
+    // padding): it leaves, and the rest is packed again, until every planned buffer shares.
+    loop {
+        let placed = pack(ir, &orders, &steps, &candidates);
+        let alone: Vec<usize> = placed
+            .iter()
+            .filter(|(b, s)| {
+                placed.iter().all(|(c, t)| c == b || !(s.offset < t.offset + t.bytes && t.offset < s.offset + s.bytes))
+            })
+            .map(|(b, _)| *b)
+            .collect();
+        if alone.is_empty() {
+            for &(b, slot) in &placed {
+                buffers[b] = BufferPlan::Arena(slot);
+            }
+            let arena_bytes = placed.iter().map(|(_, s)| s.offset + s.bytes).max().unwrap_or(0);
+            return MemoryPlan { buffers, arena_bytes };
+        }
+        for b in alone {
+            buffers[b] = BufferPlan::Own(Unplanned::NothingShared);
+            candidates.retain(|&c| c != b);
+        }
+    }
+}
+
+/// Places `candidates` (largest first, then in buffer order) at the lowest offsets that overlap
+/// no placed buffer they may not share with.
+fn pack(ir: &GraphIr, orders: &Orders, steps: &[Option<Steps>], candidates: &[usize]) -> Vec<(usize, Slot)> {
+    let mut order = candidates.to_vec();
+    order.sort_by_key(|&b| (std::cmp::Reverse(buffer_bytes(ir, b).unwrap_or(0)), b));
+    let mut placed: Vec<(usize, Slot)> = Vec::new();
+    for b in order {
+        let bytes = buffer_bytes(ir, b).unwrap_or(0);
+        let (Some(here), mut taken) = (steps[b].as_ref(), Vec::new()) else { continue };
+        for (p, s) in &placed {
+            if !steps[*p].as_ref().is_some_and(|there| may_share(orders, here, there)) {
+                taken.push(*s);
+            }
+        }
+        taken.sort_by_key(|s| s.offset);
+        placed.push((b, Slot { offset: lowest_fit(&taken, bytes), bytes }));
+    }
+    placed
+}
+
+/// The lowest offset, a multiple of [`ARENA_ALIGN`], where `bytes` fit between the `taken`
+/// slots (sorted by offset).
+fn lowest_fit(taken: &[Slot], bytes: u64) -> u64 {
+    let mut at = 0;
+    for s in taken {
+        if at + bytes <= s.offset {
+            break;
+        }
+        at = at.max((s.offset + s.bytes).div_ceil(ARENA_ALIGN) * ARENA_ALIGN);
+    }
+    at
+}
+
+/// Whether buffer `b` may be planned: `Arena` (slot filled in later) or why not.
+fn eligibility(ir: &GraphIr, b: usize) -> BufferPlan {
+    let buf = &ir.buffers[b];
+    let own = |why| BufferPlan::Own(why);
+    if buf.role.is_host() {
+        return own(Unplanned::Host);
+    }
+    if buf.role != Role::Scratch {
+        return own(Unplanned::Role(buf.role));
+    }
+    if !ir.plan_memory {
+        return own(Unplanned::GraphOptOut);
+    }
+    if !buf.plan {
+        return own(Unplanned::BufferOptOut);
+    }
+    if buf.elem.size().is_none() {
+        return own(Unplanned::StructElem);
+    }
+    if let Some(c) = ir.controls.iter().find(|c| c.condition_buffer() == Some(b)) {
+        return own(Unplanned::Condition(c.name.clone()));
+    }
+    let users: Vec<usize> = (0..ir.nodes.len()).filter(|&n| ir.accesses(n).iter().any(|&(x, _)| x == b)).collect();
+    if let Some(&n) = users.iter().find(|&&n| matches!(ir.nodes[n].op, NodeOp::Collective(_))) {
+        return own(Unplanned::Collective(ir.nodes[n].name.clone()));
+    }
+    let Some(&first) = users.first() else { return own(Unplanned::ReadFirst(String::new())) };
+    if !ir.accesses(first).contains(&(b, true)) {
+        return own(Unplanned::ReadFirst(ir.nodes[first].name.clone()));
+    }
+    if let Some(c) = ir.control_of(first).filter(|&c| !ir.controls[c].is_loop()) {
+        if users.iter().any(|&n| ir.control_of(n) != Some(c)) {
+            return own(Unplanned::WrittenUnderIf(ir.controls[c].name.clone()));
+        }
+    }
+    BufferPlan::Arena(Slot { offset: 0, bytes: 0 })
+}
+
+/// Each node's top-level unit (index into `branched.units`).
+fn unit_of_nodes(ir: &GraphIr, branched: &BuildPlan) -> Vec<usize> {
+    let mut unit_of = vec![0; ir.nodes.len()];
+    for (u, (unit, _)) in branched.units.iter().enumerate() {
+        match *unit {
+            Unit::Node(n) => unit_of[n] = u,
+            Unit::Control(c) => ir.controls[c].body().for_each(|n| unit_of[n] = u),
+        }
+    }
+    unit_of
+}
+
+/// When buffer `b` is used.
+fn steps_of(ir: &GraphIr, unit_of: &[usize], b: usize) -> Steps {
+    let users: Vec<usize> = (0..ir.nodes.len()).filter(|&n| ir.accesses(n).iter().any(|&(x, _)| x == b)).collect();
+    let control = ir.control_of(users[0]);
+    match control {
+        Some(c) if users.iter().all(|&n| ir.control_of(n) == Some(c)) => {
+            let first = ir.controls[c].first;
+            Steps::Body { control: c, unit: unit_of[users[0]], steps: users.iter().map(|&n| n - first).collect() }
+        }
+        _ => {
+            let mut units: Vec<usize> = users.iter().map(|&n| unit_of[n]).collect();
+            units.dedup();
+            Steps::Units(units)
+        }
+    }
+}
+
+/// Whether node `n` is a kernel launched with PDL, which may overlap the step before it.
+fn overlaps(ir: &GraphIr, n: usize, pdl_orders: bool) -> bool {
+    !pdl_orders && ir.nodes[n].pdl && matches!(ir.nodes[n].op, NodeOp::Kernel(_))
+}
+
+fn orders(ir: &GraphIr, branched: &BuildPlan, pdl_orders: bool) -> Orders {
+    let first_node = |unit: &Unit| match *unit {
+        Unit::Node(n) => n,
+        Unit::Control(c) => ir.controls[c].first,
+    };
+    let top_overlaps: Vec<bool> = branched.units.iter().map(|(u, _)| overlaps(ir, first_node(u), pdl_orders)).collect();
+    let top_edges: Vec<(usize, usize, bool)> = branched
+        .units
+        .iter()
+        .enumerate()
+        .flat_map(|(to, (_, edges))| edges.iter().map(move |&(from, prog)| (from, to, prog)))
+        .collect();
+    let top = Order::of_dag(branched.units.len(), &top_edges, pdl_orders).and(&Order::of_chain(&top_overlaps));
+    let bodies = branched
+        .bodies
+        .iter()
+        .enumerate()
+        .map(|(c, body)| {
+            let first = ir.controls[c].first;
+            let edges: Vec<(usize, usize, bool)> = body
+                .nodes
+                .iter()
+                .flat_map(|(to, edges)| edges.iter().map(move |&(from, prog)| (from - first, to - first, prog)))
+                .collect();
+            let chain: Vec<bool> = ir.controls[c].body().map(|n| overlaps(ir, n, pdl_orders)).collect();
+            (Order::of_dag(chain.len(), &edges, pdl_orders).and(&Order::of_chain(&chain)), chain)
+        })
+        .collect();
+    Orders { top, top_overlaps, bodies }
+}
+
+/// Whether step `y` of a chain finishes before the next step runs, whatever comes next (the
+/// next step, or after the last: the first, of the next iteration or the next run).
+fn finishes_before_next(overlaps: &[bool], y: usize) -> bool {
+    !overlaps[(y + 1) % overlaps.len()]
+}
+
+/// Whether buffers used at steps `a` and `b` may share bytes: every use of one finishes before
+/// every use of the other starts, this run and the next (iteration).
+fn may_share(o: &Orders, a: &Steps, b: &Steps) -> bool {
+    match (a, b) {
+        (Steps::Body { control: ca, unit, steps: sa }, Steps::Body { control: cb, steps: sb, .. }) if ca == cb => {
+            let (order, chain) = &o.bodies[*ca];
+            // After a body's last node come the next iteration's first and the next unit.
+            let next_ok = |y: usize| {
+                if y + 1 < chain.len() {
+                    !chain[y + 1]
+                } else {
+                    !chain[0] && finishes_before_next(&o.top_overlaps, *unit)
+                }
+            };
+            let ordered =
+                |first: &[usize], then: &[usize]| order.all_before(first, then) && then.iter().all(|&y| next_ok(y));
+            ordered(sa, sb) || ordered(sb, sa)
+        }
+        _ => {
+            let (ua, ub) = (a.units(), b.units());
+            let ordered = |first: &[usize], then: &[usize]| {
+                o.top.all_before(first, then) && then.iter().all(|&y| finishes_before_next(&o.top_overlaps, y))
+            };
+            ordered(&ua, &ub) || ordered(&ub, &ua)
+        }
+    }
+}
