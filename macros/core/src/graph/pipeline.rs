@@ -182,7 +182,12 @@ fn analyze_in(
 /// name the including spec's dims, buffers and scalars). `raw`'s nodes are `ir`'s, in order.
 fn write_by_name_args(raw: &mut RawSpec, ir: &GraphIr) {
     for (node, bound) in raw.nodes.iter_mut().zip(&ir.nodes) {
-        let by_name = bound.args.iter().filter(|a| a.by_name);
+        let mut by_name = bound.args.iter().filter(|a| a.by_name).peekable();
+        // Only kernel nodes bind by name; an empty `args` on a memset, memcpy, collective or gemm
+        // node would read as a kernel key it may not have.
+        if by_name.peek().is_none() {
+            continue;
+        }
         let at = node.kernel.as_ref().map_or(node.span.clone(), |k| k.span.clone());
         let args = node.args.get_or_insert_with(|| S { v: Vec::new(), span: at.clone() });
         for a in by_name {
