@@ -303,3 +303,35 @@ fn the_model_specs_plan_and_report_their_bytes() {
         }
     }
 }
+
+/// The structs `tests/gpu/memory_plan.rs` compares really plan something (their GPU tests also
+/// assert it, but a zero there would only show on the GPU machine).
+#[test]
+fn the_gpu_tests_planned_forms_share_bytes() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let cases = [
+        ("graphs/train_step.toml", None, true),
+        ("graphs/train_step.toml", Some(4), true),
+        ("graphs/train_step_ddp.toml", None, false),
+        ("graphs/ppo_update.toml", None, true),
+        ("graphs/ppo_update.toml", Some(32), true),
+        ("graphs/perception.toml", None, true),
+    ];
+    for (spec, repeat, promise) in cases {
+        let text = std::fs::read_to_string(root.join(spec)).unwrap();
+        let read_file = |p: &str| std::fs::read_to_string(root.join(p));
+        let req =
+            GraphRequest { spec_path: spec, spec_text: &text, struct_name: None, root: "", read_file: &read_file };
+        let options = Options {
+            repeat: repeat.map(|k| std::num::NonZeroU32::new(k).unwrap()),
+            pdl_waits_first: promise,
+            ..Options::default()
+        };
+        let a = analyze_with(&req, &options).unwrap_or_else(|e| panic!("{spec}: {}", e.join("\n")));
+        let without = MemoryPlan::bytes_without_plan(&a.ir).unwrap();
+        let with = a.memory.arena_bytes + a.memory.own_bytes(&a.ir).unwrap();
+        assert!(a.memory.arena_bytes > 0 && with < without, "{spec} (repeat {repeat:?}): {with} of {without} B");
+        let off = analyze_with(&req, &Options { no_memory_plan: true, ..options }).unwrap();
+        assert_eq!(off.memory.arena_bytes, 0, "{spec}: plan_memory = false");
+    }
+}
