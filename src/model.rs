@@ -160,6 +160,31 @@ pub mod kernels {
         coeffs: &mut [f32; 4 * batch * n_hid],
     );
 
+    /// The train step's forward in one launch, one block per row: [`SnapFeatureAssemble`],
+    /// [`CfcStepSave`] from `h0` and [`MultiHorizonHeads`], bit for bit (`kernels/train_forward.cu`):
+    /// `feat [batch, 45]`, `h1 [batch, n_hid]`, `coeffs [4, batch, n_hid]`, `logits`,
+    /// `probs [batch, 5]`. `1 <= n_hid <= 1024`, otherwise it writes nothing.
+    /// Launch: [`super::launch::train_forward`].
+    #[kernel("train_forward.cu", unsafe(extents))]
+    pub fn train_forward(
+        snap: &[f32; batch * 40],
+        h0: &[f32; batch * n_hid],
+        w_g: &[f32; n_hid * (45 + n_hid)],
+        b_g: &[f32; n_hid],
+        w_t: &[f32; n_hid * (45 + n_hid)],
+        b_t: &[f32; n_hid],
+        dt: &[f32; batch],
+        w_h: &[f32; 5 * n_hid],
+        b_h: &[f32; 5],
+        batch: i32,
+        n_hid: i32,
+        feat: &mut [f32; batch * 45],
+        h1: &mut [f32; batch * n_hid],
+        coeffs: &mut [f32; 4 * batch * n_hid],
+        logits: &mut [f32; batch * 5],
+        probs: &mut [f32; batch * 5],
+    );
+
     /// CfC backward, step 1 of 2: pre-activation gradients `d_pre_g`, `d_pre_t [batch, n_hid]`
     /// (overwritten scratch) and the direct path `g_h_old += g_h_new (1 − a)`.
     /// Launch: [`super::launch::cfc_step_backward_gates`].

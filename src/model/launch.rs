@@ -45,6 +45,11 @@ pub fn perception_fused(batch: usize) -> LaunchConfig {
     grid(batch, FUSED_BLOCK)
 }
 
+/// One block of 1024 per row: grid `batch`, block 1024.
+pub fn train_forward(batch: usize) -> LaunchConfig {
+    grid(batch, REDUCE_BLOCK)
+}
+
 /// One warp per `(b, j)`: grid `ceil(batch * n_hid / 4)`, block 128.
 pub fn cfc_step(batch: usize, n_hid: usize) -> LaunchConfig {
     warp_per_item(batch * n_hid)

@@ -292,9 +292,7 @@ fn graph_launch_shapes_follow_the_model_launch_configs() {
     let nodes = t.graph_nodes();
     for (i, &name) in TrainStep::NODES.iter().enumerate() {
         let cfg = match name {
-            "features" => launch::snap_feature_assemble(b),
-            "cfc" => launch::cfc_step(b, h),
-            "heads" => launch::multi_horizon_heads(b),
+            "forward" => launch::train_forward(b),
             "heads_backward" => launch::multi_horizon_heads_bce_backward(b, h),
             "cfc_weights" => launch::cfc_step_backward_weights_adamw(n_in, h),
             other => panic!("unexpected train step node {other}"),

@@ -5,7 +5,9 @@
 //! buffers; `adamw_scheduled_group` = six `adamw_scheduled` launches, for any grid and for
 //! misaligned views; `cfc_step_save` = `cfc_step` (h_new), and with its stored coefficients
 //! `multi_horizon_heads_bce_cfc_backward` = `multi_horizon_heads_bce_backward` then
-//! `cfc_step_backward_pre`. The replaced kernels are checked against finite differences in
+//! `cfc_step_backward_pre`; `cfc_step_backward_weights_adamw` = `cfc_step_backward_weights` then
+//! `adamw_scheduled_group`; `train_forward` = `snap_feature_assemble`, `cfc_step_save` and
+//! `multi_horizon_heads`. The replaced kernels are checked against finite differences in
 //! model_bce.rs, model_heads.rs and model_cfc.rs, so equality carries those checks over. The
 //! overwriting kernels' outputs start as NaN sentinels: every float must be written.
 
@@ -628,6 +630,104 @@ fn cfc_weights_with_fused_adamw_equal_the_weights_kernel_then_the_adamw_group_bi
                 assert_ne!(got, state[i][j], "{}: AdamW must move it", what(&format!("{name} {part}")));
                 assert_bitwise_eq(&what(&format!("{name} {part}")), &got, &down(&dev, &refs[i][j + 1]));
             }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn train_forward_equals_features_cfc_step_save_and_heads_bit_for_bit() {
+    use kgraph_model::graphs::synthetic::BookStream;
+    use kgraph_model::model::{N_FEAT, SNAP_LEN};
+    let dev = device();
+    let k = kernels(&dev);
+    for (batch, n_hid, grid) in [(1usize, 32usize, 1u32), (256, 32, 256), (300, 48, 7)] {
+        let mut rng = Lcg::new(61 + batch as u64);
+        let kk = N_FEAT + n_hid;
+        let (mut snap, mut dt, mut targets) = (vec![0.0; batch * SNAP_LEN], vec![0.0; batch], vec![0.0; batch * 5]);
+        BookStream::independent(batch as u64).fill_batch(&mut snap, &mut dt, &mut targets).unwrap();
+        // Every third row a crossed or garbage book: the all-zero feature rows too.
+        for row in snap.chunks_mut(SNAP_LEN).step_by(3) {
+            row.copy_from_slice(&rng.vec(SNAP_LEN, -5.0, 5.0));
+        }
+        let (snap, dt) = (up(&dev, &snap), up(&dev, &dt));
+        let h0 = up(&dev, &rng.vec(batch * n_hid, -1.0, 1.0));
+        let (w_g, w_t) = (up(&dev, &weights(&mut rng, n_hid, kk, 1.5)), up(&dev, &weights(&mut rng, n_hid, kk, 1.5)));
+        let (b_g, b_t) = (up(&dev, &rng.vec(n_hid, -0.5, 0.5)), up(&dev, &rng.vec(n_hid, -0.5, 0.5)));
+        let w_h = up(&dev, &weights(&mut rng, N_HORIZONS, n_hid, 2.0));
+        let b_h = up(&dev, &rng.vec(N_HORIZONS, -0.5, 0.5));
+        let (b, nh) = (batch as i32, n_hid as i32);
+        let s = dev.stream();
+        // The three multi-node kernels.
+        let count = batch * N_HORIZONS;
+        let (mut feat_ref, mut h1_ref, mut coeffs_ref) =
+            (zeros(&dev, batch * N_FEAT), zeros(&dev, batch * n_hid), zeros(&dev, 4 * batch * n_hid));
+        let (mut logits_ref, mut probs_ref) = (zeros(&dev, count), zeros(&dev, count));
+        k.snap_feature_assemble.launch(s, launch::snap_feature_assemble(batch), &snap, b, &mut feat_ref).unwrap();
+        k.cfc_step_save
+            .launch(
+                s,
+                launch::cfc_step(batch, n_hid),
+                &feat_ref,
+                &h0,
+                &w_g,
+                &b_g,
+                &w_t,
+                &b_t,
+                &dt,
+                b,
+                N_FEAT as i32,
+                nh,
+                &mut h1_ref,
+                &mut coeffs_ref,
+            )
+            .unwrap();
+        k.multi_horizon_heads
+            .launch(s, launch::multi_horizon_heads(batch), &h1_ref, &w_h, &b_h, b, nh, &mut logits_ref, &mut probs_ref)
+            .unwrap();
+        // The fused forward, into sentinels, with the formula's grid or fewer blocks.
+        let (mut feat, mut h1, mut coeffs, mut logits, mut probs) = (
+            sentinels(&dev, batch * N_FEAT),
+            sentinels(&dev, batch * n_hid),
+            sentinels(&dev, 4 * batch * n_hid),
+            sentinels(&dev, count),
+            sentinels(&dev, count),
+        );
+        let mut cfg = launch::train_forward(batch);
+        cfg.grid_dim.0 = grid;
+        k.train_forward
+            .launch(
+                s,
+                cfg,
+                &snap,
+                &h0,
+                &w_g,
+                &b_g,
+                &w_t,
+                &b_t,
+                &dt,
+                &w_h,
+                &b_h,
+                b,
+                nh,
+                &mut feat,
+                &mut h1,
+                &mut coeffs,
+                &mut logits,
+                &mut probs,
+            )
+            .unwrap();
+        let what = |name: &str| format!("batch {batch}, n_hid {n_hid}, grid {grid}: {name}");
+        for (name, got, want) in [
+            ("feat", &feat, &feat_ref),
+            ("h1", &h1, &h1_ref),
+            ("coeffs", &coeffs, &coeffs_ref),
+            ("logits", &logits, &logits_ref),
+            ("probs", &probs, &probs_ref),
+        ] {
+            let got = down(&dev, got);
+            assert_all_finite(&what(name), &got);
+            assert_bitwise_eq(&what(name), &got, &down(&dev, want));
         }
     }
 }
