@@ -3,7 +3,7 @@
 //   1. warp 0: the features of snap [b] (kg_snap_features_row) into shared memory;
 //   2. every warp, units j = warp, warp + n_warps, ...: cfc_step_save's unit from those features
 //      and h0 [b]: h1 [b, j] (also kept in shared memory) and the four backward coefficients;
-//      threads < 45 copy the features to feat [b] (the backward reads them);
+//      the block's threads copy the features to feat [b] (the backward reads them);
 //   3. warps o = warp, warp + n_warps, ... < 5: the heads' logit and prob of horizon o.
 // Two block barriers separate the phases, a third guards the shared rows before the next row.
 //
@@ -45,7 +45,7 @@ extern "C" __global__ void __launch_bounds__(1024)
     for (int b = blockIdx.x; b < batch; b += gridDim.x) {  // block-uniform
         if (warp == 0) kg_snap_features_row(snap + b * SNAP_LEN, x_row);
         __syncthreads();
-        if (threadIdx.x < N_FEAT) feat[b * N_FEAT + threadIdx.x] = x_row[threadIdx.x];
+        for (int f = threadIdx.x; f < N_FEAT; f += blockDim.x) feat[b * N_FEAT + f] = x_row[f];
         const float* h_old = h0 + b * n_hid;
         for (int j = warp; j < n_hid; j += n_warps) {  // warp-uniform
             float pg, pt;

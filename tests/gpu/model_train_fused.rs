@@ -641,7 +641,11 @@ fn train_forward_equals_features_cfc_step_save_and_heads_bit_for_bit() {
     use kgraph_model::model::{N_FEAT, SNAP_LEN};
     let dev = device();
     let k = kernels(&dev);
-    for (batch, n_hid, grid) in [(1usize, 32usize, 1u32), (256, 32, 256), (300, 48, 7)] {
+    // The formula's launch, fewer blocks than rows, and blocks of one and two warps (the warps
+    // then stride over the units, the horizons and the feature copy).
+    for (batch, n_hid, grid, block) in
+        [(1usize, 32usize, 1u32, 1024u32), (256, 32, 256, 1024), (300, 48, 7, 64), (5, 32, 5, 32)]
+    {
         let mut rng = Lcg::new(61 + batch as u64);
         let kk = N_FEAT + n_hid;
         let (mut snap, mut dt, mut targets) = (vec![0.0; batch * SNAP_LEN], vec![0.0; batch], vec![0.0; batch * 5]);
@@ -694,7 +698,7 @@ fn train_forward_equals_features_cfc_step_save_and_heads_bit_for_bit() {
             sentinels(&dev, count),
         );
         let mut cfg = launch::train_forward(batch);
-        cfg.grid_dim.0 = grid;
+        (cfg.grid_dim.0, cfg.block_dim.0) = (grid, block);
         k.train_forward
             .launch(
                 s,
@@ -717,7 +721,7 @@ fn train_forward_equals_features_cfc_step_save_and_heads_bit_for_bit() {
                 &mut probs,
             )
             .unwrap();
-        let what = |name: &str| format!("batch {batch}, n_hid {n_hid}, grid {grid}: {name}");
+        let what = |name: &str| format!("batch {batch}, n_hid {n_hid}, grid {grid} x {block}: {name}");
         for (name, got, want) in [
             ("feat", &feat, &feat_ref),
             ("h1", &h1, &h1_ref),
