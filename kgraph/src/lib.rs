@@ -128,6 +128,6 @@ pub mod __private {
         __check_capture, check_block, check_pdl, check_same_context, check_same_stream, config_for, launch_ex,
         DynamicSharedLimit, DEFAULT_BLOCK,
     };
-    pub use kgraph_runtime::{control, extent, layout};
+    pub use kgraph_runtime::{control, extent, layout, requires};
     pub use kgraph_runtime::{issue_kernel, memcpy_async, memset_async};
 }

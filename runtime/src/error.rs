@@ -265,6 +265,34 @@ pub enum LaunchError {
         /// The line of its `__launch_bounds__`, or of the declaration's `max_block`.
         line: u32,
     },
+    /// A condition of the kernel declaration's `requires(...)` is false for this launch's
+    /// scalar arguments and shape (`requires(input_stride >= 0)`, `requires(block.x == 256)`):
+    /// the author's `unsafe(extents)` promise is made only where every condition holds.
+    #[error("launching kernel `{kernel}`: its requirement `{condition}` does not hold ({})", RequirementValues(.values))]
+    Requirement {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// The condition as written in the declaration.
+        condition: &'static str,
+        /// The value of each name the condition uses in this launch (`("block.x", 128)`).
+        values: Vec<(&'static str, i128)>,
+    },
+    /// A pointer argument's device address is not a multiple of the alignment its declaration
+    /// requires (`align(x = 16)`: the kernel reads `x` as a wider vector type). A view or an
+    /// offset slice of an allocation can be misaligned; whole allocations are 256-byte aligned.
+    #[error(
+        "launching kernel `{kernel}`: argument `{param}` is at device address {addr:#x}, which is not a multiple of {align} bytes (`align({param} = {align})`)"
+    )]
+    Misaligned {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// The pointer parameter.
+        param: &'static str,
+        /// The argument's device address.
+        addr: u64,
+        /// The alignment the declaration requires, in bytes.
+        align: u64,
+    },
     /// A launch asked for programmatic dependent launch (`LaunchOptions::PDL`) of a kernel not
     /// proven to execute `griddepcontrol.wait` (the handle's `PDL_WAITS` is `false`: the
     /// compiled kernel lacks the wait, calls a function kgraph cannot see, or the build left no
@@ -602,6 +630,19 @@ impl fmt::Display for ExtentVerdict<'_> {
                 "could not be evaluated (it overflows the C type it is computed in, divides by zero, or is negative); buffer `{buffer}` holds {len}"
             ),
         }
+    }
+}
+
+/// The values in [`LaunchError::Requirement`]'s message: `n = 5, block.x = 128`.
+struct RequirementValues<'a>(&'a [(&'static str, i128)]);
+
+impl fmt::Display for RequirementValues<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, (name, value)) in self.0.iter().enumerate() {
+            let sep = if i == 0 { "" } else { ", " };
+            write!(f, "{sep}{name} = {value}")?;
+        }
+        Ok(())
     }
 }
 

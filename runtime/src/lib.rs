@@ -17,7 +17,7 @@
 //!   to load modules once and take typed arguments.
 //! - [`check_same_stream`], [`check_same_context`]: the launch-side checks that keep an
 //!   argument's use ordered with its allocation's lifetime.
-//! - [`extent`]: what a checked `#[kernel]` launch runs first (declared extents against the
+//! - [`extent`], [`requires`]: what a checked `#[kernel]` launch runs first (declared extents against the
 //!   arguments' lengths, and no written argument overlapping another).
 //! - `gemm` (cargo feature `gemm`): dense matrix products through cuBLAS, loaded at run time:
 //!   row-major `Gemm`s and the `Blas` handle that issues or captures them.
@@ -56,7 +56,7 @@ pub mod resident;
 
 // Public paths predate the folders (generated code names them): kept as they were.
 pub use graph::{control, tune};
-pub use launch::{extent, reload};
+pub use launch::{extent, reload, requires};
 pub use memory::layout;
 
 pub use context::{Context, Stream};

@@ -10,3 +10,4 @@ pub(crate) mod module;
 pub(crate) mod module_registry;
 pub(crate) mod pinned_ptr;
 pub mod reload;
+pub mod requires;

@@ -12,6 +12,7 @@ use super::docs::{launch_doc, struct_doc};
 use super::guard::guard;
 use super::launch_checks::{param_sizes, pdl_check, shared_opt_in, stream_checks};
 use super::layout::layout_checks;
+use super::requires_emit::{align_checks, requires_call, requires_fn};
 use crate::emit_util::{doc_lines, elem_in_hidden_module, in_hidden_module};
 use crate::syntax::model::{Elem, KernelDecl, ParamKind};
 use crate::syntax::naming::{handle_ident, ident_text, kernel_handle_ident};
@@ -328,6 +329,7 @@ fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignat
     let guard = guard(decl);
     let (lengths, overlaps) = (&guard.lengths, &guard.overlaps);
     let block_check = block_check(decl, resolved);
+    let (requires_fn, requires_call, aligns) = (requires_fn(decl), requires_call(decl), align_checks(decl));
     let opt_in = shared_opt_in();
     let streams = stream_checks(decl);
     let pdl = pdl_check();
@@ -337,6 +339,8 @@ fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignat
     let launch_with_doc = launch_with_doc();
     let issue = sigs.issue();
     quote! {
+        #requires_fn
+
         #launch_doc
         #[inline]
         #[allow(clippy::too_many_arguments)]
@@ -399,8 +403,10 @@ fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignat
         #[allow(clippy::too_many_arguments)]
         pub unsafe fn #issue {
             #block_check
+            #requires_call
             #lengths
             #(#addresses)*
+            #aligns
             #overlaps
             #pdl
             #opt_in
@@ -589,6 +595,7 @@ pub(crate) fn stub(parsed: &DeclParse) -> TokenStream {
         }
     };
     let source = kernel_source(&file, quote!(&[]), quote!(""), "");
+    let requires = parsed.to_decl().map(|d| stub_requires(&d, &never));
     quote! {
         #(#cfgs)*
         /// Placeholder for a kernel whose `#[kernel]` declaration has errors (see the compiler's messages).
@@ -626,6 +633,23 @@ pub(crate) fn stub(parsed: &DeclParse) -> TokenStream {
             /// Never returns: the declaration has errors.
             pub fn cfg_for(&self, n: u32) -> ::kgraph::LaunchConfig { #never }
             #launchers
+            #requires
         }
+    }
+}
+
+/// The stub's `__requires`, which graph structs call for a declaration with `requires`.
+fn stub_requires(decl: &KernelDecl, never: &TokenStream) -> TokenStream {
+    if decl.requires.is_empty() {
+        return TokenStream::new();
+    }
+    let params = decl.required_scalars().into_iter().map(|p| {
+        let (n, t) = (&p.name, p.kind.elem().rust_tokens());
+        quote!(#n: #t)
+    });
+    quote! {
+        /// Never returns: the declaration has errors.
+        #[doc(hidden)]
+        pub fn __requires(&self, cfg: &::kgraph::LaunchConfig, #(#params),*) -> ::kgraph::Result<()> { #never }
     }
 }

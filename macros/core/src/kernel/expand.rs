@@ -10,6 +10,7 @@ use super::config::{Config, Files, Resolved};
 use super::emit;
 use super::emit_registry::{self, Entry};
 use super::extent_rules::check_extents;
+use super::requires_rules::check_requirements;
 use super::resolve::resolve;
 use crate::diagnostics::{Ctxt, Errors};
 use crate::syntax::model::KernelDecl;
@@ -40,8 +41,9 @@ fn verify(parsed: &DeclParse, config: &Config, files: &mut Files, cx: &mut Ctxt)
     // The extent rules need the declaration only: they report alongside the kernel's checks.
     let found = resolve(&decl, &cu, config, files, cx);
     let extents = check_extents(&decl, cx);
-    match (found, extents) {
-        (Ok(found), Ok(())) => {
+    let requirements = check_requirements(&decl, cx);
+    match (found, extents, requirements) {
+        (Ok(found), Ok(()), Ok(())) => {
             let stem = decl.file.strip_suffix(".cu").unwrap_or(&decl.file).to_string();
             let resolved = Resolved {
                 display: found.display,

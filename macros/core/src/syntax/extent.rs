@@ -44,15 +44,30 @@ const EXTENT_HELP: &str = "an extent is an integer expression over the kernel's 
      shape (`grid.x`, `grid.y`, `grid.z`, `block.x`, `block.y`, `block.z`) and integer literals: `+ - * / %`, \
      parentheses, `min(a, b)`, `max(a, b)`, e.g. `[f32; batch * (n_in + n_hid)]`, `[f32; grid.x * hidden]`";
 
+/// Which grammar an expression is read with: an extent's (`shared`'s too), or the arithmetic of
+/// a `requires` condition, which also takes integer constants (`i32::MAX`) and unary minus.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Grammar {
+    /// "an extent", "a `requires` condition": what is being read, for messages.
+    pub name: &'static str,
+    /// What the grammar accepts, for messages.
+    pub help: &'static str,
+    /// Whether `i32::MAX`-style constants and unary `-` are allowed.
+    pub constants: bool,
+}
+
+/// An extent's grammar.
+const EXTENT: Grammar = Grammar { name: "an extent", help: EXTENT_HELP, constants: false };
+
 /// Reads an extent from the length expression of an array type; `text` is how it is written.
 pub fn extent_from_expr(expr: &syn::Expr, text: String) -> syn::Result<Extent> {
-    Ok(Extent { expr: read_expr(expr)?, text, span: expr.span() })
+    Ok(Extent { expr: read_expr(expr, EXTENT)?, text, span: expr.span() })
 }
 
 /// Reads the dynamic shared memory requirement of `shared = <expr>` (bytes), an expression of
 /// the same form as an extent.
 pub fn shared_from_expr(expr: &syn::Expr, text: String) -> syn::Result<Extent> {
-    Ok(Extent { expr: read_expr(expr)?, text, span: expr.span() })
+    Ok(Extent { expr: read_expr(expr, EXTENT)?, text, span: expr.span() })
 }
 
 /// `grid.x` ... `block.z`; `Err` for another field of `grid` or `block`, `Ok(None)` for any other
@@ -82,9 +97,11 @@ fn launch_field(field: &syn::ExprField) -> syn::Result<Option<(LaunchDim, Axis)>
     }
 }
 
-fn read_expr(expr: &syn::Expr) -> syn::Result<ExtentExpr> {
-    let read = read_expr;
-    let unsupported = |what: &str| syn::Error::new_spanned(expr, format!("{what} in an extent: {EXTENT_HELP}"));
+/// Reads `expr` with `grammar`.
+pub(crate) fn read_expr(expr: &syn::Expr, grammar: Grammar) -> syn::Result<ExtentExpr> {
+    let read = |e: &syn::Expr| read_expr(e, grammar);
+    let unsupported =
+        |what: &str| syn::Error::new_spanned(expr, format!("{what} in {}: {}", grammar.name, grammar.help));
     match expr {
         syn::Expr::Paren(p) => read(&p.expr),
         syn::Expr::Group(g) => read(&g.expr),
@@ -94,15 +111,22 @@ fn read_expr(expr: &syn::Expr) -> syn::Result<ExtentExpr> {
         },
         syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(lit), .. }) => {
             if !lit.suffix().is_empty() {
-                return Err(syn::Error::new(lit.span(), "an extent's literals take no suffix (`40`, not `40i32`)"));
+                let message = format!("{}'s literals take no suffix (`40`, not `40i32`)", grammar.name);
+                return Err(syn::Error::new(lit.span(), message));
             }
             let value = lit.base10_parse::<u64>()?;
             Ok(ExtentExpr::Int { value, span: lit.span() })
         }
         syn::Expr::Path(p) if p.qself.is_none() && p.attrs.is_empty() => match p.path.get_ident() {
             Some(ident) => Ok(ExtentExpr::Name(ident.clone())),
+            None if grammar.constants => integer_constant(p),
             None => Err(unsupported("a path")),
         },
+        // `-e` is `0 - e`, exact in a condition's `i128`.
+        syn::Expr::Unary(u) if grammar.constants && matches!(u.op, syn::UnOp::Neg(_)) => {
+            let zero = ExtentExpr::Int { value: 0, span: u.op.span() };
+            Ok(ExtentExpr::Binary { op: ExtentOp::Sub, lhs: Box::new(zero), rhs: Box::new(read(&u.expr)?) })
+        }
         syn::Expr::Binary(b) => {
             let op = match b.op {
                 syn::BinOp::Add(_) => ExtentOp::Add,
@@ -110,24 +134,27 @@ fn read_expr(expr: &syn::Expr) -> syn::Result<ExtentExpr> {
                 syn::BinOp::Mul(_) => ExtentOp::Mul,
                 syn::BinOp::Div(_) => ExtentOp::Div,
                 syn::BinOp::Rem(_) => ExtentOp::Rem,
-                _ => return Err(syn::Error::new_spanned(b.op, format!("unsupported operator: {EXTENT_HELP}"))),
+                _ => {
+                    let message = format!("unsupported operator: {}", grammar.help);
+                    return Err(syn::Error::new_spanned(b.op, message));
+                }
             };
             Ok(ExtentExpr::Binary { op, lhs: Box::new(read(&b.left)?), rhs: Box::new(read(&b.right)?) })
         }
-        syn::Expr::Call(call) => read_call(call),
+        syn::Expr::Call(call) => read_call(call, grammar),
         syn::Expr::Lit(_) => Err(unsupported("a non-integer literal")),
         _ => Err(unsupported("an unsupported expression")),
     }
 }
 
-fn read_call(call: &syn::ExprCall) -> syn::Result<ExtentExpr> {
+fn read_call(call: &syn::ExprCall, grammar: Grammar) -> syn::Result<ExtentExpr> {
     let func = match &*call.func {
         syn::Expr::Path(p) if p.path.is_ident("min") => ExtentFn::Min,
         syn::Expr::Path(p) if p.path.is_ident("max") => ExtentFn::Max,
         other => {
             return Err(syn::Error::new_spanned(
                 other,
-                format!("an extent calls only `min(a, b)` and `max(a, b)`: {EXTENT_HELP}"),
+                format!("{} calls only `min(a, b)` and `max(a, b)`: {}", grammar.name, grammar.help),
             ))
         }
     };
@@ -135,5 +162,44 @@ fn read_call(call: &syn::ExprCall) -> syn::Result<ExtentExpr> {
     let [a, b] = args[..] else {
         return Err(syn::Error::new_spanned(call, "`min` and `max` take two arguments"));
     };
-    Ok(ExtentExpr::Call { func, a: Box::new(read_expr(a)?), b: Box::new(read_expr(b)?) })
+    Ok(ExtentExpr::Call { func, a: Box::new(read_expr(a, grammar)?), b: Box::new(read_expr(b, grammar)?) })
+}
+
+/// `i32::MAX`, `u64::MAX`, `i64::MIN` and the like: the bound of a Rust integer type, as
+/// literals (a `MIN` below zero as `0 - |MIN|`).
+fn integer_constant(path: &syn::ExprPath) -> syn::Result<ExtentExpr> {
+    let span = path.span();
+    let words: Vec<String> = path.path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let bits = |ty: &str| -> Option<(bool, u32)> {
+        let signed = ty.starts_with('i');
+        let bits = ty.strip_prefix(['i', 'u'])?.parse().ok()?;
+        [8, 16, 32, 64].contains(&bits).then_some((signed, bits))
+    };
+    let value = match words.as_slice() {
+        [ty, bound]
+            if path.path.leading_colon.is_none() && path.path.segments.iter().all(|s| s.arguments.is_empty()) =>
+        {
+            bits(ty).and_then(|(signed, bits)| match (bound.as_str(), signed) {
+                ("MAX", true) => Some((false, (1u64 << (bits - 1)) - 1)),
+                ("MAX", false) => Some((false, u64::MAX >> (64 - bits))),
+                ("MIN", true) => Some((true, 1u64 << (bits - 1))),
+                ("MIN", false) => Some((false, 0)),
+                _ => None,
+            })
+        }
+        _ => None,
+    };
+    match value {
+        Some((false, value)) => Ok(ExtentExpr::Int { value, span }),
+        Some((true, magnitude)) => Ok(ExtentExpr::Binary {
+            op: ExtentOp::Sub,
+            lhs: Box::new(ExtentExpr::Int { value: 0, span }),
+            rhs: Box::new(ExtentExpr::Int { value: magnitude, span }),
+        }),
+        None => Err(syn::Error::new(
+            span,
+            "the constants a `requires` condition may name are the bounds of Rust's integer types: `i32::MAX`, \
+             `u32::MAX`, `i64::MAX`, `i64::MIN`, ... (`i8` to `u64`)",
+        )),
+    }
 }

@@ -4,6 +4,9 @@
 use proc_macro2::Span;
 use quote::ToTokens;
 
+pub use super::condition::{Align, CmpOp, Cond, Requirement};
+pub use super::expr::{Axis, Extent, ExtentExpr, ExtentFn, ExtentOp, LaunchDim};
+
 /// A kernel parameter's element type (Rust side), with its CUDA spellings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Elem {
@@ -160,199 +163,6 @@ pub enum ParamKind {
     PinnedMut(Elem),
 }
 
-/// A binary operator of an extent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExtentOp {
-    /// `+`
-    Add,
-    /// `-`
-    Sub,
-    /// `*`
-    Mul,
-    /// `/` (truncating, as C does)
-    Div,
-    /// `%`
-    Rem,
-}
-
-/// `min(a, b)` or `max(a, b)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExtentFn {
-    /// `min(a, b)`
-    Min,
-    /// `max(a, b)`
-    Max,
-}
-
-/// An axis of a launch's grid or block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Axis {
-    /// `x`.
-    X,
-    /// `y`.
-    Y,
-    /// `z`.
-    Z,
-}
-
-impl Axis {
-    /// The axis's index in a `(x, y, z)` triple (`LaunchConfig::grid_dim`, `block_dim`).
-    pub fn index(self) -> usize {
-        match self {
-            Axis::X => 0,
-            Axis::Y => 1,
-            Axis::Z => 2,
-        }
-    }
-}
-
-/// Which of a launch's two shapes an extent names: `grid` (`gridDim` in C, blocks) or `block`
-/// (`blockDim`, threads per block).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LaunchDim {
-    /// `grid.x`, `grid.y`, `grid.z`.
-    Grid,
-    /// `block.x`, `block.y`, `block.z`.
-    Block,
-}
-
-impl LaunchDim {
-    /// `grid.x`, `block.z` and the like, as written.
-    pub fn text(self, axis: Axis) -> &'static str {
-        match (self, axis) {
-            (LaunchDim::Grid, Axis::X) => "grid.x",
-            (LaunchDim::Grid, Axis::Y) => "grid.y",
-            (LaunchDim::Grid, Axis::Z) => "grid.z",
-            (LaunchDim::Block, Axis::X) => "block.x",
-            (LaunchDim::Block, Axis::Y) => "block.y",
-            (LaunchDim::Block, Axis::Z) => "block.z",
-        }
-    }
-}
-
-/// An extent expression.
-#[derive(Debug, Clone)]
-pub enum ExtentExpr {
-    /// An integer literal (no suffix).
-    Int {
-        /// Its value.
-        value: u64,
-        /// Where it is written.
-        span: Span,
-    },
-    /// A parameter name (a scalar parameter, once checked).
-    Name(syn::Ident),
-    /// `grid.x` ... `block.z`: the launch's grid (blocks) or block (threads) size along an axis
-    /// (counted as `int`: kernels copy `gridDim` and `blockDim` into `int`), taken from the launch's
-    /// configuration: by the checked launch at run time, by `graph!` from the node's `grid` and
-    /// `block` at compile time.
-    Launch {
-        /// Grid or block.
-        dim: LaunchDim,
-        /// Which axis.
-        axis: Axis,
-        /// Where it is written.
-        span: Span,
-    },
-    /// `lhs op rhs`.
-    Binary {
-        /// The operator.
-        op: ExtentOp,
-        /// Left operand.
-        lhs: Box<ExtentExpr>,
-        /// Right operand.
-        rhs: Box<ExtentExpr>,
-    },
-    /// `min(a, b)` or `max(a, b)`.
-    Call {
-        /// Which.
-        func: ExtentFn,
-        /// First argument.
-        a: Box<ExtentExpr>,
-        /// Second argument.
-        b: Box<ExtentExpr>,
-    },
-}
-
-/// A pointer parameter's extent as declared.
-#[derive(Debug, Clone)]
-pub struct Extent {
-    /// The expression.
-    pub expr: ExtentExpr,
-    /// The expression as written (`batch * n_hid`), for messages and docs.
-    pub text: String,
-    /// The span of the expression.
-    pub span: Span,
-}
-
-impl ExtentOp {
-    /// The operator's spelling.
-    pub fn symbol(self) -> &'static str {
-        match self {
-            ExtentOp::Add => "+",
-            ExtentOp::Sub => "-",
-            ExtentOp::Mul => "*",
-            ExtentOp::Div => "/",
-            ExtentOp::Rem => "%",
-        }
-    }
-}
-
-impl ExtentExpr {
-    /// Every name the expression uses, in order (with repeats).
-    pub fn names(&self) -> Vec<&syn::Ident> {
-        let mut out = Vec::new();
-        self.visit(&mut |e| {
-            if let ExtentExpr::Name(name) = e {
-                out.push(name);
-            }
-        });
-        out
-    }
-
-    /// Whether the expression names the launch's shape (`grid.x` ... `block.z`).
-    pub fn uses_launch(&self) -> bool {
-        self.uses(|_| true)
-    }
-
-    /// Whether the expression names the launch's grid (`grid.x`, `grid.y`, `grid.z`).
-    pub fn uses_grid(&self) -> bool {
-        self.uses(|dim| dim == LaunchDim::Grid)
-    }
-
-    fn uses(&self, which: impl Fn(LaunchDim) -> bool) -> bool {
-        let mut found = false;
-        self.visit(&mut |e| found |= matches!(e, ExtentExpr::Launch { dim, .. } if which(*dim)));
-        found
-    }
-
-    /// Every literal the expression uses, with its span.
-    pub fn literals(&self) -> Vec<(u64, Span)> {
-        let mut out = Vec::new();
-        self.visit(&mut |e| {
-            if let ExtentExpr::Int { value, span } = e {
-                out.push((*value, *span));
-            }
-        });
-        out
-    }
-
-    fn visit<'a>(&'a self, f: &mut dyn FnMut(&'a ExtentExpr)) {
-        f(self);
-        match self {
-            ExtentExpr::Int { .. } | ExtentExpr::Name(_) | ExtentExpr::Launch { .. } => {}
-            ExtentExpr::Binary { lhs, rhs, .. } => {
-                lhs.visit(f);
-                rhs.visit(f);
-            }
-            ExtentExpr::Call { a, b, .. } => {
-                a.visit(f);
-                b.visit(f);
-            }
-        }
-    }
-}
-
 /// One declared parameter.
 #[derive(Debug, Clone)]
 pub struct Param {
@@ -422,6 +232,12 @@ pub struct KernelDecl {
     /// written for, where its `.cu` has no `__launch_bounds__` (part of the promise; a checked
     /// launch refuses bigger blocks).
     pub max_block: Option<MaxBlock>,
+    /// `requires(<cond>, ...)` in the attribute: the conditions under which the promise holds
+    /// (a checked launch refuses one where any is false).
+    pub requires: Vec<Requirement>,
+    /// `align(<param> = <bytes>, ...)` in the attribute: pointer parameters whose address must
+    /// be a multiple of `bytes` (part of the promise; a checked launch refuses one that is not).
+    pub align: Vec<Align>,
 }
 
 /// `max_block = 128` in `#[kernel(...)]`: a bound on threads per block (`block.x * block.y *
@@ -438,6 +254,13 @@ impl KernelDecl {
     /// The parameter named `name`, if any.
     pub fn param(&self, name: &str) -> Option<&Param> {
         self.params.iter().find(|p| p.name == name)
+    }
+
+    /// The integer scalar parameters the `requires` conditions name, in parameter order: what
+    /// the handle's `__requires` takes after the launch configuration.
+    pub fn required_scalars(&self) -> Vec<&Param> {
+        let named: Vec<String> = self.requires.iter().flat_map(|r| r.cond.names()).map(ToString::to_string).collect();
+        self.params.iter().filter(|p| p.kind.is_integer_scalar() && named.contains(&p.name.to_string())).collect()
     }
 
     /// True when `launch` is safe: the declaration states extents under `unsafe(extents)`.

@@ -12,8 +12,9 @@ use syn::spanned::Spanned;
 use syn::{Attribute, Ident, LitStr, Token, Type, Visibility};
 
 use super::extent::extent_from_expr;
-use super::model::{Extent, KernelDecl, MaxBlock, Param, ParamKind, Rename};
+use super::model::{Align, Extent, KernelDecl, MaxBlock, Param, ParamKind, Rename, Requirement};
 use super::naming::ident_text;
+use super::requires::{parse_align, parse_requires};
 use super::text::tidy_tokens;
 use super::types::{classify_nullable, classify_type, optional_pointee};
 use crate::diagnostics::{Ctxt, Errors};
@@ -40,6 +41,10 @@ pub struct KernelArgs {
     pub max_block: Option<MaxBlock>,
     /// `rename(rust = cu, ...)`: parameters deliberately named otherwise than in the `.cu`.
     pub renames: Vec<Rename>,
+    /// `requires(<cond>, ...)`: the conditions the promise is made under.
+    pub requires: Vec<Requirement>,
+    /// `align(<param> = <bytes>, ...)`: pointer parameters' required alignment.
+    pub align: Vec<Align>,
 }
 
 /// One parameter as far as it parsed (`kind` is `None` when its type is not supported).
@@ -118,6 +123,8 @@ impl DeclParse {
             extents_promise: args.extents_promise,
             shared: args.shared,
             max_block: args.max_block,
+            requires: args.requires,
+            align: args.align,
         })
     }
 }
@@ -139,7 +146,7 @@ fn kernel_attr_tokens(attr: &Attribute) -> syn::Result<TokenStream> {
 }
 
 const ARGS_HELP: &str = "expected `#[kernel(\"file.cu\")]`, optionally followed by `name = \"symbol\"`, \
-     `unsafe(extents)`, `shared = <bytes>`, `max_block = <threads>` and `rename(param = cu_name)`";
+     `unsafe(extents)`, `shared = <bytes>`, `max_block = <threads>`, `requires(<cond>, ...)`, `align(param = <bytes>)` and `rename(param = cu_name)`";
 
 /// Parses the attribute's arguments: the `.cu` file, then an optional `name = "symbol"`.
 /// `span` is where to report an empty argument list (the attribute itself).
@@ -157,6 +164,8 @@ pub(crate) fn parse_kernel_args(tokens: TokenStream, span: Span) -> syn::Result<
         let mut shared: Option<Extent> = None;
         let mut max_block: Option<MaxBlock> = None;
         let mut renames: Vec<Rename> = Vec::new();
+        let mut requires: Option<Vec<Requirement>> = None;
+        let mut align: Vec<Align> = Vec::new();
         while !input.is_empty() {
             input.parse::<Token![,]>()?;
             if input.is_empty() {
@@ -191,6 +200,20 @@ pub(crate) fn parse_kernel_args(tokens: TokenStream, span: Span) -> syn::Result<
                 parse_renames(input, &mut renames)?;
                 continue;
             }
+            if key == "requires" {
+                if requires.is_some() {
+                    return Err(syn::Error::new(
+                        key.span(),
+                        "`requires` given twice: list every condition in one `requires(a, b, ...)`",
+                    ));
+                }
+                requires = Some(parse_requires(input, &key)?);
+                continue;
+            }
+            if key == "align" {
+                parse_align(input, &key, &mut align)?;
+                continue;
+            }
             if key != "name" {
                 return Err(syn::Error::new(
                     key.span(),
@@ -198,7 +221,9 @@ pub(crate) fn parse_kernel_args(tokens: TokenStream, span: Span) -> syn::Result<
                         "unknown option `{key}`: the options are `name = \"symbol\"` (the kernel's extern \"C\" name or C++ name), \
                          `unsafe(extents)` (the promise that the kernel stays within the declared extents), \
                          `shared = <bytes>` (the dynamic shared memory it uses, over its scalars and `block.x`), \
-                         `max_block = <threads>` (the most threads per block it is written for) and \
+                         `max_block = <threads>` (the most threads per block it is written for), \
+                         `requires(<cond>, ...)` (the conditions on its scalars and launch shape the promise is made under), \
+                         `align(param = <bytes>)` (a pointer parameter's required alignment) and \
                          `rename(param = cu_name)` (a parameter named otherwise than in the `.cu`, on purpose)"
                     ),
                 ));
@@ -229,6 +254,8 @@ pub(crate) fn parse_kernel_args(tokens: TokenStream, span: Span) -> syn::Result<
             shared,
             max_block,
             renames,
+            requires: requires.unwrap_or_default(),
+            align,
         })
     };
     parser.parse2(tokens)

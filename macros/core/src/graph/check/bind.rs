@@ -148,6 +148,7 @@ fn bind_node(
     let bound = Node { name: name.v, op, args, doc: node.doc.clone(), pdl };
     super::extents::shared_memory_fits(cx, node, decl, &bound, env.scalars);
     super::block_bound::block_within_bound(cx, node, decl, &bound);
+    super::requires::requirements_hold(cx, node, decl, &bound, env.scalars);
     out.nodes.push(bound);
     out.arg_spans.push(spans);
 }

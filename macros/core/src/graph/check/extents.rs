@@ -159,7 +159,7 @@ pub(crate) fn launch_value(name: &str, grid: [u32; 3], block: [u32; 3]) -> Optio
 
 /// The compile-time value of an argument bound to an integer parameter: a constant, or a
 /// scalar's spec default.
-fn arg_value(binding: &Binding, scalars: &[Scalar]) -> Option<i128> {
+pub(crate) fn arg_value(binding: &Binding, scalars: &[Scalar]) -> Option<i128> {
     let value = match binding {
         Binding::Const { value, .. } => value,
         Binding::Scalar { scalar } => &scalars[*scalar].default,

@@ -5,7 +5,7 @@
 //! One module per group of rules, in the order they run: `declare` (the `[kernels]` table,
 //! dims, buffers, scalars), [`names`] (what they generate must not clash), `bind` (each node
 //! against its kernel's signature, with `launch` for its launch configuration and
-//! `block_bound` for its kernel's declared `max_block`), `extents`
+//! `block_bound` for its kernel's declared `max_block`, `requires` for its `requires(...)`), `extents`
 //! (every launch within its kernel's declared extents and thread limit), `module` (the
 //! `[kernels] module` path against the declarations' source), `control` (`[[while]]`/`[[if]]`
 //! bodies and conditions), `usage` (node order, everything used), `repeat` (the loop of
@@ -27,6 +27,7 @@ mod module;
 pub mod names;
 pub mod pdl;
 mod repeat;
+mod requires;
 mod usage;
 mod values;
 

@@ -7,7 +7,7 @@ use quote::{format_ident, quote};
 
 use super::fields::{buffer_field, scalar_field, storage_type};
 use super::input::CodegenInput;
-use super::update::extent_checks;
+use super::update::{extent_checks, launch_requirement_checks, requirement_checks};
 use crate::emit_util::{doc_attr, elem_in_hidden_module, ident};
 use crate::graph::ir::{Binding, GraphIr, Role};
 
@@ -206,14 +206,24 @@ fn launch_setter(cg: &CodegenInput<'_>) -> TokenStream {
     // Without kernel nodes (GEMMs and copies only) every index is refused: the match below
     // has only its returning arm, so the code after it is unreachable.
     let unreachable = kernels.is_empty().then(|| quote!(#[allow(unreachable_code)]));
+    let requirements = launch_requirement_checks(cg);
+    // Said only where a node's kernel has `requires` (the other structs' docs stay as they were).
+    let requires_doc = (!requirements.is_empty()).then(|| {
+        doc_attr(
+            "The `requires` conditions of the node's kernel are checked with `cfg` first, graph or not \
+             (`kgraph::LaunchError::Requirement`).",
+        )
+    });
     quote! {
         /// Changes the launch shape (grid, block, dynamic shared memory) of kernel node `node`
         /// (an index into `NODES`) for later eager runs and, in place, in the instantiated graph.
         /// The launch checks of the kernel (its `__launch_bounds__`, the device's limits) run
         /// now when a graph exists (else at the next launch); a refused shape changes nothing.
+        #requires_doc
         /// `kgraph::GraphError::Failed` for an index that is not a kernel node.
         #unreachable
         pub fn set_launch(&mut self, node: usize, cfg: ::kgraph::LaunchConfig) -> ::kgraph::Result<()> {
+            #requirements
             let update: fn(&mut Self) -> ::kgraph::Result<()> = match node {
                 #( #kernels => Self::#updates, )*
                 _ => {
@@ -280,7 +290,8 @@ fn scalar_accessors(cg: &CodegenInput<'_>, s: usize) -> TokenStream {
         .collect();
     let update: Vec<proc_macro2::Ident> = users.iter().map(|&n| format_ident!("__update_node_{}", n)).collect();
     let used_by: Vec<String> = users.iter().map(|&n| format!("`{}`", ir.nodes[n].name)).collect();
-    let checks = extent_checks(cg, s);
+    let mut checks = extent_checks(cg, s);
+    let requirements = requirement_checks(cg, s);
     let refuses = if checks.is_empty() {
         String::new()
     } else {
@@ -292,6 +303,12 @@ fn scalar_accessors(cg: &CodegenInput<'_>, s: usize) -> TokenStream {
         sc.elem,
         used_by.join(", ")
     );
+    let doc = if requirements.is_empty() {
+        doc
+    } else {
+        format!("{doc} It feeds `requires` conditions of kernels, so it first checks each of them with `value` and refuses a value that makes one false with `kgraph::LaunchError::Requirement`, changing nothing.")
+    };
+    checks.extend(requirements);
     let doc = format!(
         "{doc} With a graph instantiated, a value a node's launch checks refuse (a kernel's `shared` requirement, say) is returned as that error, with the scalar and every node as they were; without one, the next launch or capture refuses it."
     );

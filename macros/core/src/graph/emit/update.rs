@@ -1,11 +1,13 @@
 //! The checks a `set_<scalar>` makes before the nodes that take the scalar are rewritten in
 //! the instantiated graph (`launch::update_node_fn`): that the new value keeps every extent it
-//! feeds within its buffer ([`extent_checks`]).
+//! feeds within its buffer ([`extent_checks`]) and every `requires` condition it feeds true
+//! ([`requirement_checks`]); and the `requires` checks `set_launch` makes for a new launch shape
+//! ([`launch_requirement_checks`]).
 
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::fields::scalar_field;
+use super::fields::{kernel_field, scalar_field};
 use super::input::CodegenInput;
 use super::literal::typed_literal;
 use crate::emit_util::launch_dim_tokens;
@@ -109,4 +111,74 @@ fn extent_tokens(ir: &GraphIr, n: usize, expr: &ExtentExpr, ty: Elem, s: usize) 
             quote!(::kgraph::__private::extent::#f(#a, #b))
         }
     }
+}
+
+/// The checks `set_<scalar s>(value)` makes of the `requires` conditions it feeds: for every
+/// kernel node taking scalar `s` as a parameter its kernel's conditions name, the handle's
+/// `__requires` over the node's current launch shape and arguments, `value` for `s`
+/// (`LaunchError::Requirement` when one is false, before anything changes).
+pub(crate) fn requirement_checks(cg: &CodegenInput<'_>, s: usize) -> Vec<TokenStream> {
+    let ir = cg.ir;
+    let mut out = Vec::new();
+    for (n, node) in ir.nodes.iter().enumerate() {
+        let Some(k) = node.kernel() else { continue };
+        let required = ir.kernels[k].required_scalars();
+        let feeds = required
+            .iter()
+            .any(|p| node.arg(&ident_text(&p.name)).is_some_and(|a| a.binding == Binding::Scalar { scalar: s }));
+        if !feeds {
+            continue;
+        }
+        let (field, args) = (kernel_field(ir, k), requires_args(ir, n, Some(s)));
+        out.push(quote!(self.#field.__requires(&self.node_cfgs[#n], #(#args),*)?;));
+    }
+    out
+}
+
+/// The `requires` checks of `set_launch(node, cfg)` before it changes anything: a `match` on
+/// `node` calling its kernel's `__requires` with `cfg` and the node's current arguments.
+pub(crate) fn launch_requirement_checks(cg: &CodegenInput<'_>) -> TokenStream {
+    let ir = cg.ir;
+    let arms = ir.nodes.iter().enumerate().filter_map(|(n, node)| {
+        let k = node.kernel()?;
+        if ir.kernels[k].requires.is_empty() {
+            return None;
+        }
+        let (field, args) = (kernel_field(ir, k), requires_args(ir, n, None));
+        Some(quote!(#n => self.#field.__requires(&cfg, #(#args),*)?,))
+    });
+    let arms: Vec<TokenStream> = arms.collect();
+    if arms.is_empty() {
+        return TokenStream::new();
+    }
+    quote! {
+        match node {
+            #(#arms)*
+            _ => {}
+        }
+    }
+}
+
+/// The arguments node `n` passes its kernel's `__requires` after the configuration: each scalar
+/// the conditions name, as the node binds it (`value` for scalar `setting`, the field of another
+/// scalar, or the constant).
+fn requires_args(ir: &GraphIr, n: usize, setting: Option<usize>) -> Vec<TokenStream> {
+    let node = &ir.nodes[n];
+    let k = node.kernel().expect("a kernel node");
+    ir.kernels[k]
+        .required_scalars()
+        .into_iter()
+        .map(|p| {
+            let arg = node.arg(&ident_text(&p.name)).expect("a node binds every parameter of its kernel");
+            match &arg.binding {
+                Binding::Scalar { scalar } if Some(*scalar) == setting => quote!(value),
+                Binding::Scalar { scalar } => {
+                    let f = scalar_field(ir, *scalar);
+                    quote!(self.#f)
+                }
+                Binding::Const { value, .. } => typed_literal(value, arg.elem),
+                _ => unreachable!("a condition names integer scalar parameters only"),
+            }
+        })
+        .collect()
 }
