@@ -6,14 +6,15 @@
 //!   state `h` carried across replays, then the heads (`probs`) and the projection (`y`) as
 //!   parallel branches that write their results straight into mapped pinned host memory
 //!   (`read_probs`, `read_y`: no download copy).
-//! - [`TrainStep`] (`graphs/train_step.toml`), one training step at B = 256: forward,
-//!   BCE-with-logits, backward into gradient buffers it zeroes first, and AdamW on the trunk and
-//!   the heads, with the learning rate and bias corrections read from a device buffer.
+//! - [`TrainStep`] (`graphs/train_step.toml`), one training step at B = 256 in three fused
+//!   kernels launched with PDL: the forward, BCE-with-logits with the backward of the heads and
+//!   the CfC's gates, then the CfC's weight gradients with AdamW on the trunk and the heads, the
+//!   learning rate and bias corrections read from a device buffer.
 //! - [`PpoUpdate`] (`graphs/ppo_update.toml`), one PPO minibatch update over the kernels of
 //!   [`crate::ppo`]: gather, advantage normalisation, actor and critic MLPs, the clipped loss,
 //!   backward and AdamW; replayed `N_PERM / MB` times per PPO update (examples/ppo.rs).
 //!
-//! The specs' comments explain the design (state carry, `dt` as a device buffer, zeroing); the
+//! The specs' comments explain the design (state carry, `dt` as a device buffer, fusion and PDL); the
 //! structs' rustdoc lists every buffer, node and edge. [`ModelWeights`] initialises and moves
 //! weights between the two, and [`synthetic`] is a deterministic MBP-10 source with learnable
 //! labels for the examples and tests.

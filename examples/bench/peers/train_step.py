@@ -296,8 +296,8 @@ class Runner:
         self.loss = None
 
     def eager_step(self):
-        # kgraph zeroes its gradient buffers in the graph (zero_f32 nodes, gradients accumulate);
-        # set_to_none lets backward write fresh gradients instead.
+        # kgraph's train step overwrites its gradients (one producer each, nothing zeroed);
+        # set_to_none lets backward write fresh gradients here too.
         self.opt.zero_grad(set_to_none=True)
         loss, _ = train_loss(self.model, *self.inputs.args())
         loss.backward()
@@ -436,7 +436,7 @@ def time_steps(runner, inputs, iters, warmup):
 
 def profile_step(runner, inputs):
     """(GPU kernels, CUDA-graph launches) of one step, from torch.profiler (CUPTI also reports
-    the kernels a graph replay runs). kgraph's TrainStep graph has 23 kernel nodes and one
+    the kernels a graph replay runs). kgraph's TrainStep graph has 3 kernel nodes and one
     launch. Memcpy/memset activities are not counted as kernels."""
     from torch.profiler import ProfilerActivity, profile
 
