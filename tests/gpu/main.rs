@@ -19,6 +19,7 @@ mod graph_reload;
 mod kernel_args;
 mod memory_plan;
 mod misuse;
+mod mlp;
 mod mixed;
 mod resident;
 mod model_adamw;
