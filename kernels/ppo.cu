@@ -45,6 +45,9 @@
 //                                 (i, column), n_obs + 1 columns:
 //                                 block 256, grid ceil(mb_size * (n_obs + 1) / 256)
 //   ppo_minibatch_begin           counters and the AdamW schedule; grid 1, block 32
+//   ppo_heads_loss_backward       the actor's and the critic's last layers, the policy head and
+//                                 the loss backward of a row in one warp (the update graph's
+//                                 fused node): block 128, grid ceil(batch / 4)
 // The one-block kernels leave every block but block 0 idle; the per-item kernels return for
 // items past the end, so a larger grid is harmless, a smaller one leaves items unwritten.
 #include "model_common.cuh"
@@ -88,6 +91,23 @@ __device__ __forceinline__ double ppo_block_sum(double v, double* scratch) {
 //
 // Layout: x [batch, n_in], y [batch, n_out], params/grads: the arena (see the top).
 
+// W[o] . x_row + b[o] of the layer at w_off (pre-activation of output o), by one thread: two
+// chains for ILP, combined in a fixed order. Shared by ppo_linear_forward and the fused heads
+// kernel (ppo_heads_loss_backward) so both compute the same bits.
+__device__ __forceinline__ float ppo_linear_unit(const float* __restrict__ params,
+                                                 const float* __restrict__ xr, int w_off, int n_in,
+                                                 int n_out, int o) {
+    const float* __restrict__ w = params + w_off + o * n_in;
+    float s0 = 0.f, s1 = 0.f;
+    int k = 0;
+    for (; k + 1 < n_in; k += 2) {
+        s0 = fmaf(w[k], xr[k], s0);
+        s1 = fmaf(w[k + 1], xr[k + 1], s1);
+    }
+    if (k < n_in) s0 = fmaf(w[k], xr[k], s0);
+    return (s0 + s1) + params[w_off + n_out * n_in + o];
+}
+
 extern "C" __global__ void __launch_bounds__(256)
     ppo_linear_forward(const float* __restrict__ params, const float* __restrict__ x, int w_off,
                        int batch, int n_in, int n_out, int act, float* __restrict__ y) {
@@ -99,16 +119,7 @@ extern "C" __global__ void __launch_bounds__(256)
     const int i = (int)t;  // < batch * n_out < 2^31
     const int b = i / n_out;
     const int o = i - b * n_out;
-    const float* __restrict__ w = params + w_off + o * n_in;
-    const float* __restrict__ xr = x + b * n_in;
-    float s0 = 0.f, s1 = 0.f;  // two chains for ILP, combined in a fixed order
-    int k = 0;
-    for (; k + 1 < n_in; k += 2) {
-        s0 = fmaf(w[k], xr[k], s0);
-        s1 = fmaf(w[k + 1], xr[k + 1], s1);
-    }
-    if (k < n_in) s0 = fmaf(w[k], xr[k], s0);
-    y[i] = ppo_activate((s0 + s1) + params[w_off + n_out * n_in + o], act);
+    y[i] = ppo_activate(ppo_linear_unit(params, x + b * n_in, w_off, n_in, n_out, o), act);
 }
 
 // The pre-activation gradient g_pre = g_y act'(y) of element i of [batch, n_out].
@@ -236,19 +247,13 @@ struct PpoTerms {
     bool clipped;  // |ratio - 1| > eps
 };
 
-__device__ __forceinline__ PpoTerms ppo_terms(const float* __restrict__ log_probs,
-                                              const float* __restrict__ entropy,
-                                              const float* __restrict__ values,
-                                              const int* __restrict__ actions,
-                                              const float* __restrict__ old_log_probs,
-                                              const float* __restrict__ advantages,
-                                              const float* __restrict__ returns, float clip_eps,
-                                              float vf_coef, float ent_coef, int n_act, int i) {
+// The terms of one sample from its values: lp = log pi(a) (NaN for an action out of range),
+// its entropy, value, old log-prob, advantage and return.
+__device__ __forceinline__ PpoTerms ppo_terms_of(float lp, float entropy, float value,
+                                                 float old_log_prob, float adv, float ret,
+                                                 float clip_eps, float vf_coef, float ent_coef) {
     PpoTerms t;
-    const int a = actions[i];
-    const float lp = (a >= 0 && a < n_act) ? log_probs[i * n_act + a] : __int_as_float(0x7fc00000);
-    const float adv = advantages[i];
-    t.log_ratio = lp - old_log_probs[i];
+    t.log_ratio = lp - old_log_prob;
     t.ratio = expf(t.log_ratio);
     const float lo = 1.f - clip_eps, hi = 1.f + clip_eps;
     const float c = t.ratio < lo ? lo : (t.ratio > hi ? hi : t.ratio);  // NaN stays NaN
@@ -257,11 +262,25 @@ __device__ __forceinline__ PpoTerms ppo_terms(const float* __restrict__ log_prob
     const bool clipped_side = clipped < unclipped;  // the min is the clipped term (strictly)
     t.policy = clipped_side ? -clipped : -unclipped;
     t.coef = clipped_side ? 0.f : -unclipped;
-    t.vdiff = values[i] - returns[i];
+    t.vdiff = value - ret;
     t.value = 0.5f * t.vdiff * t.vdiff;
-    t.total = fmaf(-ent_coef, entropy[i], fmaf(vf_coef, t.value, t.policy));
+    t.total = fmaf(-ent_coef, entropy, fmaf(vf_coef, t.value, t.policy));
     t.clipped = fabsf(t.ratio - 1.f) > clip_eps;
     return t;
+}
+
+__device__ __forceinline__ PpoTerms ppo_terms(const float* __restrict__ log_probs,
+                                              const float* __restrict__ entropy,
+                                              const float* __restrict__ values,
+                                              const int* __restrict__ actions,
+                                              const float* __restrict__ old_log_probs,
+                                              const float* __restrict__ advantages,
+                                              const float* __restrict__ returns, float clip_eps,
+                                              float vf_coef, float ent_coef, int n_act, int i) {
+    const int a = actions[i];
+    const float lp = (a >= 0 && a < n_act) ? log_probs[i * n_act + a] : __int_as_float(0x7fc00000);
+    return ppo_terms_of(lp, entropy[i], values[i], old_log_probs[i], advantages[i], returns[i],
+                        clip_eps, vf_coef, ent_coef);
 }
 
 // Forward: sample_loss[i] = loss_i (overwritten) and the batch means, in f64, of
@@ -333,6 +352,79 @@ extern "C" __global__ void __launch_bounds__(128)
         const float g_policy = t.coef * ((j == a ? 1.f : 0.f) - p);
         const float g_entropy = p > 0.f ? p * (lp + h) : 0.f;  // = -d entropy / d z_j
         g_logits[row * n_act + j] = inv_b * fmaf(ent_coef, g_entropy, g_policy);
+    }
+    if (lane == 0) g_values[row] = inv_b * (vf_coef * t.vdiff);
+}
+
+// The last layers, the policy head and the loss backward of one row in one warp (the PPO
+// update's fused node; 1 <= n_act <= 31, otherwise it writes nothing):
+//   lanes o < n_act: logits[row, o] = the actor's last layer (identity; ppo_linear_unit);
+//   lane n_act:      values[row]    = the critic's last layer (identity);
+//   then ppo_policy_head's softmax, log-softmax and entropy on the lanes' logits, and
+//   ppo_loss_backward's g_logits, g_values from them.
+// Every value the warp reuses stays in registers (shuffled between lanes): nothing written by
+// this launch is read back. Same operations in the same order as ppo_linear_forward (act 0),
+// ppo_policy_head and ppo_loss_backward, so the outputs are theirs bit for bit
+// (tests/gpu/ppo_update.rs). Layout: actor/critic arenas with the last layers at a_off / c_off
+// (n_act x n_hid and 1 x n_hid), a_h1, c_h1 [batch, n_hid]; logits, log_probs, probs, g_logits
+// [batch, n_act]; entropy, values, g_values and the per-sample inputs [batch].
+// Launch: one warp per row, block 128, grid ceil(batch / 4).
+extern "C" __global__ void __launch_bounds__(128)
+    ppo_heads_loss_backward(const float* __restrict__ actor, const float* __restrict__ a_h1,
+                            int a_off, const float* __restrict__ critic,
+                            const float* __restrict__ c_h1, int c_off,
+                            const int* __restrict__ actions,
+                            const float* __restrict__ old_log_probs,
+                            const float* __restrict__ advantages,
+                            const float* __restrict__ returns, float clip_eps, float vf_coef,
+                            float ent_coef, int batch, int n_hid, int n_act,
+                            float* __restrict__ logits, float* __restrict__ log_probs,
+                            float* __restrict__ probs, float* __restrict__ entropy,
+                            float* __restrict__ values, float* __restrict__ g_logits,
+                            float* __restrict__ g_values) {
+    kg_pdl_enter();
+    if (kg_not_whole_warps()) return;
+    if (batch <= 0 || n_hid < 0 || n_act <= 0 || n_act >= KG_WARP || a_off < 0 || c_off < 0) return;
+    const long long gw = kg_global_warp();
+    if (gw >= batch) return;  // warp-uniform
+    const int row = (int)gw;
+    const int lane = threadIdx.x & 31;
+    const bool act_lane = lane < n_act;
+    // The layers: lane o < n_act an actor logit, lane n_act the critic's value.
+    float z = 0.f;
+    if (act_lane) z = ppo_linear_unit(actor, a_h1 + row * n_hid, a_off, n_hid, n_act, lane);
+    else if (lane == n_act) z = ppo_linear_unit(critic, c_h1 + row * n_hid, c_off, n_hid, 1, 0);
+    const float value = __shfl_sync(KG_FULL_MASK, z, n_act);
+    if (act_lane) logits[row * n_act + lane] = z;
+    if (lane == 0) values[row] = value;
+    // ppo_policy_head's row (one action per lane).
+    float m = __int_as_float(0xff800000);  // -inf
+    if (act_lane) m = fmaxf(m, z);
+    m = ppo_warp_max(m);
+    float s = 0.f;
+    if (act_lane) s += expf(z - m);
+    const float log_s = logf(kg_warp_sum(s));
+    float h = 0.f, lp = 0.f, p = 0.f;
+    if (act_lane) {
+        lp = (z - m) - log_s;
+        p = expf(lp);
+        log_probs[row * n_act + lane] = lp;
+        probs[row * n_act + lane] = p;
+        if (p > 0.f) h = fmaf(-p, lp, h);
+    }
+    h = kg_warp_sum(h);
+    if (lane == 0) entropy[row] = h;
+    // ppo_loss_backward's row.
+    const int a = actions[row];
+    const float lp_a = __shfl_sync(KG_FULL_MASK, lp, (a >= 0 && a < n_act) ? a : 0);
+    const PpoTerms t = ppo_terms_of((a >= 0 && a < n_act) ? lp_a : __int_as_float(0x7fc00000), h,
+                                    value, old_log_probs[row], advantages[row], returns[row],
+                                    clip_eps, vf_coef, ent_coef);
+    const float inv_b = 1.f / (float)batch;
+    if (act_lane) {
+        const float g_policy = t.coef * ((lane == a ? 1.f : 0.f) - p);
+        const float g_entropy = p > 0.f ? p * (lp + h) : 0.f;  // = -d entropy / d z_j
+        g_logits[row * n_act + lane] = inv_b * fmaf(ent_coef, g_entropy, g_policy);
     }
     if (lane == 0) g_values[row] = inv_b * (vf_coef * t.vdiff);
 }

@@ -318,7 +318,7 @@ mod tests {
             assert!(reach[index("begin")][i], "begin -> {name}");
         }
         for adam in ["adamw_actor", "adamw_critic"] {
-            assert!(path("loss_backward", adam));
+            assert!(path("heads", adam));
         }
         assert!(path("actor0_backward", "adamw_actor") && path("critic0_backward", "adamw_critic"));
         // The actor's and the critic's forward chains, and their backward chains, are parallel.
@@ -329,7 +329,7 @@ mod tests {
                 }
             }
         };
-        parallel(&["actor0", "actor1", "actor2", "policy_head"], &["critic0", "critic1", "critic2"]);
+        parallel(&["actor0", "actor1"], &["critic0", "critic1"]);
         parallel(
             &["actor2_backward", "actor1_backward", "actor0_backward", "adamw_actor"],
             &["critic2_backward", "critic1_backward", "critic0_backward", "adamw_critic"],

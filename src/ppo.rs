@@ -128,6 +128,38 @@ pub mod kernels {
         g_values: &mut [f32; batch],
     );
 
+    /// The update graph's fused node, one warp per row: the actor's last layer (`logits`, identity,
+    /// at `actor[a_off..]`), the critic's (`values`, at `critic[c_off..]`), the policy head
+    /// (`log_probs`, `probs`, `entropy`) and the loss backward (`g_logits`, `g_values`): bit for
+    /// bit [`PpoLinearForward`] twice, [`PpoPolicyHead`] and [`PpoLossBackward`].
+    /// `1 <= n_act <= 31`, otherwise it writes nothing. Launch: [`super::launch::per_row`].
+    #[kernel("ppo.cu", unsafe(extents))]
+    pub fn ppo_heads_loss_backward(
+        actor: &[f32; a_off + n_act * (n_hid + 1)],
+        a_h1: &[f32; batch * n_hid],
+        a_off: i32,
+        critic: &[f32; c_off + n_hid + 1],
+        c_h1: &[f32; batch * n_hid],
+        c_off: i32,
+        actions: &[i32; batch],
+        old_log_probs: &[f32; batch],
+        advantages: &[f32; batch],
+        returns: &[f32; batch],
+        clip_eps: f32,
+        vf_coef: f32,
+        ent_coef: f32,
+        batch: i32,
+        n_hid: i32,
+        n_act: i32,
+        logits: &mut [f32; batch * n_act],
+        log_probs: &mut [f32; batch * n_act],
+        probs: &mut [f32; batch * n_act],
+        entropy: &mut [f32; batch],
+        values: &mut [f32; batch],
+        g_logits: &mut [f32; batch * n_act],
+        g_values: &mut [f32; batch],
+    );
+
     /// Generalised advantage estimation over a time-major rollout: `rewards`, `dones`,
     /// `advantages`, `returns [t_steps, n_envs]`, `values [t_steps + 1, n_envs]` (the last row
     /// bootstraps). Launch: [`super::launch::gae`].
@@ -338,7 +370,7 @@ pub mod launch {
     }
 
     /// One warp per row: block 128, grid `ceil(batch / 4)` ([`super::PpoPolicyHead`],
-    /// [`super::PpoLossBackward`]).
+    /// [`super::PpoLossBackward`], [`super::PpoHeadsLossBackward`]).
     pub fn per_row(batch: usize) -> LaunchConfig {
         grid(batch.div_ceil((ROW_BLOCK / 32) as usize), ROW_BLOCK)
     }

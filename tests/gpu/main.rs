@@ -36,7 +36,9 @@ mod model_util;
 mod nccl; // kgraph's `nccl` feature is on for this package (Cargo.toml)
 mod nullable;
 mod ppo;
+mod ppo_fused;
 mod ppo_update;
+mod requires;
 mod rows;
 mod smoke;
 mod types;
