@@ -9,7 +9,7 @@ use super::fields::{buffer_field, scalar_field, storage_type};
 use super::input::CodegenInput;
 use super::update::{extent_checks, launch_requirement_checks, requirement_checks};
 use crate::emit_util::{doc_attr, elem_in_hidden_module, ident};
-use crate::graph::ir::{Binding, GraphIr, Role};
+use crate::graph::ir::{Binding, GraphIr, NodeOp, Role};
 
 /// `" — <doc>"` for an item's spec `doc`, or nothing.
 fn doc_suffix(doc: &Option<String>) -> String {
@@ -309,6 +309,19 @@ fn scalar_accessors(cg: &CodegenInput<'_>, s: usize) -> TokenStream {
         format!("{doc} It feeds `requires` conditions of kernels, so it first checks each of them with `value` and refuses a value that makes one false with `kgraph::LaunchError::Requirement`, changing nothing.")
     };
     checks.extend(requirements);
+    let gemms: Vec<String> = users
+        .iter()
+        .filter(|&&n| matches!(ir.nodes[n].op, NodeOp::Gemm(_)))
+        .map(|&n| format!("`{}`", ir.nodes[n].name))
+        .collect();
+    let doc = if gemms.is_empty() {
+        doc
+    } else {
+        format!(
+            "{doc} Of these, the GEMM nodes ({}) are captured again (one cuBLAS call each) and swapped into their child-graph nodes with `cuGraphExecChildGraphNodeSetParams`.",
+            gemms.join(", ")
+        )
+    };
     let doc = format!(
         "{doc} With a graph instantiated, a value a node's launch checks refuse (a kernel's `shared` requirement, say) is returned as that error, with the scalar and every node as they were; without one, the next launch or capture refuses it."
     );
