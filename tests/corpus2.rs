@@ -19,8 +19,14 @@ mod common;
 #[path = "corpus2/harness/warpdrive.rs"]
 mod warpdrive;
 
+#[path = "corpus2/harness/warpdrive_requires.rs"]
+mod warpdrive_requires;
+
 #[path = "corpus2/harness/llamacpp.rs"]
 mod llamacpp;
+
+#[path = "corpus2/harness/llamacpp_requires.rs"]
+mod llamacpp_requires;
 
 #[path = "corpus2/harness/vllm.rs"]
 mod vllm;

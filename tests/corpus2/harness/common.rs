@@ -96,3 +96,13 @@ pub fn assert_extent_refused(r: Result<(), Error>, kernel: &str, param: &str, re
         other => panic!("{kernel}: expected LaunchError::Extent for `{param}`, got {other:?}"),
     }
 }
+
+/// Asserts `r` is the checked launch's refusal of `kernel` because its requirement `condition`
+/// (as the declaration writes it) is false for the launch.
+pub fn assert_requirement_refused(r: Result<(), Error>, kernel: &str, condition: &str) {
+    match r {
+        Err(Error::Launch(LaunchError::Requirement { kernel: k, condition: c, .. }))
+            if k == kernel && c == condition => {}
+        other => panic!("{kernel}: expected LaunchError::Requirement for `{condition}`, got {other:?}"),
+    }
+}

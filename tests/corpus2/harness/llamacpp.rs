@@ -9,6 +9,9 @@
 //!
 //! Shapes keep `block.x` at 32 (or a multiple of it, for AdamW, which has no shuffle): the loss
 //! and norm kernels reduce with full-mask warp shuffles and step their loops by `WARP_SIZE`.
+//! Those loops count in `int` (`for (int i = threadIdx.x; i < nclasses; i += WARP_SIZE)`), so
+//! the declarations require the bound to leave room for the last step (`requires(nclasses <=
+//! i32::MAX - 32)`): an `int` counter would otherwise wrap below the row.
 
 use kgraph::{Device, DeviceBuffer, Result};
 
@@ -22,7 +25,8 @@ pub(crate) mod kernels {
         "llamacpp__cross_entropy_loss.cu",
         name = "cross_entropy_loss_f32<true>",
         unsafe(extents),
-        shared = nclasses * 4
+        shared = nclasses * 4,
+        requires(nclasses <= i32::MAX - 32)
     )]
     pub fn cross_entropy_loss_f32(
         logits: &[f32; grid.x * nclasses],
@@ -33,7 +37,13 @@ pub(crate) mod kernels {
     );
 
     /// The same loss reading the row from global memory each pass (no shared memory).
-    #[kernel("llamacpp__cross_entropy_loss.cu", name = "cross_entropy_loss_f32<false>", unsafe(extents), shared = 0)]
+    #[kernel(
+        "llamacpp__cross_entropy_loss.cu",
+        name = "cross_entropy_loss_f32<false>",
+        unsafe(extents),
+        shared = 0,
+        requires(nclasses <= i32::MAX - 32)
+    )]
     pub fn cross_entropy_loss_f32_noshared(
         logits: &[f32; grid.x * nclasses],
         labels: &[f32; grid.x * nclasses],
@@ -48,7 +58,8 @@ pub(crate) mod kernels {
         "llamacpp__cross_entropy_loss.cu",
         name = "cross_entropy_loss_back_f32<true>",
         unsafe(extents),
-        shared = nclasses * 4
+        shared = nclasses * 4,
+        requires(nclasses <= i32::MAX - 32)
     )]
     pub fn cross_entropy_loss_back_f32(
         grad: &[f32; 1],
@@ -63,7 +74,8 @@ pub(crate) mod kernels {
         "llamacpp__cross_entropy_loss.cu",
         name = "cross_entropy_loss_back_f32<false>",
         unsafe(extents),
-        shared = 0
+        shared = 0,
+        requires(nclasses <= i32::MAX - 32)
     )]
     pub fn cross_entropy_loss_back_f32_noshared(
         grad: &[f32; 1],
@@ -74,7 +86,7 @@ pub(crate) mod kernels {
     );
 
     /// RMSNorm's input gradient for row `blockIdx.x * blockDim.y + threadIdx.y`.
-    #[kernel("llamacpp__norm.cu", name = "rms_norm_back_f32<32>", unsafe(extents))]
+    #[kernel("llamacpp__norm.cu", name = "rms_norm_back_f32<32>", unsafe(extents), requires(ncols <= i32::MAX - 32))]
     pub fn rms_norm_back_f32(
         grad: &[f32; grid.x * block.y * ncols],
         xf: &[f32; grid.x * block.y * ncols],
