@@ -16,6 +16,11 @@ mod args {
     #[kernel("test_args.cu", unsafe(extents))]
     pub fn ka_reverse(x: &[f32; n], y: &mut [f32; n], n: i32);
 
+    /// `target[i] = source[i] + args` for `i < function`: parameter names the generated code
+    /// could collide with.
+    #[kernel("test_args.cu", unsafe(extents))]
+    pub fn ka_copy_named(source: &[f32; function], target: &mut [f32; function], function: i32, args: i32);
+
     #[kernel("test_args.cu", unsafe(extents))]
     pub fn ka_fill_f32(n: i32, s: f32, out: &mut [f32; n]);
     #[kernel("test_args.cu", unsafe(extents))]
@@ -79,6 +84,20 @@ fn read_slice_and_write_slice() {
     assert_eq!(ys, xs);
     // The input is untouched.
     assert_eq!(dev.download(&x).unwrap(), xs);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn parameters_named_like_generated_locals() {
+    let dev = device();
+    let k = args::Kernels::load(&dev).unwrap();
+    let n = 1000;
+    let xs = ramp(n);
+    let x = dev.upload(&xs).unwrap();
+    let mut y = dev.alloc_zeros::<f32>(n).unwrap();
+    k.ka_copy_named.launch(dev.stream(), cfg(n), &x, &mut y, n as i32, 3).unwrap();
+    let want: Vec<f32> = xs.iter().map(|v| v + 3.0).collect();
+    assert_eq!(dev.download(&y).unwrap(), want);
 }
 
 #[test]

@@ -9,6 +9,13 @@ extern "C" __global__ void ka_reverse(const float* __restrict__ x, float* __rest
   if (i < n) y[n - 1 - i] = x[i];
 }
 
+// target[i] = source[i]: parameters named like locals a binding might generate (`target`,
+// `source`, `function`, `args`), which the generated code must not collide with.
+extern "C" __global__ void ka_copy_named(const float* source, float* target, int function, int args) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < function) target[i] = source[i] + (float)args;
+}
+
 // out[i] = s for i < n: one kernel per scalar type, the scalar between an int and a pointer.
 template <typename T>
 __device__ void fill(int n, T s, T* out) {

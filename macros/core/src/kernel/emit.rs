@@ -92,13 +92,13 @@ impl HandleSignatures {
         self.launcher("launch_with", true)
     }
 
-    /// `__issue(&self, target, cfg, opts, params...) -> Result<Issued>`.
+    /// `__issue(&self, __kg_target, cfg, opts, params...) -> Result<Issued>`.
     fn issue(&self) -> TokenStream {
         let params = &self.params;
         quote! {
             __issue(
                 &self,
-                target: ::kgraph::expert::Issue<'_, '_>,
+                __kg_target: ::kgraph::expert::Issue<'_, '_>,
                 cfg: ::kgraph::LaunchConfig,
                 opts: ::kgraph::LaunchOptions,
                 #(#params),*
@@ -410,7 +410,7 @@ fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignat
             #overlaps
             #pdl
             #opt_in
-            if let (::kgraph::expert::Issue::Stream(stream), true) = (&target, opts == ::kgraph::LaunchOptions::default()) {
+            if let (::kgraph::expert::Issue::Stream(stream), true) = (&__kg_target, opts == ::kgraph::LaunchOptions::default()) {
                 use ::kgraph::cudarc::driver::PushKernelArg as _;
                 ::kgraph::__private::__check_capture(stream, Self::NAME)?;
                 #body
@@ -435,7 +435,7 @@ fn checked_launchers(decl: &KernelDecl, resolved: &Resolved, sigs: &HandleSignat
             // values), the arguments checked against the extents the declaration promises; PDL
             // only for a kernel whose wait on its grid dependency is proven (`check_pdl` above);
             // the lifetime of the addresses in a graph as the caller promises (`# Safety`).
-            unsafe { ::kgraph::__private::issue_kernel(target, &self.function, Self::NAME, cfg, opts, &mut #args) }
+            unsafe { ::kgraph::__private::issue_kernel(__kg_target, &self.function, Self::NAME, cfg, opts, &mut #args) }
         }
     }
 }
