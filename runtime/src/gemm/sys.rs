@@ -141,7 +141,7 @@ pub fn api() -> Result<&'static Api> {
 /// The directories searched after the loader's own path: `$CUDA_HOME/lib64`, `$CUDA_PATH/lib64`,
 /// `/usr/local/cuda/lib64`, and the `nvidia/cublas/lib` and `nvidia/cu13/lib` folders of the
 /// Python environments kgraph can see (`$VIRTUAL_ENV`, `$CONDA_PREFIX`, `~/.local`,
-/// `/usr/local`, `/usr`), where `pip install nvidia-cublas` (and PyTorch's wheels) put it.
+/// `/usr/local`, `/usr`, `/opt/conda`), where `pip install nvidia-cublas` (and PyTorch's wheels) put it.
 pub fn search_dirs() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     for var in ["CUDA_HOME", "CUDA_PATH"] {
@@ -157,7 +157,7 @@ pub fn search_dirs() -> Vec<PathBuf> {
     if let Some(home) = std::env::var_os("HOME").filter(|v| !v.is_empty()) {
         prefixes.push(Path::new(&home).join(".local"));
     }
-    prefixes.extend(["/usr/local", "/usr"].map(PathBuf::from));
+    prefixes.extend(["/usr/local", "/usr", "/opt/conda"].map(PathBuf::from));
     for prefix in prefixes {
         let Ok(entries) = std::fs::read_dir(prefix.join("lib")) else { continue };
         let mut pythons: Vec<PathBuf> = entries
