@@ -14,6 +14,8 @@ use super::common::{device, random};
 kgraph::graph!("tests/graphs/test_gemm.toml");
 kgraph::graph!("tests/graphs/test_gemm_batched.toml");
 kgraph::graph!("tests/graphs/test_gemm_types.toml");
+// Every node in one `[[while]] repeat = 3` loop: GEMM child graphs inside a conditional body.
+kgraph::graph!("tests/graphs/test_gemm.toml", name = TestGemmLoop, repeat = 3);
 
 /// The `n x n` identity, row-major.
 fn identity(n: usize) -> Vec<f32> {
@@ -327,4 +329,35 @@ fn f16_and_bf16_products_are_exact_or_one_rounding_off_and_accumulate_in_f32() {
     g.replay().unwrap();
     assert!(g.download_outer_h().unwrap() == eager_h);
     assert_eq!(bits(&g.download_tf32_out().unwrap()), eager_tf32);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gemm_nodes_run_in_a_device_side_loop() {
+    let dev = device();
+    let (m, n, k) = (TestGemmLoop::M, TestGemmLoop::N, TestGemmLoop::K);
+    let (a, u, v) = (integers(m * k, 131), integers(m, 132), integers(n, 133));
+    let build = |dev: &kgraph::Device| {
+        let mut g = TestGemmLoop::new(dev).unwrap_or_else(|e| panic!("{e}"));
+        g.upload_a(&a).unwrap();
+        g.upload_at(&transpose(&a, m, k)).unwrap();
+        g.load_eye(&identity(k)).unwrap();
+        g.load_perm_m(&permutation(m, &sigma(m, 5, 7))).unwrap();
+        g.load_perm_k(&permutation(k, &sigma(k, 7, 3))).unwrap();
+        g.upload_u(&u).unwrap();
+        g.upload_v(&v).unwrap();
+        g
+    };
+    let mut eager = build(&dev);
+    eager.run_eager().unwrap();
+    let mut looped = build(&dev);
+    looped.capture().unwrap();
+    looped.replay().unwrap();
+    // Small integers: acc = 3 iterations of acc += 2 A, exact (tolerance 0).
+    let six: Vec<f32> = a.iter().map(|x| 6.0 * x).collect();
+    for g in [&eager, &looped] {
+        assert_eq!(g.download_acc().unwrap(), six, "three iterations of beta = 1 accumulation");
+        assert_eq!(g.download_ident().unwrap(), a);
+    }
+    assert_eq!(bits(&looped.download_outer().unwrap()), bits(&eager.download_outer().unwrap()));
 }
