@@ -1,7 +1,7 @@
 //! kgraph's main example: Graph A, the latency path of the reference model, on a synthetic
 //! MBP-10 stream.
 //!
-//!     cargo run --release --example perception [-- --steps N]
+//!     cargo run --release --example perception [-- --steps N] [--resident] [--done-word]
 //!
 //! `graphs/perception.toml` becomes the struct `kgraph_model::graphs::Perception` (one `graph!` line
 //! in `src/graphs.rs`). Each step writes a snapshot and its elapsed time into mapped pinned
@@ -13,8 +13,12 @@
 //! turns into an invalid all-zero row). Prints a few steps and the per-step latency (write →
 //! replay → read) percentiles. Beside it, in lockstep, runs `PerceptionFused`
 //! (`graphs/perception_fused.toml`: the same step in one kernel), checks that it gives the same
-//! probabilities bit for bit at every step, and prints its latency too. Without a GPU it exits
-//! non-zero with one line saying why.
+//! probabilities bit for bit at every step, and prints its latency too. `--done-word` adds the
+//! fused graph replayed with the done-word wait (its last node publishes a replay count into
+//! mapped memory, the host spins on it instead of synchronizing the stream); `--resident` adds
+//! `PerceptionResident` (the same step as a resident kernel: no launch per step), each checked
+//! bit for bit against Graph A at every step (probabilities and projection). Without a GPU it
+//! exits non-zero with one line saying why.
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -22,19 +26,29 @@ use std::time::{Duration, Instant};
 use kgraph_model::graphs::synthetic::BookStream;
 use kgraph_model::graphs::{ModelWeights, Perception, PerceptionFused};
 use kgraph_model::model::{FEAT_VALID, SNAP_LEN};
+use kgraph_model::resident::{PerceptionIn, PerceptionResident};
 
 /// Snapshots streamed by default.
 const DEFAULT_STEPS: usize = 10_000;
 
+/// What the command line asked for.
+struct Args {
+    steps: usize,
+    /// Also run `PerceptionResident`.
+    resident: bool,
+    /// Also run the fused graph with the done-word wait.
+    done_word: bool,
+}
+
 fn main() -> ExitCode {
-    let steps = match parse_steps() {
-        Ok(steps) => steps,
+    let args = match parse_args() {
+        Ok(args) => args,
         Err(msg) => {
             eprintln!("perception: {msg}");
             return ExitCode::FAILURE;
         }
     };
-    match run(steps) {
+    match run(&args) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => {
             eprintln!("perception: some outputs were not finite, or the fused graph disagreed");
@@ -47,24 +61,92 @@ fn main() -> ExitCode {
     }
 }
 
-fn parse_steps() -> Result<usize, String> {
-    let mut steps = DEFAULT_STEPS;
+fn parse_args() -> Result<Args, String> {
+    let mut out = Args { steps: DEFAULT_STEPS, resident: false, done_word: false };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--steps" => {
                 let v = args.next().ok_or("--steps needs a value")?;
-                steps = v.parse().ok().filter(|&n| n > 0).ok_or(format!("--steps: `{v}` is not a positive count"))?;
+                out.steps =
+                    v.parse().ok().filter(|&n| n > 0).ok_or(format!("--steps: `{v}` is not a positive count"))?;
             }
-            other => return Err(format!("unknown argument `{other}` (use --steps N)")),
+            "--resident" => out.resident = true,
+            "--done-word" => out.done_word = true,
+            other => return Err(format!("unknown argument `{other}` (use --steps N, --resident, --done-word)")),
         }
     }
-    Ok(steps)
+    Ok(out)
 }
 
-/// Streams `steps` snapshots through Graph A and the fused graph; true when every output stayed
-/// finite and the two agreed.
-fn run(steps: usize) -> kgraph::Result<bool> {
+/// The optional runners beside Graph A and the fused graph, each checked against Graph A.
+struct Extras {
+    /// The fused graph with the done-word wait, and its latencies.
+    done_word: Option<(PerceptionFused, Vec<Duration>)>,
+    /// The resident kernel, and its latencies.
+    resident: Option<(PerceptionResident, Vec<Duration>)>,
+}
+
+impl Extras {
+    fn new(dev: &kgraph::Device, args: &Args) -> kgraph::Result<Extras> {
+        let done_word = if args.done_word {
+            let mut g = PerceptionFused::new(dev)?;
+            g.load_weights(&ModelWeights::init(7))?;
+            g.set_done_word_wait(Some(kgraph::resident::SpinPolicy::default()))?;
+            g.capture()?;
+            Some((g, Vec::with_capacity(args.steps)))
+        } else {
+            None
+        };
+        let resident = if args.resident {
+            let r = PerceptionResident::new(dev, &ModelWeights::init(7), Default::default())?;
+            Some((r, Vec::with_capacity(args.steps)))
+        } else {
+            None
+        };
+        Ok(Extras { done_word, resident })
+    }
+
+    /// One step of each; true when each gave Graph A's `probs` and `y` bit for bit.
+    fn step(&mut self, snap: &[f32; SNAP_LEN], dt: f32, probs: &[f32], y: &[f32]) -> kgraph::Result<bool> {
+        let bits = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+        let mut same = true;
+        if let Some((g, latency)) = &mut self.done_word {
+            let (mut p, mut q) = ([0.0f32; PerceptionFused::PROBS_LEN], [0.0f32; PerceptionFused::Y_LEN]);
+            let start = Instant::now();
+            g.write_snap(snap)?;
+            g.write_dt(&[dt])?;
+            g.replay()?;
+            g.read_probs_into(&mut p)?;
+            latency.push(start.elapsed());
+            g.read_y_into(&mut q)?;
+            same &= bits(&p, probs) && bits(&q, y);
+        }
+        if let Some((r, latency)) = &mut self.resident {
+            let start = Instant::now();
+            let out = r.step(&PerceptionIn { snap: *snap, dt })?;
+            latency.push(start.elapsed());
+            same &= bits(&out.probs, probs) && bits(&out.y, y);
+        }
+        Ok(same)
+    }
+
+    fn into_latencies(self) -> Vec<(&'static str, Vec<Duration>)> {
+        let mut out = Vec::new();
+        if let Some((_, l)) = self.done_word {
+            out.push(("Graph A fused, done-word wait", l));
+        }
+        if let Some((_, l)) = self.resident {
+            out.push(("Graph A resident (no launch)", l));
+        }
+        out
+    }
+}
+
+/// Streams `args.steps` snapshots through Graph A, the fused graph and the extras asked for;
+/// true when every output stayed finite and all agreed.
+fn run(args: &Args) -> kgraph::Result<bool> {
+    let steps = args.steps;
     let dev = kgraph::Device::new(0)?;
     let mut g = Perception::new(&dev)?;
     g.load_weights(&ModelWeights::init(7))?;
@@ -72,6 +154,7 @@ fn run(steps: usize) -> kgraph::Result<bool> {
     let mut fused = PerceptionFused::new(&dev)?;
     fused.load_weights(&ModelWeights::init(7))?;
     fused.capture()?;
+    let mut extras = Extras::new(&dev, args)?;
     println!(
         "perception: {} | Graph A built: {} nodes (4 kernels, 1 memcpy), {} edges; heads, projection and carry run in parallel",
         dev.name()?,
@@ -85,7 +168,7 @@ fn run(steps: usize) -> kgraph::Result<bool> {
     let mut y = [0.0f32; Perception::Y_LEN];
     let mut fused_probs = [0.0f32; PerceptionFused::PROBS_LEN];
     let (mut latency, mut fused_latency) = (Vec::with_capacity(steps), Vec::with_capacity(steps));
-    let (mut crossed, mut all_finite, mut shown_crossed, mut same) = (0usize, true, false, true);
+    let (mut crossed, mut all_finite, mut shown_crossed, mut same, mut extras_same) = (0usize, true, false, true, true);
     for step in 0..steps {
         let tick = stream.next_into(&mut snap);
         let start = Instant::now();
@@ -101,6 +184,10 @@ fn run(steps: usize) -> kgraph::Result<bool> {
         fused.read_probs_into(&mut fused_probs)?;
         fused_latency.push(start.elapsed());
         same &= probs.iter().zip(&fused_probs).all(|(a, b)| a.to_bits() == b.to_bits());
+        if args.done_word || args.resident {
+            g.read_y_into(&mut y)?;
+            extras_same &= extras.step(&snap, tick.dt, &probs, &y)?;
+        }
 
         all_finite &= probs.iter().all(|p| p.is_finite());
         crossed += usize::from(tick.crossed);
@@ -121,22 +208,29 @@ fn run(steps: usize) -> kgraph::Result<bool> {
     }
 
     let micros = |d: Duration| d.as_secs_f64() * 1e6;
-    for (name, latency) in [("Graph A", &mut latency), ("Graph A fused (one kernel)", &mut fused_latency)] {
+    let mut rows = vec![("Graph A", latency), ("Graph A fused (one kernel)", fused_latency)];
+    rows.extend(extras.into_latencies());
+    for (name, mut latency) in rows {
         latency.sort_unstable();
         let pct = |q: f64| micros(latency[((latency.len() - 1) as f64 * q).round() as usize]);
         let mean = latency.iter().map(|&d| micros(d)).sum::<f64>() / latency.len() as f64;
         println!(
-            "{name}: {steps} snapshots, latency per step (write snapshot + dt -> replay -> read probs): \
-             p50 {:.1} us, p99 {:.1} us, max {:.1} us, mean {:.1} us",
+            "{name}: {steps} snapshots, latency per step (write snapshot + dt -> run -> read probs): \
+             p50 {:.2} us, p99 {:.2} us, p99.9 {:.2} us, max {:.1} us, mean {:.2} us",
             pct(0.50),
             pct(0.99),
+            pct(0.999),
             micros(latency[latency.len() - 1]),
             mean
         );
     }
     println!("fused probabilities equal Graph A's bit for bit at every step: {}", if same { "yes" } else { "NO" });
+    if args.done_word || args.resident {
+        let yes = if extras_same { "yes" } else { "NO" };
+        println!("done-word / resident probabilities and projection equal Graph A's bit for bit at every step: {yes}");
+    }
     println!("crossed books: {crossed}; all outputs finite: {}", if all_finite { "yes" } else { "NO" });
-    Ok(all_finite && same)
+    Ok(all_finite && same && extras_same)
 }
 
 fn fmt_list(v: &[f32], decimals: usize, signed: bool) -> String {

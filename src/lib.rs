@@ -9,3 +9,4 @@ pub mod graphs;
 pub mod mlp;
 pub mod model;
 pub mod ppo;
+pub mod resident;

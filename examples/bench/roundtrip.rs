@@ -2,12 +2,15 @@
 //! → Graph A replay (features, CfC step, heads + projection, state carry) → the 5 horizon
 //! probabilities read on the host (the heads write them straight into mapped pinned memory, so
 //! the read is one stream sync and five loads: no download copy). p50 / p99 of the whole step,
-//! PDL on and off.
+//! PDL on and off. Graph A fused waited for by the stream and by the done word its last node
+//! writes (`set_done_word_wait`), and Graph A as a resident kernel (`PerceptionResident`: no
+//! launch per step), interleaved (`wait_modes`).
 
 use kgraph::Device;
 use kgraph_model::graphs::synthetic::BookStream;
 use kgraph_model::graphs::{ModelWeights, Perception, PerceptionFused};
 use kgraph_model::model::SNAP_LEN;
+use kgraph_model::resident::{PerceptionIn, PerceptionResident};
 
 use crate::report::{median_us, percentiles_us, Report};
 
@@ -54,6 +57,7 @@ enum Build<'c> {
 pub fn run(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()> {
     measure(dev, iters, report, &[Build::Plain, Build::Pdl, Build::PdlSerialized])?;
     fused(dev, iters, report)?;
+    wait_modes(dev, iters, report)?;
     let mut g = Perception::new(dev)?;
     g.load_weights(&ModelWeights::init(7))?;
     g.capture()?;
@@ -118,6 +122,61 @@ fn fused(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()> 
     let mut gpu =
         (0..iters).map(|_| graph.replay_timed().map(|ms| f64::from(ms) * 1e3)).collect::<Result<Vec<_>, _>>()?;
     report.add("kgraph_perception_fused_graph_gpu_time", median(&mut gpu), "us");
+    Ok(())
+}
+
+/// Graph A fused's round trip three ways, in alternating blocks (a drift in the machine's state
+/// hits all alike): the replay waited for by a stream synchronize, the replay waited for by a
+/// spin on its done word, and the resident kernel (no launch). p50, p99 and p99.9 of each are
+/// the medians over the blocks.
+fn wait_modes(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()> {
+    let weights = ModelWeights::init(7);
+    let mut synced = PerceptionFused::new(dev)?;
+    let mut spun = PerceptionFused::new(dev)?;
+    synced.load_weights(&weights)?;
+    spun.load_weights(&weights)?;
+    spun.set_done_word_wait(Some(kgraph::resident::SpinPolicy::default()))?;
+    synced.capture()?;
+    spun.capture()?;
+    anyhow::ensure!(spun.done_word_armed(), "the done-word graph ends with its done node");
+    let mut resident = PerceptionResident::new(dev, &weights, Default::default())?;
+    let mut ticks = Ticks::new(2024);
+    let mut probs = [0.0f32; PerceptionFused::PROBS_LEN];
+    let ps = [50.0, 99.0, 99.9];
+    let mut blocks: [Vec<Vec<f64>>; 3] = Default::default();
+    for _ in 0..5 {
+        macro_rules! replayed {
+            ($g:expr) => {
+                percentiles_us(iters, &ps, || {
+                    let (snap, dt) = ticks.next();
+                    $g.write_snap(snap)?;
+                    $g.write_dt(&[*dt])?;
+                    $g.replay()?;
+                    $g.read_probs_into(&mut probs)?;
+                    Ok(())
+                })?
+            };
+        }
+        blocks[0].push(replayed!(synced));
+        blocks[1].push(replayed!(spun));
+        blocks[2].push(percentiles_us(iters, &ps, || {
+            let (snap, dt) = ticks.next();
+            probs = resident.step(&PerceptionIn { snap: *snap, dt: *dt })?.probs;
+            Ok(())
+        })?);
+    }
+    for (tag, runs) in ["fused_stream_sync", "fused_done_word", "resident"].iter().zip(&blocks) {
+        for (i, p) in ["p50", "p99", "p999"].iter().enumerate() {
+            let mut v: Vec<f64> = runs.iter().map(|r| r[i]).collect();
+            v.sort_by(f64::total_cmp);
+            report.add(format!("kgraph_perception_{tag}_roundtrip_{p}"), v[v.len() / 2], "us");
+        }
+    }
+    report.ratio(
+        "ratio_perception_fused_done_word_vs_stream_sync_p50",
+        "kgraph_perception_fused_done_word_roundtrip_p50",
+        "kgraph_perception_fused_stream_sync_roundtrip_p50",
+    );
     Ok(())
 }
 

@@ -91,7 +91,7 @@ pub use kgraph_runtime::{
 pub use kgraph_runtime::GemmError;
 #[cfg(feature = "nccl")]
 pub use kgraph_runtime::NcclError;
-pub use kgraph_runtime::{Error, GraphError, LaunchError, MemoryError, ModuleError, Result, SetupError};
+pub use kgraph_runtime::{Error, GraphError, LaunchError, MemoryError, ModuleError, Result, SetupError, WaitError};
 
 #[cfg(feature = "gemm")]
 pub use kgraph_runtime::gemm;
@@ -99,6 +99,10 @@ pub use kgraph_runtime::gemm;
 pub use kgraph_runtime::nccl;
 
 pub use kgraph_runtime::{bytemuck, cudarc};
+
+/// Resident kernels (a persistent kernel taking one step per doorbell) and the done-word wait
+/// of graph replays: [`resident::Resident`], [`resident::DoneWait`], [`resident::SpinPolicy`].
+pub use kgraph_runtime::resident;
 
 pub mod gradcheck;
 pub mod rng;

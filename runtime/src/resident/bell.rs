@@ -23,6 +23,10 @@ pub(crate) const EXIT: usize = 17;
 /// Words in the doorbell.
 pub(crate) const WORDS: usize = 32;
 
+// Submit and stop are read in one aligned 8-byte load; done sits in another 64-byte line.
+const _: () = assert!(SUBMIT % 2 == 0 && STOP == SUBMIT + 1);
+const _: () = assert!((DONE * 4) / 64 != (SUBMIT * 4) / 64 && EXIT < WORDS && IDLE_HI < DONE);
+
 /// Why a resident loop exited, as its `exit` word says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Exit {
@@ -121,9 +125,6 @@ mod tests {
         ] {
             assert!(header.contains(&format!("#define {name} {value}\n")), "{name} is not {value} in kg_resident.cuh");
         }
-        // Submit and stop are read in one aligned 8-byte load; done sits in another 64-byte line.
-        assert!(SUBMIT % 2 == 0 && STOP == SUBMIT + 1);
-        assert!(DONE * 4 >= 64 && (DONE * 4) / 64 != (SUBMIT * 4) / 64);
     }
 
     #[test]

@@ -105,11 +105,28 @@ impl DoneWait {
     }
 
     /// Appends the done node after every sink of `builder` when the done word is on (the graph
-    /// is then armed), and records whether it did. Call it last, on the whole graph.
+    /// is then armed), and records whether it did. Call it last, on the whole graph, before it
+    /// is instantiated.
     pub fn append(&mut self, builder: &mut GraphBuilder<'_>) -> Result<()> {
         self.armed = false;
-        self.pending.set(None);
-        let (Some(word), Some(_)) = (&self.word, self.policy) else { return Ok(()) };
+        if self.policy.is_some() {
+            self.add_node(builder)?;
+            self.armed = true;
+        }
+        Ok(())
+    }
+
+    /// Appends the done node when the graph built last has it (a rebuild for an in-place
+    /// update must have the instantiated graph's topology).
+    pub fn append_if_armed(&mut self, builder: &mut GraphBuilder<'_>) -> Result<()> {
+        if self.armed {
+            self.add_node(builder)?;
+        }
+        Ok(())
+    }
+
+    fn add_node(&self, builder: &mut GraphBuilder<'_>) -> Result<()> {
+        let Some(word) = &self.word else { return Err(Error::graph("append the done-word node", "no done word")) };
         let deps: Vec<_> = builder.sinks()?.into_iter().map(|n| (n, EdgeKind::Full)).collect();
         let (mut count, mut done) = (word.count.device_addr(), word.word.device_addr_unlent());
         let mut params = [(&mut count as *mut u64).cast::<c_void>(), (&mut done as *mut u64).cast::<c_void>()];
@@ -119,7 +136,6 @@ impl DoneWait {
         // `self`, which the graph struct keeps (and drops after waiting for its stream) for as
         // long as the graph; full edges only.
         unsafe { builder.add_kernel(&deps, &word.kernel, "kgraph_done_word", one, &mut params) }?;
-        self.armed = true;
         Ok(())
     }
 
@@ -127,12 +143,13 @@ impl DoneWait {
     /// stream capture).
     pub fn disarm(&mut self) {
         self.armed = false;
-        self.pending.set(None);
     }
 
     /// Records a replay of the graph built last, just launched: an armed graph publishes the
-    /// count after the last one this struct is waiting for, or after the count now published
-    /// (replays outside the struct's `replay`, `replay_timed`, were waited for and moved it).
+    /// count after the last one this struct is still waiting for, or after the count now
+    /// published (replays outside the struct's `replay`, `replay_timed`, were waited for and
+    /// moved it). The count is one device counter across rebuilds, so a replay of an earlier
+    /// armed graph still in flight publishes the count before.
     pub fn replayed(&self) {
         if let (true, Some(word)) = (self.armed, &self.word) {
             let base = self.pending.get().unwrap_or_else(|| word.published());
@@ -140,12 +157,14 @@ impl DoneWait {
         }
     }
 
-    /// Waits for the work in flight on `stream`: spins on the done word when the last replay
-    /// was of the armed graph, else synchronizes the stream. `what` names the wait in errors:
-    /// [`WaitError::Timeout`] (the replay is still in flight: a later wait waits again),
-    /// [`Error::Driver`] for a device fault the stream reported while spinning.
+    /// Waits for the work in flight on `stream`: spins on the done word when the graph built
+    /// last is armed and one of its replays is pending, else synchronizes the stream (eager
+    /// runs, graphs without the node, a struct with the done word off). `what` names the wait
+    /// in errors: [`WaitError::Timeout`] (the replay is still in flight: a later wait waits
+    /// again), [`Error::Driver`] for a device fault the stream reported while spinning.
     pub fn wait(&self, stream: &Stream, what: &str) -> Result<()> {
-        let (Some(target), Some(word), Some(policy)) = (self.pending.get(), &self.word, self.policy) else {
+        let (true, Some(target), Some(word), Some(policy)) = (self.armed, self.pending.get(), &self.word, self.policy)
+        else {
             return stream.synchronize_as(what);
         };
         let end = spin_until(&policy, || reached(word.published(), target), || query(stream, what))?;

@@ -27,6 +27,9 @@ pub const RESERVED_METHODS: &[&str] = &[
     "autotune",
     "apply_tuning",
     "reload_kernels",
+    "set_done_word_wait",
+    "done_word_armed",
+    "wait_replay",
 ];
 /// Generated associated constants a spec name must not produce.
 pub const RESERVED_CONSTS: &[&str] = &["SPEC", "NODES", "EDGES", "NODE_PDL", "PDL_EDGES", "DOT", "MERMAID"];

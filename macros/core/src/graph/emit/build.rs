@@ -212,6 +212,7 @@ pub(crate) fn build_methods(cg: &CodegenInput<'_>) -> TokenStream {
         },
     });
     let events = units + 1;
+    let (append, append_again) = (super::done_wait::append(ir, false), super::done_wait::append(ir, true));
     let capture_doc = doc_attr(
         "Builds the CUDA graph from the spec's dataflow with the driver's graph API and instantiates it, replacing any earlier graph: kernel, memset and memcpy nodes with exactly the edges of `EDGES` (conditional `[[while]]`/`[[if]]` nodes holding their bodies), those of `PDL_EDGES` programmatic while PDL is enabled — joins and fan-outs included. No stream is created and nothing is captured. Scalars take their current values and are later updated in place by `set_<scalar>`; buffers by `replace_<buffer>`.",
     );
@@ -234,6 +235,7 @@ pub(crate) fn build_methods(cg: &CodegenInput<'_>) -> TokenStream {
             self.graph_nodes.clear();
             let mut nodes = ::std::vec![0usize; #n_nodes];
             let built = if serialized { self.__build_serialized(&mut nodes)? } else { self.__build_branched(&mut nodes)? };
+            #append
             let graph = built.instantiate(self.device.stream())?;
             self.captured = ::core::option::Option::Some(graph);
             self.graph_nodes = nodes;
@@ -256,6 +258,7 @@ pub(crate) fn build_methods(cg: &CodegenInput<'_>) -> TokenStream {
             };
             let mut nodes = ::std::vec![0usize; #n_nodes];
             let built = if serialized { self.__build_serialized(&mut nodes)? } else { self.__build_branched(&mut nodes)? };
+            #append_again
             let what = ::std::format!("{}::update_graph", #graph);
             match self.captured.as_mut() {
                 // SAFETY: `built` was built from this struct's own buffers, scalars, events and

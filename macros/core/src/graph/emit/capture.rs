@@ -24,12 +24,14 @@ pub(crate) fn capture_methods(cg: &CodegenInput<'_>) -> TokenStream {
     let capture_doc = doc_attr(
         "Captures every node by stream capture instead of building the graph: independent nodes are issued on side streams forked from and joined back into a capturing stream of the struct's own with events (created on the first call: a process that has created a second stream replays every graph about 5 us slower, which is why [`Self::capture`] creates none; capturing on a stream of its own records no other thread's launches on the device stream), so they become parallel branches; PDL only where a node continues the stream of its sole predecessor. The results equal those of [`Self::capture`] and `run_eager`; for comparison and debugging.",
     );
+    let disarm = super::done_wait::disarm(cg.ir);
     quote! {
         #capture_doc
         pub fn capture_streamed(&mut self) -> ::kgraph::Result<()> {
             self.captured = ::core::option::Option::None;
             self.graph_nodes.clear();
             self.built_serialized = ::core::option::Option::None;
+            #disarm
             while self.side_streams.len() < #streams_needed {
                 // SAFETY: the side streams are used only by this capture (the last one is the
                 // capturing stream, the others fork from it and join back into it with events),

@@ -56,7 +56,7 @@ pub(crate) fn storage_type(role: Role, t: &TokenStream) -> TokenStream {
 
 /// Whether the struct tracks its launches in flight: only graphs with mapped host buffers the
 /// host writes (`pinned`) or reads (`pinned_out`) need to know.
-fn tracks_in_flight(ir: &GraphIr) -> bool {
+pub(crate) fn tracks_in_flight(ir: &GraphIr) -> bool {
     ir.buffers.iter().any(|b| matches!(b.role, Role::Pinned | Role::PinnedOut))
 }
 
@@ -75,14 +75,16 @@ impl InFlight {
         if !tracks_in_flight(ir) {
             return InFlight { field: TokenStream::new(), init: TokenStream::new(), mark: TokenStream::new() };
         }
+        let (done_field, done_init) = super::done_wait::field_and_init(ir);
         InFlight {
             field: quote! {
                 /// A replay or eager run of this graph may still be running: set when one is issued,
                 /// cleared when a host method has waited for the device stream. `write_<pinned>` and
                 /// `read_<pinned_out>` wait only while it is set (no driver call otherwise).
                 in_flight: ::core::cell::Cell<bool>,
+                #done_field
             },
-            init: quote!(in_flight: ::core::cell::Cell::new(false),),
+            init: quote!(in_flight: ::core::cell::Cell::new(false), #done_init),
             mark: quote!(self.in_flight.set(true);),
         }
     }

@@ -23,12 +23,13 @@ fn length_check(what: &str, len_const: &Ident, actual: TokenStream) -> TokenStre
     }
 }
 
-/// Waits for the device stream if one of this graph's launches may still be running; `op`
-/// names the method and buffer in the error.
+/// Waits if one of this graph's launches may still be running (the done word or the device
+/// stream, see `done_wait`); `op` names the method and buffer in the error.
 fn wait_in_flight(op: &str) -> TokenStream {
+    let wait = super::done_wait::wait_stmt(op);
     quote! {
         if self.in_flight.get() {
-            self.device.stream().synchronize_as(#op)?;
+            #wait
             self.in_flight.set(false);
         }
     }
@@ -57,7 +58,7 @@ impl Method<'_> {
     }
 
     fn wait_in_flight(&self) -> TokenStream {
-        wait_in_flight(&format!("{}: synchronize the device stream", self.what))
+        wait_in_flight(&format!("{}: wait for the replay in flight", self.what))
     }
 }
 
@@ -149,7 +150,7 @@ fn download_into(m: &Method<'_>) -> (String, TokenStream) {
 
 fn read(m: &Method<'_>) -> (String, TokenStream) {
     let (n, shape) = (&m.buf.name, &m.shape);
-    let doc = format!("Reads pinned_out buffer `{n}` ({shape}), which kernels write straight into mapped host memory: waits for this graph's replay or eager run still in flight (a stream synchronize; nothing when none is), then copies the values out with volatile loads. No device copy.");
+    let doc = format!("Reads pinned_out buffer `{n}` ({shape}), which kernels write straight into mapped host memory: waits for this graph's replay or eager run still in flight (a stream synchronize, or a spin on the done word after `set_done_word_wait`; nothing when none is), then copies the values out with volatile loads. No device copy.");
     let wait = m.wait_in_flight();
     let Method { name, field, t, .. } = m;
     let body = quote! {
@@ -191,7 +192,7 @@ fn write_slot(m: &Method<'_>) -> (String, TokenStream) {
 fn write_pinned(m: &Method<'_>) -> (String, TokenStream) {
     let (n, shape) = (&m.buf.name, &m.shape);
     let check = m.length_check(quote!(src.len()));
-    let doc = format!("Copies `src` into pinned buffer `{n}` ({shape}), which kernels read zero-copy at their next launch (no transfer, no re-capture). First waits for this graph's replay or eager run still in flight (a stream synchronize; nothing when none is), so none of its launches sees a half-written buffer. Length-checked.");
+    let doc = format!("Copies `src` into pinned buffer `{n}` ({shape}), which kernels read zero-copy at their next launch (no transfer, no re-capture). First waits for this graph's replay or eager run still in flight (a stream synchronize, or a spin on the done word after `set_done_word_wait`; nothing when none is), so none of its launches sees a half-written buffer. Length-checked.");
     let wait = m.wait_in_flight();
     let Method { name, field, t, .. } = m;
     let body = quote! {

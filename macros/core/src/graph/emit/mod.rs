@@ -12,6 +12,7 @@ mod construct;
 mod consts;
 pub mod diagram;
 pub mod docs;
+pub(crate) mod done_wait;
 mod fields;
 mod gemm;
 mod host;

@@ -140,6 +140,8 @@ fn pdl_switch(cg: &CodegenInput<'_>) -> TokenStream {
 fn replay_and_inspection(cg: &CodegenInput<'_>, mark_in_flight: &TokenStream) -> TokenStream {
     let replay_op = format!("{}::replay", cg.name);
     let replay_range = replay_op.clone();
+    let replay_call = super::done_wait::replay_call(cg.ir);
+    let done_wait_methods = super::done_wait::methods(cg);
     quote! {
         /// Launches the graph on the device stream (asynchronous): the graph of the last
         /// [`Self::capture`], [`Self::capture_serialized`] (or `capture_streamed`).
@@ -148,7 +150,7 @@ fn replay_and_inspection(cg: &CodegenInput<'_>, mark_in_flight: &TokenStream) ->
             let _range = ::kgraph::expert::nvtx::range(#replay_range);
             #mark_in_flight
             match &self.captured {
-                ::core::option::Option::Some(graph) => graph.replay(),
+                ::core::option::Option::Some(graph) => #replay_call,
                 ::core::option::Option::None => ::core::result::Result::Err(::kgraph::Error::graph(
                     #replay_op,
                     "no graph captured yet: call capture() or capture_serialized() first",
@@ -173,6 +175,8 @@ fn replay_and_inspection(cg: &CodegenInput<'_>, mark_in_flight: &TokenStream) ->
         pub fn graph_nodes(&self) -> ::std::vec::Vec<::kgraph::cudarc::driver::sys::CUgraphNode> {
             self.graph_nodes.iter().map(|&n| n as ::kgraph::cudarc::driver::sys::CUgraphNode).collect()
         }
+
+        #done_wait_methods
     }
 }
 
