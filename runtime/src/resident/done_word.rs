@@ -145,14 +145,19 @@ impl DoneWait {
         self.armed = false;
     }
 
-    /// Records a replay of the graph built last, just launched: an armed graph publishes the
-    /// count after the last one this struct is still waiting for, or after the count now
-    /// published (replays outside the struct's `replay`, `replay_timed`, were waited for and
-    /// moved it). The count is one device counter across rebuilds, so a replay of an earlier
-    /// armed graph still in flight publishes the count before.
+    /// Records a replay of the graph built last, just launched: an armed graph publishes one
+    /// more than the later of the count this struct is still waiting for and the count now
+    /// published. Replays outside the struct's `replay` (`replay_timed`, a profile's reference
+    /// replays) were waited for and moved the published count past every replay before them;
+    /// the count is one device counter across rebuilds, so a replay of an earlier armed graph
+    /// still in flight publishes the count before.
     pub fn replayed(&self) {
         if let (true, Some(word)) = (self.armed, &self.word) {
-            let base = self.pending.get().unwrap_or_else(|| word.published());
+            let published = word.published();
+            let base = match self.pending.get() {
+                Some(t) if !reached(published, t) => t,
+                _ => published,
+            };
             self.pending.set(Some(base.wrapping_add(1)));
         }
     }
