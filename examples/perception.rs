@@ -17,8 +17,9 @@
 //! fused graph replayed with the done-word wait (its last node publishes a replay count into
 //! mapped memory, the host spins on it instead of synchronizing the stream); `--resident` adds
 //! `PerceptionResident` (the same step as a resident kernel: no launch per step), each checked
-//! bit for bit against Graph A at every step (probabilities and projection). Without a GPU it
-//! exits non-zero with one line saying why.
+//! bit for bit against Graph A at every step (probabilities and projection); the resident
+//! kernel's thread 0 polls mapped memory between its steps, beside the other paths' steps.
+//! Without a GPU it exits non-zero with one line saying why.
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
