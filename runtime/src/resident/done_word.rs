@@ -153,12 +153,7 @@ impl DoneWait {
     /// still in flight publishes the count before.
     pub fn replayed(&self) {
         if let (true, Some(word)) = (self.armed, &self.word) {
-            let published = word.published();
-            let base = match self.pending.get() {
-                Some(t) if !reached(published, t) => t,
-                _ => published,
-            };
-            self.pending.set(Some(base.wrapping_add(1)));
+            self.pending.set(Some(next_target(self.pending.get(), word.published())));
         }
     }
 
@@ -188,6 +183,16 @@ impl DoneWait {
     }
 }
 
+/// The count a replay launched now publishes: one more than the later of the count still
+/// waited for (`pending`) and the count `published` (wrapping).
+fn next_target(pending: Option<u32>, published: u32) -> u32 {
+    let base = match pending {
+        Some(t) if !reached(published, t) => t,
+        _ => published,
+    };
+    base.wrapping_add(1)
+}
+
 /// `cuStreamQuery` of `stream`: busy, idle, or the fault it reports.
 pub(crate) fn query(stream: &Stream, what: &str) -> Result<StreamState> {
     let s = stream.inner();
@@ -212,5 +217,34 @@ impl ControlKernels {
                 source,
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_target;
+
+    #[test]
+    fn a_replay_counts_after_the_one_still_waited_for() {
+        // Nothing pending: one past what the device published.
+        assert_eq!(next_target(None, 0), 1);
+        assert_eq!(next_target(None, 41), 42);
+        // Two replays in flight: the second publishes after the first.
+        assert_eq!(next_target(Some(42), 41), 43);
+        assert_eq!(next_target(Some(42), 42), 43);
+    }
+
+    #[test]
+    fn replays_outside_the_struct_move_the_target_past_them() {
+        // A replay pending at 42, then three timed replays that waited for themselves: the
+        // device published 45, so the next replay publishes 46, never a count already seen.
+        assert_eq!(next_target(Some(42), 45), 46);
+    }
+
+    #[test]
+    fn counts_wrap() {
+        assert_eq!(next_target(None, u32::MAX), 0);
+        assert_eq!(next_target(Some(u32::MAX), u32::MAX - 1), 0);
+        assert_eq!(next_target(Some(u32::MAX), 1), 2);
     }
 }
