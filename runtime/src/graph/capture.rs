@@ -386,10 +386,12 @@ fn end_capture(stream: &CudaStream) -> Result<sys::CUgraph> {
 /// A stream capture begun on this thread and not yet ended, for captures of one library call
 /// (an NCCL collective, a cuBLAS GEMM) into a graph of their own: [`OpenCapture::end`] ends it,
 /// and dropping it unended (an unwind) ends it and destroys what it recorded.
+#[cfg(any(feature = "nccl", feature = "gemm"))]
 pub(crate) struct OpenCapture<'a> {
     pub(crate) stream: &'a CudaStream,
 }
 
+#[cfg(any(feature = "nccl", feature = "gemm"))]
 impl OpenCapture<'_> {
     /// Ends the capture and returns its graph (null when nothing was recorded).
     pub(crate) fn end(self) -> std::result::Result<sys::CUgraph, DriverError> {
@@ -399,6 +401,7 @@ impl OpenCapture<'_> {
     }
 }
 
+#[cfg(any(feature = "nccl", feature = "gemm"))]
 impl Drop for OpenCapture<'_> {
     fn drop(&mut self) {
         abort_capture(self.stream);
