@@ -9,10 +9,17 @@
 mod adamw;
 mod chain;
 mod fanout;
+mod memplan;
 mod ppo;
 mod report;
 mod roundtrip;
 mod train;
+
+/// The model's kernel module at the path its specs name (`crate::model::kernels`), so `memplan`
+/// can build its own structs from the model's specs (`ppo` re-exports the PPO one).
+mod model {
+    pub use kgraph_model::model::kernels;
+}
 
 /// The benchmark kernels (`examples/bench/kernels/bench.cu`), the same device code as the C++ anchors.
 #[kgraph::kernels]
@@ -62,8 +69,8 @@ use std::process::ExitCode;
 use report::Report;
 
 /// The bench's sections, in the order they run (`--only` picks some).
-const SECTIONS: [&str; 9] =
-    ["floor", "fanout", "roundtrip", "copy_nodes", "train", "ppo", "adamw", "chain", "streamed"];
+const SECTIONS: [&str; 10] =
+    ["floor", "fanout", "roundtrip", "copy_nodes", "train", "ppo", "memplan", "adamw", "chain", "streamed"];
 
 fn main() -> ExitCode {
     let mut json = String::from("bench.json");
@@ -124,6 +131,7 @@ fn run(quick: bool, wanted: &dyn Fn(&str) -> bool) -> anyhow::Result<Report> {
             "copy_nodes" => roundtrip::copy_nodes(&dev, iters, &mut report)?,
             "train" => train::run(&dev, iters, &mut report)?,
             "ppo" => ppo::run(&dev, iters, &mut report)?,
+            "memplan" => memplan::run(&dev, iters, &mut report)?,
             "adamw" => adamw::run(&dev, &kernels, &mut report)?,
             "chain" => chain::run(&dev, &kernels, iters, &mut report)?,
             "streamed" => roundtrip::streamed(&dev, iters.max(3000), &mut report)?,

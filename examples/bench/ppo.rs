@@ -10,9 +10,12 @@
 use kgraph::Device;
 use kgraph_model::graphs::synthetic::Rng;
 use kgraph_model::graphs::{PpoUpdate, PpoUpdateLoop};
-use kgraph_model::ppo::MlpLayout;
 
 use crate::report::{median_us, Report};
+
+/// The PPO kernels' module at the path `graphs/ppo_update.toml` names (`crate::ppo::kernels`),
+/// for the planned and unplanned structs `memplan` builds from that spec.
+pub(crate) use kgraph_model::ppo::kernels;
 
 /// Iterations (minibatches) of one PPO update.
 const ITERATIONS: usize = PpoUpdate::N_PERM / PpoUpdate::MB;
@@ -21,17 +24,17 @@ const ITERATIONS: usize = PpoUpdate::N_PERM / PpoUpdate::MB;
 /// actions under a uniform old policy, unit-scale advantages and returns, and one shuffle of the
 /// rollout per epoch. The kernels do the same work for any values; these keep every ratio and
 /// gradient finite and non-trivial.
-struct Rollout {
-    obs: Vec<f32>,
-    actions: Vec<i32>,
-    old_log_probs: Vec<f32>,
-    advantages: Vec<f32>,
-    returns: Vec<f32>,
-    perm: Vec<i32>,
+pub(crate) struct Rollout {
+    pub(crate) obs: Vec<f32>,
+    pub(crate) actions: Vec<i32>,
+    pub(crate) old_log_probs: Vec<f32>,
+    pub(crate) advantages: Vec<f32>,
+    pub(crate) returns: Vec<f32>,
+    pub(crate) perm: Vec<i32>,
 }
 
 impl Rollout {
-    fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         let (n, n_obs, n_act) = (PpoUpdate::N_ROLLOUT, PpoUpdate::N_OBS, PpoUpdate::N_ACT);
         let mut rng = Rng::new(seed);
         let mut obs = vec![0.0f32; n * n_obs];
@@ -54,9 +57,11 @@ impl Rollout {
     }
 }
 
-/// Loads the same parameters and rollout into a PPO graph (`PpoUpdate` or `PpoUpdateLoop`).
+/// Loads the same parameters and rollout into a PPO graph (`PpoUpdate`, `PpoUpdateLoop`, or
+/// `memplan`'s structs of the same spec). Paths in full: `memplan` expands it too.
 macro_rules! load_update {
     ($g:expr, $ro:expr) => {{
+        use ::kgraph_model::{graphs::PpoUpdate, ppo::MlpLayout};
         let actor = MlpLayout::new(PpoUpdate::N_OBS, PpoUpdate::N_HID, PpoUpdate::N_ACT).init(11, 0.01);
         let critic = MlpLayout::new(PpoUpdate::N_OBS, PpoUpdate::N_HID, 1).init(12, 1.0);
         $g.load_actor(&actor)?;
@@ -70,6 +75,7 @@ macro_rules! load_update {
         $g.load_counters(&[0, 1])?;
     }};
 }
+pub(crate) use load_update;
 
 pub fn run(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()> {
     let ro = Rollout::new(5);
