@@ -183,7 +183,7 @@ fn a_buffer_one_element_short_of_n_is_refused() {
     let n = 5000usize;
     let mut a = filled(&dev, n - 1, f32::NAN);
     let r = k.launch(dev.stream(), Shape::x(3, 7).cfg(), &mut a, None, 1.0, n as i64);
-    assert_extent_refused(r, "kfunc_fill", "a", n as u64, n - 1);
+    assert_extent_refused(r, kernels::KfuncFill::NAME, "a", n as u64, n - 1);
     assert!(download(&dev, &a).iter().all(|v| v.is_nan()), "a refused launch wrote");
 }
 

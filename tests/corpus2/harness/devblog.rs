@@ -296,7 +296,7 @@ fn a_grid_one_block_larger_than_the_partials_is_refused() {
     let mut ones = filled(&dev, n, 1i32);
     let mut out = filled(&dev, s.gx(), -1i32);
     let r = k.launch(dev.stream(), s.one_more_block().cfg(), &mut ones, &mut out, n as i32);
-    assert_extent_refused(r, "device_reduce_stable_kernel", "out", s.gx() as u64 + 1, s.gx());
+    assert_extent_refused(r, kernels::DeviceReduceStableKernel::NAME, "out", s.gx() as u64 + 1, s.gx());
     assert!(download(&dev, &out).iter().all(|v| *v == -1), "a refused launch wrote");
 }
 
@@ -319,7 +319,11 @@ fn bias_add_repeats_the_bias_at_three_shapes_and_refuses_no_bias() {
     assert!(
         matches!(
             &r,
-            Err(Error::Launch(LaunchError::Requirement { kernel: "pw_bias_add", condition: "n_bias > 0", .. }))
+            Err(Error::Launch(LaunchError::Requirement {
+                kernel: kernels::PwBiasAdd::NAME,
+                condition: "n_bias > 0",
+                ..
+            }))
         ),
         "{r:?}"
     );
@@ -415,7 +419,10 @@ fn the_derivatives_of_a_constant_field_are_zero_at_three_shapes() {
     let s = Shape { grid: (1, 1, 1), block: (32, 8, 1) };
     let (mut f, mut df) = (filled(&dev, x_len(s), 1.0f32), filled(&dev, x_len(s), f32::NAN));
     let r = k.derivative_x.launch(dev.stream(), s.cfg(), &mut f, &mut df);
-    assert!(matches!(&r, Err(Error::Launch(LaunchError::Requirement { kernel: "derivative_x", .. }))), "{r:?}");
+    assert!(
+        matches!(&r, Err(Error::Launch(LaunchError::Requirement { kernel: kernels::DerivativeX::NAME, .. }))),
+        "{r:?}"
+    );
 }
 
 /// `tests/corpus2/graphs/devblog.toml` with its states loaded (`a` and `-a`, the ones, zeros to

@@ -280,7 +280,7 @@ fn a_grid_one_token_larger_than_the_buffers_is_refused() {
     let input = upload(&dev, &gated_rows(s.gx(), d, wobble, wobble));
     let mut out = filled(&dev, s.gx() * d, f32::NAN);
     let r = k.launch(dev.stream(), s.one_more_block().cfg(), &mut out, &input, d as i32);
-    assert_extent_refused(r, "silu_and_mul", "out", (s.gx() as u64 + 1) * d as u64, s.gx() * d);
+    assert_extent_refused(r, kernels::SiluAndMul::NAME, "out", (s.gx() as u64 + 1) * d as u64, s.gx() * d);
     assert!(download(&dev, &out).iter().all(|v| v.is_nan()), "a refused launch wrote");
 }
 
@@ -469,14 +469,15 @@ fn rms_norm_refuses_a_negative_stride_and_a_grid_past_the_rows() {
     let mut out = filled(&dev, 4 * hidden, f32::NAN);
     let r = k.launch(dev.stream(), s.cfg(), &mut out, &short, -1, &weight, 1e-6, 4, hidden as i32);
     match r {
-        Err(Error::Launch(LaunchError::Requirement { kernel: "rms_norm_kernel", condition, values })) => {
+        Err(Error::Launch(LaunchError::Requirement { kernel, condition, values })) => {
+            assert_eq!(kernel, kernels::RmsNormKernel::NAME);
             assert_eq!(condition, "input_stride >= 0");
             assert_eq!(values, [("input_stride", -1i128)]);
         }
         other => panic!("expected LaunchError::Requirement, got {other:?}"),
     }
     let r = k.launch(dev.stream(), s.one_more_block().cfg(), &mut out, &input, hidden as i64, &weight, 1e-6, 5, 64);
-    assert_extent_refused(r, "rms_norm_kernel", "out", 5 * hidden as u64, 4 * hidden);
+    assert_extent_refused(r, kernels::RmsNormKernel::NAME, "out", 5 * hidden as u64, 4 * hidden);
     assert!(download(&dev, &out).iter().all(|v| v.is_nan()), "a refused launch wrote");
 }
 
