@@ -60,7 +60,7 @@ pub mod model_util {
 /// The kernels of `kernels/perception_fused.cu`, as `kgraph declare` writes them.
 #[kgraph::kernels]
 pub mod perception_fused {
-    // `perception_fused` (kernels/perception_fused.cu:127); for a safe `launch`, give each pointer the elements the kernel may access (`snap: &[f32; batch]`) and write `#[kernel("perception_fused.cu", unsafe(extents))]`
+    // `perception_fused` (kernels/perception_fused.cu:30); for a safe `launch`, give each pointer the elements the kernel may access (`snap: &[f32; batch]`) and write `#[kernel("perception_fused.cu", unsafe(extents))]`
     #[kernel("perception_fused.cu")] pub fn perception_fused(snap: &[f32], dt: &[f32], h: &mut [f32], w_g: &[f32], b_g: &[f32], w_t: &[f32], b_t: &[f32], w_h: &[f32], b_h: &[f32], p: &[f32], c: &[f32], batch: i32, n_hid: i32, probs: &mut [f32], y: &mut [f32]);
 }
 
