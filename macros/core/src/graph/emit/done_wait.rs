@@ -7,10 +7,9 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::fields::tracks_in_flight;
 use super::input::CodegenInput;
 use crate::emit_util::doc_attr;
-use crate::graph::ir::GraphIr;
+use crate::graph::ir::{GraphIr, Role};
 
 /// The field and its initialiser in `new`.
 pub(crate) fn field_and_init(ir: &GraphIr) -> (TokenStream, TokenStream) {
@@ -94,4 +93,10 @@ pub(crate) fn methods(cg: &CodegenInput<'_>) -> TokenStream {
             ::core::result::Result::Ok(())
         }
     }
+}
+
+/// Whether the struct tracks its launches in flight: only graphs with mapped host buffers the
+/// host writes (`pinned`) or reads (`pinned_out`) need to know.
+pub(crate) fn tracks_in_flight(ir: &GraphIr) -> bool {
+    ir.buffers.iter().any(|b| matches!(b.role, Role::Pinned | Role::PinnedOut))
 }

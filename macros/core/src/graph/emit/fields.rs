@@ -5,6 +5,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::Ident;
 
+use super::done_wait::tracks_in_flight;
 use super::input::CodegenInput;
 use crate::emit_util::ident;
 use crate::graph::ir::{GraphIr, Role};
@@ -52,12 +53,6 @@ pub(crate) fn storage_type(role: Role, t: &TokenStream) -> TokenStream {
         Role::Slot => quote!(::kgraph::PinnedSlot<#t>),
         _ => quote!(::kgraph::DeviceBuffer<#t>),
     }
-}
-
-/// Whether the struct tracks its launches in flight: only graphs with mapped host buffers the
-/// host writes (`pinned`) or reads (`pinned_out`) need to know.
-pub(crate) fn tracks_in_flight(ir: &GraphIr) -> bool {
-    ir.buffers.iter().any(|b| matches!(b.role, Role::Pinned | Role::PinnedOut))
 }
 
 /// The in-flight tracking's pieces (all empty when the graph does not track launches in flight).
