@@ -165,6 +165,9 @@ pub struct GraphBuilder<'p> {
     /// Destroy `graph` on drop (false for a conditional node's body, owned by the node).
     owned: bool,
     node_count: usize,
+    /// The nodes added so far that no later node depends on (kept as nodes are added, so
+    /// [`GraphBuilder::sinks`] needs no driver query).
+    sinks: Vec<sys::CUgraphNode>,
     _not_send: PhantomData<*mut ()>,
     _parent: PhantomData<&'p mut ()>,
 }
@@ -182,6 +185,7 @@ impl GraphBuilder<'static> {
             id: NEXT_BUILDER.fetch_add(1, Ordering::Relaxed),
             owned: true,
             node_count: 0,
+            sinks: Vec::new(),
             _not_send: PhantomData,
             _parent: PhantomData,
         })
@@ -202,28 +206,15 @@ impl<'p> GraphBuilder<'p> {
     /// The nodes no edge leaves (the graph's last nodes), for a node that must come after
     /// everything (the done word's). Empty for an empty graph.
     pub fn sinks(&self) -> Result<Vec<NodeRef>> {
-        let what = |e| Error::driver("graph build: list the graph's nodes and edges", e);
-        let mut count = 0usize;
-        // SAFETY: `graph` is live; a null array asks for the count.
-        unsafe { driver::graph::get_nodes(self.graph, std::ptr::null_mut(), &mut count) }.map_err(what)?;
-        let mut nodes = vec![std::ptr::null_mut(); count];
-        // SAFETY: `nodes` holds `count` writable entries.
-        unsafe { driver::graph::get_nodes(self.graph, nodes.as_mut_ptr(), &mut count) }.map_err(what)?;
-        nodes.truncate(count);
-        let mut edges = 0usize;
-        let null = std::ptr::null_mut();
-        // SAFETY: null arrays ask for the count.
-        unsafe { driver::graph::get_edges(self.graph, null, null, std::ptr::null_mut(), &mut edges) }.map_err(what)?;
-        let (mut from, mut to) = (vec![std::ptr::null_mut(); edges], vec![std::ptr::null_mut(); edges]);
-        let mut data: Vec<sys::CUgraphEdgeData> = vec![EdgeKind::Full.edge_data(); edges];
-        // SAFETY: all three arrays hold `edges` writable entries.
-        unsafe {
-            driver::graph::get_edges(self.graph, from.as_mut_ptr(), to.as_mut_ptr(), data.as_mut_ptr(), &mut edges)
-        }
-        .map_err(what)?;
-        from.truncate(edges);
-        let _ = to;
-        Ok(nodes.into_iter().filter(|n| !from.contains(n)).map(|node| NodeRef { node, builder: self.id }).collect())
+        Ok(self.sinks.iter().map(|&node| NodeRef { node, builder: self.id }).collect())
+    }
+
+    /// Counts a node just added after `deps` and keeps the sinks: `deps` are no longer last.
+    fn added(&mut self, deps: &[sys::CUgraphNode], node: sys::CUgraphNode) -> NodeRef {
+        self.node_count += 1;
+        self.sinks.retain(|s| !deps.contains(s));
+        self.sinks.push(node);
+        NodeRef { node, builder: self.id }
     }
 
     /// The driver handles of `deps`, each checked to be a node of this builder's graph:
@@ -252,8 +243,7 @@ impl<'p> GraphBuilder<'p> {
         // dependency a node of this graph; `params` as the caller promises.
         let node = unsafe { driver::graph::add_node(self.graph, nodes_ptr, data_ptr, deps.len(), params) }
             .map_err(|e| Error::driver(format!("graph build: add {what}"), e))?;
-        self.node_count += 1;
-        Ok(NodeRef { node, builder: self.id })
+        Ok(self.added(&nodes, node))
     }
 
     /// A kernel node running `func` with `cfg` and the parameter values `params` (one pointer
@@ -367,8 +357,7 @@ impl<'p> GraphBuilder<'p> {
         // SAFETY: `nodes` holds `deps.len()` nodes of this graph; `child` as the caller promises.
         let node = unsafe { driver::graph::add_child_graph_node(self.graph, &nodes, child) }
             .map_err(|e| Error::driver("graph build: add child graph node", e))?;
-        self.node_count += 1;
-        Ok(NodeRef { node, builder: self.id })
+        Ok(self.added(&nodes, node))
     }
 
     /// A host node: the driver calls `f(data)` on one of its threads when the node's
@@ -396,8 +385,7 @@ impl<'p> GraphBuilder<'p> {
         // call; `f` and `data` as the caller promises.
         let node = unsafe { driver::graph::add_host_node(self.graph, &nodes, &params) }
             .map_err(|e| Error::driver("graph build: add host node", e))?;
-        self.node_count += 1;
-        Ok(NodeRef { node, builder: self.id })
+        Ok(self.added(&nodes, node))
     }
 
     /// An event-record node (for per-node timing): records `event` when its dependencies are done.
@@ -411,8 +399,7 @@ impl<'p> GraphBuilder<'p> {
         // the graph's launches (the caller's promise).
         let node = unsafe { driver::graph::add_event_record_node(self.graph, &nodes, event.cu_event()) }
             .map_err(|e| Error::driver("graph build: add event record node", e))?;
-        self.node_count += 1;
-        Ok(NodeRef { node, builder: self.id })
+        Ok(self.added(&nodes, node))
     }
 
     /// A new condition of this graph, reset to `default` at the start of every launch, for
@@ -466,6 +453,7 @@ impl<'p> GraphBuilder<'p> {
             id: NEXT_BUILDER.fetch_add(1, Ordering::Relaxed),
             owned: false,
             node_count: 0,
+            sinks: Vec::new(),
             _not_send: PhantomData,
             _parent: PhantomData,
         };
