@@ -375,23 +375,23 @@ type StencilLaunch<'a> = dyn Fn(Shape, &mut DeviceBuffer<f32>, &mut DeviceBuffer
 /// One derivative kernel at its three shapes: the declared extent (as the declaration writes it)
 /// and the points it covers.
 fn derivative_case(
+    dev: &Device,
     name: &str,
     shapes: [Shape; 3],
     extent: fn(Shape) -> usize,
     covered: Covered,
     launch: &StencilLaunch,
 ) {
-    let dev = device();
     for s in shapes {
         let n = extent(s);
-        let mut f = filled(&dev, n, 3.25f32);
-        let mut df = filled(&dev, n, f32::NAN);
+        let mut f = filled(dev, n, 3.25f32);
+        let mut df = filled(dev, n, f32::NAN);
         launch(s, &mut f, &mut df).unwrap();
-        for (e, v) in download(&dev, &df).iter().enumerate() {
+        for (e, v) in download(dev, &df).iter().enumerate() {
             let ok = if covered(s, e % 64, e / 64 % 64, e / 4096) { *v == 0.0 } else { v.is_nan() };
             assert!(ok, "d/d{name} {s:?}: df[{e}] = {v}");
         }
-        assert!(download(&dev, &f).iter().all(|v| *v == 3.25), "d/d{name} {s:?}: f changed");
+        assert!(download(dev, &f).iter().all(|v| *v == 3.25), "d/d{name} {s:?}: f changed");
     }
 }
 
@@ -413,9 +413,9 @@ fn the_derivatives_of_a_constant_field_are_zero_at_three_shapes() {
     let x_cov: Covered = |s, i, j, k| i < s.bx() && j < s.gx() * s.block.1 as usize && k < s.grid.1 as usize;
     let y_cov: Covered = |s, i, j, k| i < s.gx() * s.bx() && j < s.block.1 as usize && k < s.grid.1 as usize;
     let z_cov: Covered = |s, i, j, k| i < s.gx() * s.bx() && j < s.grid.1 as usize && k < s.block.1 as usize;
-    derivative_case("x", xs, x_len, x_cov, &|s, f, df| k.derivative_x.launch(dev.stream(), s.cfg(), f, df));
-    derivative_case("y", yz, y_len, y_cov, &|s, f, df| k.derivative_y.launch(dev.stream(), s.cfg(), f, df));
-    derivative_case("z", yz, z_len, z_cov, &|s, f, df| k.derivative_z.launch(dev.stream(), s.cfg(), f, df));
+    derivative_case(&dev, "x", xs, x_len, x_cov, &|s, f, df| k.derivative_x.launch(dev.stream(), s.cfg(), f, df));
+    derivative_case(&dev, "y", yz, y_len, y_cov, &|s, f, df| k.derivative_y.launch(dev.stream(), s.cfg(), f, df));
+    derivative_case(&dev, "z", yz, z_len, z_cov, &|s, f, df| k.derivative_z.launch(dev.stream(), s.cfg(), f, df));
     let s = Shape { grid: (1, 1, 1), block: (32, 8, 1) };
     let (mut f, mut df) = (filled(&dev, x_len(s), 1.0f32), filled(&dev, x_len(s), f32::NAN));
     let r = k.derivative_x.launch(dev.stream(), s.cfg(), &mut f, &mut df);
