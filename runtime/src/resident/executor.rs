@@ -163,7 +163,7 @@ impl<I: Pod, O: Pod, P: Copy + Send + 'static, B: Send> Resident<I, O, P, B> {
     /// Waits for the step submitted last (spinning, as `options.wait` says) and returns its
     /// output; with no step in flight, the last output again. [`WaitError::Timeout`] leaves the
     /// step in flight (the next wait or submit waits for it again); a device fault is
-    /// [`Error::Driver`] and stops the resident kernel for good.
+    /// [`Error::Driver`](crate::Error::Driver) and stops the resident kernel for good.
     pub fn wait(&mut self) -> Result<O> {
         let what = format!("{}::wait", self.name);
         while self.submitted != self.completed {
