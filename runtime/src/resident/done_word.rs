@@ -145,16 +145,24 @@ impl DoneWait {
         self.armed = false;
     }
 
-    /// Records a replay of the graph built last, just launched: an armed graph publishes one
-    /// more than the later of the count this struct is still waiting for and the count now
-    /// published. Replays outside the struct's `replay` (`replay_timed`, a profile's reference
-    /// replays) were waited for and moved the published count past every replay before them;
-    /// the count is one device counter across rebuilds, so a replay of an earlier armed graph
-    /// still in flight publishes the count before.
-    pub fn replayed(&self) {
-        if let (true, Some(word)) = (self.armed, &self.word) {
-            self.pending.set(Some(next_target(self.pending.get(), word.published())));
+    /// Launches a replay of the graph built last through `launch` and records it: an armed
+    /// graph publishes one more than the later of the count this struct is still waiting for
+    /// and the count published before the launch. The count is read before `launch` runs: read
+    /// after it, a replay that had already ended would be counted twice and the wait would
+    /// look for a count the device never publishes. Replays outside the struct's `replay`
+    /// (`replay_timed`, a profile's reference replays) were waited for and moved the published
+    /// count past every replay before them; the count is one device counter across rebuilds,
+    /// so a replay of an earlier armed graph still in flight publishes the count before.
+    pub fn replay(&self, launch: impl FnOnce() -> Result<()>) -> Result<()> {
+        let next = match (self.armed, &self.word) {
+            (true, Some(word)) => Some(next_target(self.pending.get(), word.published())),
+            _ => None,
+        };
+        launch()?;
+        if next.is_some() {
+            self.pending.set(next);
         }
+        Ok(())
     }
 
     /// Waits for the work in flight on `stream`: spins on the done word when the graph built

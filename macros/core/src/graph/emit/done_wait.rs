@@ -47,12 +47,12 @@ pub(crate) fn disarm(ir: &GraphIr) -> TokenStream {
     quote!(self.done_wait.disarm();)
 }
 
-/// The replay, with the replay recorded for the done word (after a successful launch).
+/// The replay, recorded for the done word (its count is taken before the launch).
 pub(crate) fn replay_call(ir: &GraphIr) -> TokenStream {
     if !tracks_in_flight(ir) {
         return quote!(graph.replay());
     }
-    quote!(graph.replay().map(|()| self.done_wait.replayed()))
+    quote!(self.done_wait.replay(|| graph.replay()))
 }
 
 /// The wait of a mapped buffer's method for a launch in flight; `op` names it in errors.
