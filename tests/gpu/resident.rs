@@ -255,3 +255,30 @@ fn the_done_word_wait_gives_the_stream_waits_results() {
     assert!(!spun.done_word_armed());
     assert_eq!(spun.graph().unwrap().node_count().unwrap(), plain.graph().unwrap().node_count().unwrap());
 }
+
+/// 100 000 replays of the fused graph with the done-word wait, each read at once: the wait
+/// never looks for a count the device does not publish. (The target count was once read after
+/// the launch; a replay that had already ended by then was counted twice, and the wait failed
+/// with `NotPublished` after about a thousand steps in the bench and the example.)
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_done_word_wait_holds_over_many_quick_replays() {
+    let dev = device();
+    let mut fused = PerceptionFused::new(&dev).unwrap();
+    fused.load_weights(&ModelWeights::init(7)).unwrap();
+    fused.set_done_word_wait(Some(SpinPolicy::default())).unwrap();
+    fused.capture().unwrap();
+    let mut stream = BookStream::new(5);
+    let mut snap = [0f32; SNAP_LEN];
+    let mut probs = [0f32; 5];
+    for step in 0..100_000 {
+        let tick = stream.next_into(&mut snap);
+        fused.write_snap(&snap).unwrap();
+        fused.write_dt(&[tick.dt]).unwrap();
+        fused.replay().unwrap();
+        if let Err(e) = fused.read_probs_into(&mut probs) {
+            panic!("step {step}: {e}");
+        }
+        assert!(probs.iter().all(|p| (0.0..=1.0).contains(p)), "step {step}: {probs:?}");
+    }
+}
