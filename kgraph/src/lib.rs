@@ -10,7 +10,8 @@
 //! - At the root, what a program using bindings and graphs holds: the macros, [`Device`],
 //!   [`Stream`], [`Context`], device buffers ([`DeviceBuffer`] and its views), mapped pinned
 //!   memory ([`MappedBuffer`], [`PinnedSlot`] and the [`PinnedPtr`]/[`PinnedMutPtr`] kernels
-//!   read through), [`SlotBus`], [`Graph`], kernel arguments ([`DeviceIn`], [`DeviceOut`],
+//!   read through), [`SlotBus`], [`Graph`], [`SmSplit`] (a device's SMs split into two green
+//!   contexts by [`Device::split_sms`]), kernel arguments ([`DeviceIn`], [`DeviceOut`],
 //!   [`Pod`], [`DeviceStruct`], the element types [`f16`](struct@f16), [`bf16`] and CUDA's
 //!   vector types), launch settings ([`LaunchConfig`], [`LaunchOptions`]), and [`Error`] with its nested
 //!   enums ([`LaunchError`], [`GraphError`], ...).
@@ -75,7 +76,7 @@ pub use kgraph_macros::{graph, kernel, kernels, DeviceStruct};
 // Devices, streams, memory and graphs.
 pub use kgraph_runtime::{
     Context, Device, DeviceBuffer, DeviceView, DeviceViewMut, Graph, MappedBuffer, PinnedMutPtr, PinnedPtr, PinnedSlot,
-    SlotBus, Stream,
+    SlotBus, SmSplit, Stream,
 };
 // Kernel arguments and launches.
 pub use kgraph_runtime::{

@@ -12,7 +12,7 @@ use std::fmt;
 ///
 /// | variant | what | nested enum |
 /// | --- | --- | --- |
-/// | [`Error::Setup`] | no driver, a driver too old, no such device | [`SetupError`] |
+/// | [`Error::Setup`] | no driver, a driver too old, no such device, an SM split it cannot make | [`SetupError`] |
 /// | [`Error::Driver`] | a driver call failed (its [`DriverError`] is the source) | |
 /// | [`Error::LaunchFailed`] | the driver refused a kernel launch, or an earlier fault surfaced | |
 /// | [`Error::Module`] | loading a kernel module or function, parameter sizes | [`ModuleError`] |
@@ -26,7 +26,8 @@ use std::fmt;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// CUDA could not be set up: no driver, a driver too old, or no such device.
+    /// CUDA could not be set up: no driver, a driver too old, no such device, or an SM split
+    /// ([`Device::split_sms`](crate::Device::split_sms)) the device cannot make.
     #[error(transparent)]
     Setup(#[from] SetupError),
     /// A driver call failed.
@@ -88,7 +89,7 @@ pub enum Error {
 /// `Result` with kgraph's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// CUDA could not be set up ([`Error::Setup`]).
+/// CUDA could not be set up ([`Error::Setup`]), or a device not split as asked.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SetupError {
@@ -117,6 +118,38 @@ pub enum SetupError {
         ordinal: usize,
         /// How many devices the driver sees.
         count: usize,
+    },
+    /// [`Device::split_sms`](crate::Device::split_sms): the device (or its driver) cannot
+    /// partition its SMs into green contexts.
+    #[error("device {ordinal} cannot be split into green contexts: {op}: {}", DriverErrorText(.source))]
+    NoGreenContexts {
+        /// The device ordinal.
+        ordinal: usize,
+        /// The driver call that refused, e.g. `"cuGreenCtxCreate"`.
+        op: &'static str,
+        /// The driver's error.
+        source: DriverError,
+    },
+    /// [`Device::split_sms`](crate::Device::split_sms): the number of SMs asked for cannot be
+    /// reserved while leaving SMs for the rest (0, or too many once rounded up).
+    #[error(
+        "cannot reserve {asked} of device {ordinal}'s {device_sms} SMs: a partition is at least {min_partition} \
+         SMs, rounded up to a multiple of {alignment}, and the rest must keep at least one SM, so ask for 1 to \
+         {max_reservable}"
+    )]
+    SmSplit {
+        /// The device ordinal.
+        ordinal: usize,
+        /// The SMs asked for.
+        asked: u32,
+        /// The SMs the device has.
+        device_sms: u32,
+        /// The smallest partition the hardware makes.
+        min_partition: u32,
+        /// The granularity a partition is rounded up to.
+        alignment: u32,
+        /// The largest request that leaves SMs for the rest (0: this device cannot be split).
+        max_reservable: u32,
     },
 }
 

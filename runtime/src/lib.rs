@@ -13,6 +13,8 @@
 //! - [`Graph`]: stream capture, instantiation, replay and topology queries.
 //! - [`resident`]: a persistent kernel taking one step per doorbell ([`resident::Resident`]),
 //!   and the done-word wait of graph replays ([`resident::DoneWait`]).
+//! - [`SmSplit`]: a device's SMs split into two green contexts ([`Device::split_sms`]), each a
+//!   [`Device`] whose work runs only on its own SMs (a resident kernel kept apart from training).
 //! - [`KernelSource`], [`ModuleCache`], [`DeviceIn`]/[`DeviceOut`]: what `#[kernel]` bindings use
 //!   to load modules once and take typed arguments.
 //! - [`check_same_stream`], [`check_same_context`]: the launch-side checks that keep an
@@ -82,6 +84,7 @@ pub use layout::DeviceStruct;
 pub use memory::arena::{Arena as __Arena, ArenaSlice as __ArenaSlice};
 pub use memory::buffer::{DeviceBuffer, DeviceView, DeviceViewMut};
 pub use memory::device::Device;
+pub use memory::green::SmSplit;
 pub use memory::mapped::{MappedBuffer, PinnedSlot};
 pub use memory::pod::{zeroed, Bool, DeviceValue, Pod};
 pub use memory::slot_bus::SlotBus;

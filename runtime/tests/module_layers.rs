@@ -41,7 +41,7 @@ const LAYERS: &[Layer] = &[
     },
     Layer {
         unit: "memory",
-        what: "`Pod`, buffers and views, mapped pinned memory, transfers, slot bus, `Device`",
+        what: "`Pod`, buffers and views, mapped pinned memory, transfers, slot bus, `Device`, SM splits",
         uses: &["context", "driver", "error", "launch"],
     },
     Layer {

@@ -14,6 +14,7 @@
 use cudarc::driver::{result, sys, DriverError};
 
 pub(crate) mod graph;
+pub(crate) mod green;
 pub(crate) mod launch;
 pub(crate) mod memory;
 pub(crate) mod stream;

@@ -10,6 +10,7 @@ use crate::driver;
 use crate::error::{driver_library_loads, Error, Result, SetupError};
 use crate::launch::args::{check_same_stream, DeviceIn, DeviceOut};
 use crate::memory::buffer::DeviceBuffer;
+use crate::memory::green::SmSplit;
 use crate::memory::pod::{Bool, DeviceValue, Pod};
 use crate::memory::transfer::Staging;
 
@@ -114,6 +115,35 @@ impl Device {
     /// through unchecked paths (cudarc's own API, hand-written launches, graph branches).
     pub unsafe fn new_stream(&self) -> Result<Stream> {
         self.ctx.new_stream().map(Stream::own).map_err(|e| Error::driver("create stream", e))
+    }
+
+    /// Splits this device's SMs into two green contexts (CUDA 12.4+): [`SmSplit::reserved`]
+    /// holds `reserved` SMs, rounded up to the hardware's partition size (8 SMs, in steps of 8,
+    /// on Hopper; [`SmSplit::reserved_sms`] says how many), and [`SmSplit::rest`] every other
+    /// SM. Each is a full `Device` (its own main stream and staging) whose work runs only on its
+    /// SMs; so does a stream made by [`Device::new_stream`] on it, and so a
+    /// [`Resident`](crate::resident::Resident) made on `reserved` keeps its SMs while work on
+    /// `rest` fills the others. Work through `self` (the primary context) is not confined.
+    ///
+    /// Memory is the device's either way, but each Device's transfers and checked launches take
+    /// only buffers of its own stream ([`LaunchError::ForeignStream`](crate::LaunchError::ForeignStream)
+    /// otherwise), as between any two Devices. A split lasts for the process: each call creates
+    /// two more green contexts, never destroyed (`docs/safety.md`, "SM splits").
+    ///
+    /// Fails with [`SetupError::SmSplit`] for `reserved == 0` or a request that, rounded up,
+    /// leaves no SM for the rest (naming the largest valid request), and with
+    /// [`SetupError::NoGreenContexts`] when the device or driver cannot make green contexts.
+    ///
+    /// # Safety
+    /// The driver documents that a green context is current on one thread at a time, with no
+    /// internal synchronization for calls on one green context from several threads, and every
+    /// kgraph call on a Device makes its context current. So each of the two Devices, with its
+    /// clones and everything made from it (streams, buffers, graphs, resident kernels, module
+    /// caches), is used by one thread at a time: no two threads call into the same one
+    /// concurrently (a drop is a call). The two Devices of a split, and `self`, may be used from
+    /// different threads at once.
+    pub unsafe fn split_sms(&self, reserved: u32) -> Result<SmSplit> {
+        crate::memory::green::split(self, reserved)
     }
 
     /// Waits for all work on the main stream ([`Stream::synchronize`]: it always waits).
