@@ -4,6 +4,7 @@
 //! Dependency-free and tolerant: anything it does not understand is skipped.
 
 mod shared;
+mod wait_first;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -50,6 +51,8 @@ pub fn records_from_ptx(ptx: &str) -> Vec<KernelRecord> {
                 }),
                 pdl_wait,
                 pdl_trigger,
+                // The entry's own body: a call before the wait already ends the proof.
+                pdl_wait_first: body.is_some_and(|b| b.wait_first),
                 dyn_smem,
                 static_shared: shared::used_by(&reached, &static_shared),
                 calls: !callees.is_empty(),
@@ -219,6 +222,8 @@ impl Function {
 struct Body {
     pdl_wait: bool,
     pdl_trigger: bool,
+    /// An unguarded `griddepcontrol.wait` comes first ([`wait_first`]).
+    wait_first: bool,
     /// Callees in first-call order, each once; `None` for an indirect call.
     calls: Vec<Option<String>>,
     /// The first `.loc` that is not `inlined_at`: (file number, line).
@@ -374,7 +379,9 @@ fn body(text: &str) -> Body {
         code.push_str(line);
         code.push('\n');
     }
-    let mut b = Body { pdl_wait: false, pdl_trigger: false, calls: Vec::new(), first_loc, code: String::new() };
+    let wait_first = wait_first::waits_first(&code);
+    let mut b =
+        Body { pdl_wait: false, pdl_trigger: false, wait_first, calls: Vec::new(), first_loc, code: String::new() };
     for statement in code.split(';') {
         let (opcode, operands) = instruction(statement);
         match opcode {
@@ -561,6 +568,7 @@ $L__BB0_1:
             (Some(128), None, Some(64), Some(8))
         );
         assert!(k.pdl_wait, "a guarded, labelled wait counts");
+        assert!(!k.pdl_wait_first, "but a guarded wait after a label is not a first wait");
         assert!(k.pdl_trigger, "the trigger is in inner, called through outer");
         let calls: Vec<(Option<&str>, bool)> = k.callees.iter().map(|c| (c.name.as_deref(), c.defined)).collect();
         assert_eq!(calls, [(Some("outer"), true), (None, false), (Some("vprintf"), false)]);
@@ -631,7 +639,10 @@ $L__BB0_1:
         let other: Vec<(&str, bool)> = plain.iter().map(|k| (&*k.name, k.dyn_smem)).collect();
         assert_eq!(other, [("annotated", true), ("bare", false)]);
         let text = crate::record::format_kernel_record(None, &r);
-        assert!(text.contains("entry direct visible=1 pdl_wait=0 pdl_trigger=0 calls=0 dyn_smem=1\n"), "{text}");
+        assert!(
+            text.contains("entry direct visible=1 pdl_wait=0 pdl_trigger=0 calls=0 dyn_smem=1 pdl_wait_first=0\n"),
+            "{text}"
+        );
         assert_eq!(crate::record::parse_kernel_record(&text).unwrap(), r);
     }
 

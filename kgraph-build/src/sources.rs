@@ -97,8 +97,9 @@ pub(crate) fn local_includes(src: &Path, search: &[PathBuf]) -> BTreeSet<PathBuf
 
 /// What the outputs of one compile contain, part of the cache key: bumped whenever the record
 /// (or another output) gains a fact, so that outputs cached by an older kgraph-build, which
-/// lack it, are rebuilt rather than read as "none" (revision 2: static shared arrays).
-const OUTPUT_REVISION: &[u8] = b"kgraph-build outputs 2";
+/// lack it, are rebuilt rather than read as "none" (revision 2: static shared arrays; 3:
+/// `pdl_wait_first`).
+const OUTPUT_REVISION: &[u8] = b"kgraph-build outputs 3";
 
 /// FNV-1a over the source, its local headers (see [`local_includes`] for `search`), nvcc's
 /// version, the arguments and [`OUTPUT_REVISION`].

@@ -188,6 +188,48 @@ extern \"C\" __global__ void via_call(float* x) { helper(x); }
     assert_eq!((call[0].name.as_deref(), call[0].defined), (Some("_Z6helperPf"), true));
 }
 
+/// `pdl_wait_first`: an unguarded wait before anything that touches memory or branches, as nvcc
+/// compiles it (the asm's "memory" clobber keeps memory accesses on their side of it).
+#[test]
+fn a_first_wait_is_proven_only_before_any_access_branch_or_call() {
+    let source = "#include <cuda_runtime.h>
+#define WAIT() asm volatile(\"griddepcontrol.wait;\" ::: \"memory\")
+__device__ __forceinline__ void enter() {
+  asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");
+  WAIT();
+}
+__device__ __noinline__ void helper(float* x) { x[2] = 3; }
+extern \"C\" __global__ void first(float* x, int n) { WAIT(); x[threadIdx.x % n] = 1; }
+extern \"C\" __global__ void enter_pattern(float* x, int n) {
+  enter();
+  if (threadIdx.x < n) x[threadIdx.x] += 1;
+}
+extern \"C\" __global__ void runtime_api(float* x) { cudaGridDependencySynchronize(); x[0] = 1; }
+extern \"C\" __global__ void load_first(float* x) { float v = x[0]; WAIT(); x[1] = v; }
+extern \"C\" __global__ void store_first(float* x) { x[0] = 1; WAIT(); x[1] = 2; }
+extern \"C\" __global__ void branch_first(float* x, int n) {
+  if (n > 3) { x[0] = 1; }
+  WAIT();
+  x[1] = 2;
+}
+extern \"C\" __global__ void guarded_wait(float* x, int n) { if (threadIdx.x < n) WAIT(); x[1] = 2; }
+extern \"C\" __global__ void call_first(float* x) { helper(x); WAIT(); x[1] = 2; }
+extern \"C\" __global__ void no_wait(float* x) { x[1] = 2; }
+";
+    let records = compile("wait_first", source, |b| b).records;
+    let first = |name| {
+        let k = kernel(&records, name);
+        (k.pdl_wait, k.pdl_wait_first)
+    };
+    for name in ["first", "enter_pattern", "runtime_api"] {
+        assert_eq!(first(name), (true, true), "{name}");
+    }
+    for name in ["load_first", "store_first", "branch_first", "guarded_wait", "call_first"] {
+        assert_eq!(first(name), (true, false), "{name}");
+    }
+    assert_eq!(first("no_wait"), (false, false));
+}
+
 const PRECISION: &str = "#ifdef USE_DOUBLE
 typedef double real;
 #else
@@ -391,6 +433,19 @@ fn records_of_the_workspace_kernels_agree_with_ptxas() {
         entries += o.kernels.len();
     }
     assert!(entries >= 50, "{entries} entries");
+    // Every model kernel that waits (`kg_pdl_enter()`) waits first: the memory plan of the model's
+    // PDL graphs rests on it.
+    let model: Vec<&KernelRecord> =
+        report.outputs.iter().filter(|o| o.source.starts_with(&main)).flat_map(|o| &o.kernels).collect();
+    let waiting: Vec<&str> = model.iter().filter(|k| k.pdl_wait).map(|k| k.name.as_str()).collect();
+    let not_first: Vec<&str> =
+        model.iter().filter(|k| k.pdl_wait && !k.pdl_wait_first).map(|k| k.name.as_str()).collect();
+    assert!(
+        waiting.len() >= 30 && not_first.is_empty(),
+        "{} model kernels wait; not first: {not_first:?}",
+        waiting.len()
+    );
+    eprintln!("{} model kernels wait, all first", waiting.len());
     let heads = report.outputs.iter().find(|o| o.source.ends_with("heads.cu")).unwrap();
     let k = &heads.kernels[0];
     assert_eq!(

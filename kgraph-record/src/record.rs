@@ -16,8 +16,8 @@
 //! Then one block per `.entry` of the PTX, in PTX order (visible or not):
 //!
 //! ```text
-//! entry <name> visible=<0|1> pdl_wait=<0|1> pdl_trigger=<0|1> calls=<0|1> [dyn_smem=<0|1>] [line=<n>]
-//!       [maxntid=<n>] [reqntid=<n>] [minnctapersm=<n>] [maxnreg=<n>] [maxclusterrank=<n>]
+//! entry <name> visible=<0|1> pdl_wait=<0|1> pdl_trigger=<0|1> calls=<0|1> [dyn_smem=<0|1>]
+//!       [pdl_wait_first=<0|1>] [line=<n>] [maxntid=<n>] [reqntid=<n>] [minnctapersm=<n>] [maxnreg=<n>] [maxclusterrank=<n>]
 //!       [cluster=<x>,<y>,<z>]                                  (all on the one `entry` line)
 //! file <path>                  optional; the rest of the line, verbatim (may contain spaces)
 //! call <callee> defined=<0|1>  zero or more; `*` as callee for an indirect call
@@ -34,6 +34,17 @@
 //!   `griddepcontrol.launch_dependents` occurs in the entry's body (instructions only, not
 //!   comments; inlined device functions are part of the body), or in the body of a `.func`
 //!   defined in the same PTX that the entry calls, directly or through other such functions.
+//! - `pdl_wait_first`: `1` when the entry's own body, read from its first statement in order,
+//!   reaches an unguarded `griddepcontrol.wait` (on every thread: straight-line code) before
+//!   anything that could touch memory other than the kernel's parameters or leave the straight
+//!   line. Only declarations (statements starting with `.`), `ld.param`, `mov`, `cvta`,
+//!   `griddepcontrol.launch_dependents` and plain integer and float arithmetic and compares
+//!   (`add`, `setp`, `selp`, `cvt`, `shl`, ...) may come first; any other load, store, atomic,
+//!   copy, prefetch, texture or barrier instruction, a branch, call, `ret`, `exit` or `trap`, a
+//!   label or a guard (`@%p`, the wait's own too) before it means `0`. So a PDL launch of the
+//!   kernel touches no buffer before the grids it depends on have completed (what `graph!`'s
+//!   memory plan relies on to let a PDL edge order). Absent (a record written before the field
+//!   existed) reads as `0`.
 //! - `dyn_smem`: `1` when the kernel may use the launch's dynamic shared memory: the body, or a
 //!   `.func` defined in the PTX that it calls, names a `.extern .shared` array (CUDA's
 //!   `extern __shared__`), or it calls code the PTX lacks (an indirect call, an external function
@@ -134,6 +145,10 @@ pub struct KernelRecord {
     pub pdl_wait: bool,
     /// `griddepcontrol.launch_dependents`, likewise.
     pub pdl_trigger: bool,
+    /// The body's straight-line start reaches an unguarded `griddepcontrol.wait` before any
+    /// instruction that could touch memory other than the parameters (see the [module
+    /// docs](crate::record)): a PDL launch touches no buffer before its dependency completed.
+    pub pdl_wait_first: bool,
     /// The kernel may use dynamic shared memory: the body, or a function it calls that is
     /// defined in the PTX, names an `.extern .shared` array, or it calls code the PTX lacks.
     pub dyn_smem: bool,
@@ -233,13 +248,14 @@ pub fn format_kernel_record(target: Option<&str>, records: &[KernelRecord]) -> S
     let flag = |b: bool| if b { 1 } else { 0 };
     for k in records {
         s.push_str(&format!(
-            "entry {} visible={} pdl_wait={} pdl_trigger={} calls={} dyn_smem={}",
+            "entry {} visible={} pdl_wait={} pdl_trigger={} calls={} dyn_smem={} pdl_wait_first={}",
             k.name,
             flag(k.visible),
             flag(k.pdl_wait),
             flag(k.pdl_trigger),
             flag(k.calls),
-            flag(k.dyn_smem)
+            flag(k.dyn_smem),
+            flag(k.pdl_wait_first)
         ));
         let numbers = [
             ("line", k.line),
@@ -356,6 +372,7 @@ fn parse_entry(n: usize, rest: &str) -> Result<KernelRecord, RecordError> {
         pdl_trigger: f.flag("pdl_trigger")?,
         calls: f.flag("calls")?,
         dyn_smem: f.get("dyn_smem").is_some() && f.flag("dyn_smem")?,
+        pdl_wait_first: f.get("pdl_wait_first").is_some() && f.flag("pdl_wait_first")?,
         line: f.number("line")?,
         max_threads: f.number("maxntid")?,
         req_threads: f.number("reqntid")?,
@@ -442,7 +459,7 @@ param 0 u64 size=8 align=8 ptr=global
 param 1 f32 size=4 align=4
 param 2 b8 size=48 align=16 array=48
 end
-entry k visible=0 pdl_wait=0 pdl_trigger=0 calls=1 cluster=2,1,1
+entry k visible=0 pdl_wait=1 pdl_trigger=0 calls=1 cluster=2,1,1 pdl_wait_first=1
 call * defined=0
 shared _ZZ1kE4tile size=512
 end
@@ -461,6 +478,9 @@ end
         assert_eq!(g.params[0].ptr_space, Some(PtrSpace::Global));
         assert_eq!((g.params[2].size, g.params[2].align, g.params[2].array), (48, 16, Some(48)));
         assert_eq!(r[1].callees, [CallRecord { name: None, defined: false }]);
+        // `k` says `pdl_wait_first=1`; `g`'s line (as written before the field existed) lacks it,
+        // which proves nothing although it waits.
+        assert!(r[1].pdl_wait_first && g.pdl_wait && !g.pdl_wait_first, "absent reads as 0");
         assert_eq!(r[1].cluster_dims, Some([2, 1, 1]));
         assert_eq!(r[1].static_shared, [SharedRecord { symbol: "_ZZ1kE4tile".into(), size: 512 }]);
         assert!(g.static_shared.is_empty());
@@ -486,5 +506,7 @@ end
         assert_eq!(line_of(&format!("{RECORD_HEADER}\n{entry}{entry}")), 3, "entry inside a block");
         assert_eq!(line_of(&format!("{RECORD_HEADER}\n{entry}shared t size=x\nend\n")), 3, "bad shared size");
         assert_eq!(line_of(&format!("{RECORD_HEADER}\n{entry}shared t\nend\n")), 3, "shared without size");
+        let bad_first = "entry k visible=1 pdl_wait=1 pdl_trigger=0 calls=0 pdl_wait_first=yes\nend\n";
+        assert_eq!(line_of(&format!("{RECORD_HEADER}\n{bad_first}")), 2, "pdl_wait_first not 0 or 1");
     }
 }
