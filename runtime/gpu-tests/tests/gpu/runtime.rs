@@ -1,8 +1,10 @@
-//! Runtime: transfers through mapped pinned staging, pinned slots, the slot bus, and graphs
-//! (`graph` submodule). Kernels are in `kernels/test_runtime.cu`, launched through cudarc's
-//! `launch_builder` directly so these tests stand on the runtime alone.
+//! Runtime: transfers through mapped pinned staging, pinned slots, the slot bus, graphs
+//! (`graph` submodule) and SM splits into green contexts (`green`). Kernels are in
+//! `kernels/test_runtime.cu` (and `test_green.cu`), launched through cudarc's `launch_builder`
+//! directly so these tests stand on the runtime alone.
 
 mod graph;
+mod green;
 
 use std::sync::Arc;
 
