@@ -68,23 +68,19 @@ impl SmGranularity {
         (1..self.device_sms).rev().find(|&n| self.rounded(n) < u64::from(self.device_sms)).unwrap_or(0)
     }
 
-    /// [`SetupError::SmSplit`] unless `asked` is at least 1 and its rounded size leaves SMs for
-    /// the rest.
-    pub(crate) fn check(&self, ordinal: usize, asked: u32) -> Result<()> {
-        if asked == 0 || self.rounded(asked) >= u64::from(self.device_sms) {
-            return Err(self.refusal(ordinal, asked));
-        }
-        Ok(())
+    /// Whether `asked` is at least 1 and its rounded size leaves SMs for the rest.
+    pub(crate) fn allows(&self, asked: u32) -> bool {
+        asked != 0 && self.rounded(asked) < u64::from(self.device_sms)
     }
 
-    fn refusal(&self, ordinal: usize, asked: u32) -> Error {
+    fn refusal(&self, ordinal: usize, asked: u32, max_reservable: u32) -> Error {
         Error::Setup(SetupError::SmSplit {
             ordinal,
             asked,
             device_sms: self.device_sms,
             min_partition: self.min_partition,
             alignment: self.alignment,
-            max_reservable: self.max_reservable(),
+            max_reservable,
         })
     }
 }
@@ -99,27 +95,48 @@ pub(crate) fn split(device: &Device, reserved: u32) -> Result<SmSplit> {
         .map_err(|e| refused(ordinal, "cuDeviceGetDevResource(SM)", e))?;
     let rule =
         SmGranularity { device_sms: all.sm_count(), min_partition: all.min_partition(), alignment: all.alignment() };
-    rule.check(ordinal, reserved)?;
+    let refusal = || rule.refusal(ordinal, reserved, largest_split(&all, &rule));
+    if !rule.allows(reserved) {
+        return Err(refusal());
+    }
     // SAFETY: `all` is the resource the driver just wrote for this device.
-    let (group, remainder) = unsafe { driver::green::split_sm_by_count(&all, reserved) }
-        .map_err(|e| refused(ordinal, "cuDevSmResourceSplitByCount", e))?;
+    let (group, remainder) = match unsafe { driver::green::split_sm_by_count(&all, reserved) } {
+        Ok(parts) => parts,
+        Err(DriverError(sys::CUresult::CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION)) => return Err(refusal()),
+        Err(e) => return Err(refused(ordinal, "cuDevSmResourceSplitByCount", e)),
+    };
     // The driver's rounding is the one that counts; a group short of the request, or no SMs left
-    // over, is the same refusal as the check above (whose rule it then did not follow).
+    // over, is the same refusal as the rule's (which the driver then did not follow).
     let group = group.filter(|g| g.sm_count() >= reserved && remainder.sm_count() > 0);
-    let Some(group) = group else { return Err(rule.refusal(ordinal, reserved)) };
-    let reserved_dev = green_device(device, &group, "reserved");
-    let rest_dev = green_device(device, &remainder, "rest");
-    // `green_device` leaves the green context current on this thread; the caller's context
+    let Some(group) = group else { return Err(refusal()) };
+    let made = green_device(device, &group, "reserved")
+        .and_then(|reserved| Ok((reserved, green_device(device, &remainder, "rest")?)));
+    // `green_device` leaves a green context current on this thread; the Device's own context
     // goes back (a green context is meant to be current on one thread at a time).
     // SAFETY: the parent's context is live (`device` holds it).
     unsafe { driver::ctx_set_current(device.ctx.cu_ctx()) }
         .map_err(|e| Error::driver("split_sms: make the device's context current again", e))?;
+    let (reserved_dev, rest_dev) = made?;
     Ok(SmSplit {
-        reserved: reserved_dev?,
-        rest: rest_dev?,
+        reserved: reserved_dev,
+        rest: rest_dev,
         reserved_sms: group.sm_count(),
         rest_sms: remainder.sm_count(),
     })
+}
+
+/// The largest request the driver splits leaving SMs for the rest, for a refusal's message:
+/// searched down from the rule's largest, since the driver's rounding is the one that counts
+/// (a split by count only computes resources: nothing is created). 0 when there is none.
+fn largest_split(all: &SmResource, rule: &SmGranularity) -> u32 {
+    (1..=rule.max_reservable())
+        .rev()
+        .find(|&n| {
+            // SAFETY: `all` is the resource the driver wrote for this device.
+            let split = unsafe { driver::green::split_sm_by_count(all, n) };
+            matches!(split, Ok((Some(group), rest)) if group.sm_count() >= n && rest.sm_count() > 0)
+        })
+        .unwrap_or(0)
 }
 
 /// A driver refusal during a split: the device cannot do green contexts when the driver says
@@ -211,22 +228,18 @@ mod tests {
     fn zero_and_too_many_are_refused_with_the_largest_valid_request() {
         assert_eq!(H200.max_reservable(), 128);
         for asked in [0, 129, 132, 133, u32::MAX] {
-            match H200.check(3, asked) {
-                Err(Error::Setup(SetupError::SmSplit {
-                    ordinal: 3,
-                    asked: a,
-                    device_sms: 132,
-                    max_reservable: 128,
-                    ..
-                })) => {
-                    assert_eq!(a, asked)
-                }
-                other => panic!("asked {asked}: {other:?}"),
-            }
+            assert!(!H200.allows(asked), "{asked}");
         }
-        assert!(H200.check(0, 1).is_ok());
-        assert!(H200.check(0, 128).is_ok());
-        let text = H200.check(0, 0).unwrap_err().to_string();
+        for asked in [1, 8, 9, 127, 128] {
+            assert!(H200.allows(asked), "{asked}");
+        }
+        match H200.refusal(3, 129, H200.max_reservable()) {
+            Error::Setup(SetupError::SmSplit {
+                ordinal: 3, asked: 129, device_sms: 132, max_reservable: 128, ..
+            }) => {}
+            other => panic!("{other:?}"),
+        }
+        let text = H200.refusal(0, 0, 128).to_string();
         assert!(text.contains("cannot reserve 0 of device 0's 132 SMs") && text.contains("ask for 1 to 128"), "{text}");
     }
 
@@ -234,6 +247,6 @@ mod tests {
     fn a_device_too_small_to_split_says_so() {
         let tiny = SmGranularity { device_sms: 8, min_partition: 8, alignment: 8 };
         assert_eq!(tiny.max_reservable(), 0);
-        assert!(tiny.check(0, 1).is_err());
+        assert!(!tiny.allows(1));
     }
 }
