@@ -60,8 +60,9 @@ fn spin_resident(dev: &Device, options: ResidentOptions) -> SpinResident {
     let count = dev.alloc_zeros::<u32>(1).unwrap();
     dev.synchronize().unwrap();
     let params = count.device_addr();
-    // SAFETY: test_resident_spin takes (bell, const In*, Out*, Params { unsigned* }) and runs
-    // kg_resident_loop<SpinStep>; SpinIn/SpinOut/u64 have those layouts; the one address is the
+    // SAFETY: test_resident_spin takes (bell, const KgResidentPair*, KgResidentPair*,
+    // Params { unsigned* }) and runs kg_resident_loop<SpinStep>; SpinIn/SpinOut (two u32s
+    // each, no padding)/u64 have those layouts; the one address is the
     // start of `count`, moved into the Resident; the body writes only `*count` and the output,
     // and returns after at most `spin_ns`.
     unsafe { Resident::new("SpinResident", dev, function, (32, 1, 1), params, count, options) }.unwrap()
@@ -101,6 +102,38 @@ fn perception_resident_equals_the_fused_graph_bit_for_bit_at_every_step() {
         h.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
         h_fused.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
     );
+}
+
+/// Issue #30 item 3: the resident kernel on SMs of its own (`Device::split_sms`), Graph A's
+/// fused graph captured and replayed on the rest at the same time; every step bit-equal.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn perception_resident_on_reserved_sms_equals_the_fused_graph_on_the_rest() {
+    let dev = device();
+    // SAFETY: both parts are used from this test's thread only.
+    let split = unsafe { dev.split_sms(8) }.unwrap();
+    let w = ModelWeights::init(7);
+    let mut fused = PerceptionFused::new(&split.rest).unwrap();
+    fused.load_weights(&w).unwrap();
+    fused.capture().unwrap();
+    let mut resident = PerceptionResident::new(&split.reserved, &w, ResidentOptions::default()).unwrap();
+    let mut stream = BookStream::new(2025);
+    let (mut snap, mut probs, mut y) = ([0f32; SNAP_LEN], [0f32; 5], [0f32; 8]);
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    for step in 0..500 {
+        let tick = stream.next_into(&mut snap);
+        fused.write_snap(&snap).unwrap();
+        fused.write_dt(&[tick.dt]).unwrap();
+        fused.replay().unwrap();
+        fused.read_probs_into(&mut probs).unwrap();
+        fused.read_y_into(&mut y).unwrap();
+        let out = resident.step(&PerceptionIn { snap, dt: tick.dt }).unwrap();
+        assert_eq!(bits(&out.probs), bits(&probs), "probs differ at step {step}");
+        assert_eq!(bits(&out.y), bits(&y), "y differ at step {step}");
+    }
+    resident.stop().unwrap();
+    let h = resident.download_h(&split.reserved).expect("stopped").unwrap();
+    assert_eq!(bits(&h), bits(&fused.download_h().unwrap()));
 }
 
 #[test]
