@@ -21,7 +21,9 @@ const REQUIRED_DRIVER_VERSION: i32 = 13000;
 
 /// A CUDA context with kgraph's settings, plus its main (non-blocking) stream.
 ///
-/// Clones share the context, the stream and the transfer staging buffer.
+/// Clones share the context, the stream and the transfer staging buffer. [`Device::new`] opens
+/// the device's primary context; [`Device::split_sms`] makes two Devices that each stand for a
+/// green context holding part of the device's SMs.
 ///
 /// # Event tracking is off
 /// cudarc records a read and a write `CudaEvent` on every slice at every launch, to order
