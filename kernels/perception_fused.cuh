@@ -102,14 +102,27 @@ __device__ __forceinline__ void fused_write_output(int b, int o, float dot_plus_
         y[b * N_PROJ + (o - N_HORIZONS)] = dot_plus_bias;
 }
 
+// Whether a block of `warps` warps can keep every weight a step needs in registers, and those
+// registers (what the resident body loads once per launch).
+struct FusedCache {
+    FusedWarpWeights w;
+    bool preloaded;
+    // The block's shared `h_new` holds the state the last step wrote (true after the first
+    // step of a launch: shared memory does not outlive a launch).
+    bool h_in_shared;
+};
+
 // The whole step for row b = blockIdx.x, called by every thread of the block (the kernel's
 // body; the resident loop calls it once per step with `snap` and `dt` in shared memory).
+// `cache` (the resident body's, or null): the weights come from its registers when it has them,
+// and the old state from shared memory when the last step left it there; the same values as
+// the loads they replace, so the same bits.
 __device__ __forceinline__ void perception_fused_row(
     const float* __restrict__ snap, const float* __restrict__ dt, float* __restrict__ h,
     const float* __restrict__ w_g, const float* __restrict__ b_g, const float* __restrict__ w_t,
     const float* __restrict__ b_t, const float* __restrict__ w_h, const float* __restrict__ b_h,
     const float* __restrict__ p, const float* __restrict__ c, int batch, int n_hid,
-    float* __restrict__ probs, float* __restrict__ y) {
+    float* __restrict__ probs, float* __restrict__ y, const FusedCache* cache = nullptr) {
     KG_FUSED_STAMP(0)
     __shared__ float feat[N_FEAT];
     __shared__ float h_old[FUSED_MAX_HID];
@@ -131,12 +144,16 @@ __device__ __forceinline__ void perception_fused_row(
     KgSnapLevel level = {0.f, 0.f, 0.f, 0.f};
     if (warp == 0) level = kg_snap_load_level(snap + b * SNAP_LEN);
     FusedWarpWeights wr = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
-    if (preloaded) wr = fused_load_weights(warp, lane, n_hid, w_g, b_g, w_t, b_t, w_h, b_h, p, c);
+    if (cache != nullptr && cache->preloaded && preloaded)
+        wr = cache->w;
+    else if (preloaded)
+        wr = fused_load_weights(warp, lane, n_hid, w_g, b_g, w_t, b_t, w_h, b_h, p, c);
+    const bool h_shared = cache != nullptr && cache->h_in_shared;
     const int helper0 = warps > 1 ? KG_WARP : 0;
     if (threadIdx.x == blockDim.x - 1) dt_row = dt[b];
     if ((int)threadIdx.x >= helper0)
         for (int k = threadIdx.x - helper0; k < n_hid; k += blockDim.x - helper0)
-            h_old[k] = h[b * n_hid + k];
+            h_old[k] = h_shared ? h_new[k] : h[b * n_hid + k];
     if (warp == 0) kg_snap_features_from(level, feat);
     KG_FUSED_STAMP(1)
     __syncthreads();

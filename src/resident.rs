@@ -148,14 +148,15 @@ impl PerceptionResident {
             "perception_resident",
             &[8, 8, 8, std::mem::size_of::<PerceptionParams>() as u32],
         )?;
-        // SAFETY: `perception_resident` takes (KgResidentBell*, const In*, Out*, Params) and runs
-        // kg_resident_loop<PerceptionStep> only; PerceptionIn/Out/Params have the layouts of
-        // PerceptionStep::In/Out/Params (f32 arrays, nine 8-byte addresses and an int padded to
+        // SAFETY: `perception_resident` takes (KgResidentBell*, const KgResidentPair*,
+        // KgResidentPair*, Params) and runs kg_resident_loop<PerceptionStep> only;
+        // PerceptionIn/Out/Params have the layouts of PerceptionStep::In/Out/Params (f32
+        // arrays without padding, 41 and 13 words; nine 8-byte addresses and an int padded to
         // 80 bytes; the sizes are asserted on both sides). Every address in `params` is the
         // start of a buffer of `bufs` (moved into the Resident, never handed out while it runs)
         // with the length the fused kernel's extents require at batch 1 and n_hid =
         // PerceptionFused::N_HID (`check_lengths`); the body (perception_fused_row) writes only
-        // `h`, `probs` and `y`, returns, and fits one block of 1024 threads.
+        // `h`, `probs` and `y`, returns, and fits one block of 1024 threads (32 warps).
         let inner =
             unsafe { Resident::new("PerceptionResident", device, function, (BLOCK, 1, 1), params, bufs, options) }?;
         Ok(PerceptionResident { inner })

@@ -414,6 +414,17 @@ pub enum MemoryError {
         /// How many there are.
         len: usize,
     },
+    /// A resident step's input or output is not a whole number of 4-byte words (it travels
+    /// as one 8-byte pair per word).
+    #[error("{what}: a resident step's record travels as 4-byte words, and {record} is {bytes} bytes")]
+    RecordSize {
+        /// Which resident and record.
+        what: String,
+        /// The Rust type.
+        record: &'static str,
+        /// Its size.
+        bytes: usize,
+    },
 }
 
 /// Capturing, building, replaying or updating a graph failed ([`Error::Graph`]).

@@ -4,7 +4,7 @@
 // timeout without a body that never returns.
 #include "../../runtime/src/resident/kg_resident.cuh"
 
-struct SpinStep {
+struct SpinStep : KgResidentStateless {
     struct In {
         unsigned value;
         unsigned spin_ns;
@@ -16,19 +16,19 @@ struct SpinStep {
     struct Params {
         unsigned* count;
     };
-    __device__ static void run(const In& in, Out* out, const Params& p) {
+    __device__ static void run(const In& in, Out& out, const Params& p, Local&) {
         if (threadIdx.x != 0) return;
         const unsigned long long start = kg_globaltimer();
         while (kg_globaltimer() - start < in.spin_ns) {
         }
         const unsigned steps = *p.count + 1u;
         *p.count = steps;
-        out->echo = in.value;
-        out->steps = steps;
+        out.echo = in.value;
+        out.steps = steps;
     }
 };
 
-extern "C" __global__ void test_resident_spin(KgResidentBell* bell, const SpinStep::In* in, SpinStep::Out* out,
+extern "C" __global__ void test_resident_spin(KgResidentBell* bell, const KgResidentPair* in, KgResidentPair* out,
                                               SpinStep::Params params) {
     kg_resident_loop<SpinStep>(bell, in, out, params);
 }

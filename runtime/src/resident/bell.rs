@@ -1,6 +1,7 @@
 //! The doorbell: 32 `u32` words of mapped pinned memory shared by the host and a resident
-//! kernel (`kg_resident.cuh` holds the same indices). The host writes `submit`, `stop` and the
-//! idle limit; the kernel writes `done` and `exit`. Host accesses are atomic loads and stores
+//! kernel (`kg_resident.cuh` holds the same indices). The host writes `stop` and the idle
+//! limit; the kernel writes `done` and `exit`. (A step's input and output travel as pairs
+//! carrying its sequence number, `pairs.rs`, so no word announces a step.) Host accesses are atomic loads and stores
 //! of single words through the host pointer (acquire / release), never references.
 
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -9,9 +10,7 @@ use crate::error::Result;
 use crate::memory::device::Device;
 use crate::memory::mapped::MappedBuffer;
 
-/// The word the host stores a step's sequence number into (release, after its input).
-pub(crate) const SUBMIT: usize = 0;
-/// Non-zero: the loop exits at its next look (read with `SUBMIT` in one 8-byte load).
+/// Non-zero: the loop exits at its next look (read with every poll of the input).
 pub(crate) const STOP: usize = 1;
 /// The idle limit in nanoseconds, low and high halves (read once at launch).
 pub(crate) const IDLE_LO: usize = 2;
@@ -23,9 +22,8 @@ pub(crate) const EXIT: usize = 17;
 /// Words in the doorbell.
 pub(crate) const WORDS: usize = 32;
 
-// Submit and stop are read in one aligned 8-byte load; done sits in another 64-byte line.
-const _: () = assert!(SUBMIT % 2 == 0 && STOP == SUBMIT + 1);
-const _: () = assert!((DONE * 4) / 64 != (SUBMIT * 4) / 64 && EXIT < WORDS && IDLE_HI < DONE);
+// The host-written words and the device-written ones sit in different 64-byte lines.
+const _: () = assert!((DONE * 4) / 64 != (STOP * 4) / 64 && (DONE * 4) / 64 != (IDLE_HI * 4) / 64 && EXIT < WORDS);
 
 /// Why a resident loop exited, as its `exit` word says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,7 +113,6 @@ mod tests {
     fn the_word_layout_matches_the_device_header() {
         let header = crate::resident::HEADER;
         for (name, value) in [
-            ("KG_BELL_SUBMIT", SUBMIT),
             ("KG_BELL_STOP", STOP),
             ("KG_BELL_IDLE_LO", IDLE_LO),
             ("KG_BELL_IDLE_HI", IDLE_HI),

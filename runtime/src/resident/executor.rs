@@ -11,11 +11,11 @@ use crate::context::Stream;
 use crate::error::{Result, WaitError};
 use crate::launch::config::{launch_ex, LaunchOptions};
 use crate::memory::device::Device;
-use crate::memory::mapped::MappedBuffer;
 use crate::memory::pod::Pod;
-use crate::resident::bell::{next_seq, Bell, Exit, DONE, EXIT, STOP, SUBMIT};
+use crate::resident::bell::{next_seq, Bell, Exit, DONE, EXIT, STOP};
 use crate::resident::done_word::query;
-use crate::resident::spin::{reached, spin_until, SpinEnd, SpinPolicy};
+use crate::resident::pairs::Pairs;
+use crate::resident::spin::{spin_until, SpinEnd, SpinPolicy};
 
 /// How a [`Resident`] waits, idles and stops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,20 +56,21 @@ enum State {
 /// The memory the kernel touches: dropped only once the kernel is known to have exited.
 struct Owned<I: Pod, O: Pod, B> {
     bell: Bell,
-    input: MappedBuffer<I>,
-    output: MappedBuffer<O>,
+    input: Pairs<I>,
+    output: Pairs<O>,
     body: B,
 }
 
 /// A persistent kernel that runs one step per doorbell: the host [`Resident::submit`]s an
 /// input `I`, the kernel (`kg_resident_loop<Body>`, one block) runs `Body::run` on it and
-/// publishes a done sequence number, the host [`Resident::wait`]s for it and reads the output
-/// `O` (both in mapped pinned memory; no launch and no copy per step). `P` is the body's
+/// sends the output `O` back, the host [`Resident::wait`]s for it (both travel through mapped
+/// pinned memory as pairs carrying the step's sequence number: no launch, no copy, no fence and
+/// no doorbell word per step). `P` is the body's
 /// parameter struct (device addresses into `B`), `B` what owns the memory they point to.
 ///
 /// Soundness: the host writes the input only while no step is in flight (`submit` first waits
-/// for the step before, with `&mut self`), reads the output only after the done sequence
-/// number of the step it submitted (acquire), and hands `B` out only once the kernel has
+/// for the step before, with `&mut self`), takes the output only once every pair of it carries
+/// the sequence number of the step it submitted, and hands `B` out only once the kernel has
 /// exited. Every buffer the kernel touches is owned here and dropped after the kernel exited;
 /// when it cannot be stopped in time they are leaked instead. See `docs/safety.md`
 /// ("Resident kernels").
@@ -95,16 +96,19 @@ impl<I: Pod, O: Pod, P: Copy + Send + 'static, B: Send> Resident<I, O, P, B> {
     /// exit). `block` is the block shape (one block: the loop runs in one).
     ///
     /// # Safety
-    /// - `function` takes `(KgResidentBell*, const In*, Out*, Params)` and runs
-    ///   `kg_resident_loop<Body>` on them and nothing after it, where `Body::In`, `Body::Out` and
-    ///   `Body::Params` have the size, alignment and field layout of `I`, `O` and `P`;
+    /// - `function` takes `(KgResidentBell*, const KgResidentPair*, KgResidentPair*, Params)`
+    ///   and runs `kg_resident_loop<Body>` on them and nothing after it, where `Body::In`,
+    ///   `Body::Out` and `Body::Params` have the size, alignment and field layout of `I`, `O`
+    ///   and `P`;
+    /// - `I` and `O` have no padding bytes (every byte belongs to a field: the host reads `I`'s
+    ///   bytes as words); their sizes are multiples of 4 bytes (else `new` returns an error);
     /// - every device address in `params` points into memory owned by `body` (allocations that
     ///   live as long as `body` does), and what the body accesses through it lies inside; nothing
     ///   outside this `Resident` reads or writes that memory while it lives (it never hands
     ///   `body` out while the kernel may run);
     /// - `Body::run` keeps the body contract of `kg_resident.cuh` (it returns, writes only its
     ///   outputs and the memory of `body`, uses no grid barrier) and fits `block` (its
-    ///   `__launch_bounds__`, its shared memory).
+    ///   `__launch_bounds__`, its shared memory; a multiple of 32 threads).
     pub unsafe fn new(
         name: &'static str,
         device: &Device,
@@ -117,8 +121,8 @@ impl<I: Pod, O: Pod, P: Copy + Send + 'static, B: Send> Resident<I, O, P, B> {
         let idle_ns = u64::try_from(options.idle_exit.as_nanos()).unwrap_or(u64::MAX);
         let mem = Owned {
             bell: Bell::new(device, idle_ns)?,
-            input: MappedBuffer::new(device, 1)?,
-            output: MappedBuffer::new(device, 1)?,
+            input: Pairs::new(device, &format!("{name}: the input"))?,
+            output: Pairs::new(device, &format!("{name}: the output"))?,
             body,
         };
         // SAFETY: the stream is used only for this kernel, which touches only `mem` (owned
@@ -147,12 +151,10 @@ impl<I: Pod, O: Pod, P: Copy + Send + 'static, B: Send> Resident<I, O, P, B> {
         if self.submitted != self.completed {
             self.wait()?;
         }
-        // SAFETY: one live `I` of mapped memory; no step is in flight (just checked), so the
-        // kernel does not read it until the doorbell below; never accessed through a reference.
-        unsafe { std::ptr::write_volatile(self.mem.input.host_ptr(), *input) };
         let seq = next_seq(self.submitted);
-        // Release: the input is stored before the sequence number that publishes it.
-        self.mem.bell.store(SUBMIT, seq);
+        // SAFETY: `I` has no padding (`new`'s caller promised it). No step is in flight (just
+        // checked): the kernel takes the record only once every pair carries `seq`.
+        unsafe { self.mem.input.write(input, seq) };
         self.submitted = seq;
         if !self.launched || Exit::from_word(self.mem.bell.load(EXIT)) == Exit::Idle {
             self.launch()?;
@@ -168,14 +170,14 @@ impl<I: Pod, O: Pod, P: Copy + Send + 'static, B: Send> Resident<I, O, P, B> {
         let what = format!("{}::wait", self.name);
         while self.submitted != self.completed {
             let target = self.submitted;
-            let bell = &self.mem.bell;
+            let output = &self.mem.output;
             let stream = &self.stream;
-            let end = spin_until(&self.options.wait, || reached(bell.load(DONE), target), || query(stream, &what));
+            let end = spin_until(&self.options.wait, || output.complete(target), || query(stream, &what));
             match end {
                 Ok(SpinEnd::Published) => self.completed = target,
                 Ok(SpinEnd::StreamIdle) => self.relaunch_after_exit(&what)?,
                 Ok(SpinEnd::TimedOut(waited)) => {
-                    let seen = bell.load(DONE);
+                    let seen = output.first_seq();
                     return Err(WaitError::Timeout { what, seq: target, seen, waited }.into());
                 }
                 Err(fault) => {
@@ -185,9 +187,9 @@ impl<I: Pod, O: Pod, P: Copy + Send + 'static, B: Send> Resident<I, O, P, B> {
                 }
             }
         }
-        // SAFETY: one live `O` of mapped memory, written by the kernel before the done
-        // sequence number just acquired and not again until the next submit (`&mut self`).
-        Ok(unsafe { std::ptr::read_volatile(self.mem.output.host_ptr()) })
+        // Every pair carries the step's sequence number, and the kernel writes them again only
+        // for the next step, which only a submit (`&mut self`) starts.
+        Ok(self.mem.output.read())
     }
 
     /// [`Self::submit`] then [`Self::wait`].
@@ -275,7 +277,7 @@ impl<I: Pod, O: Pod, P: Copy + Send + 'static, B: Send> Resident<I, O, P, B> {
     fn launch(&mut self) -> Result<()> {
         let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: self.block, shared_mem_bytes: 0 };
         let (mut bell, mut input, mut output) =
-            (self.mem.bell.device_addr(), self.mem.input.device_addr_unlent(), self.mem.output.device_addr_unlent());
+            (self.mem.bell.device_addr(), self.mem.input.device_addr(), self.mem.output.device_addr());
         let mut args = [ptr(&mut bell), ptr(&mut input), ptr(&mut output), ptr(&mut self.params)];
         // SAFETY: the argument list `new`'s caller promised for `function`; the three mapped
         // buffers are owned by `self.mem`, dropped only after the kernel exits.

@@ -4,37 +4,52 @@
 // device side. Include it from the .cu that instantiates the loop:
 //
 //   #include "kg_resident.cuh"          // kgraph::resident::HEADER holds the same text
-//   struct MyStep {
+//   struct MyStep : KgResidentStateless {
 //     struct In { float x[40]; float dt; };        // what the host submits (the Rust `I`)
 //     struct Out { float probs[5]; };              // what the host reads back (the Rust `O`)
 //     struct Params { const float* w; float* h; }; // the device buffers (the Rust `P`)
-//     __device__ static void run(const In& in, Out* out, const Params& p);
+//     __device__ static void run(const In& in, Out& out, const Params& p, Local&);
 //   };
 //   extern "C" __global__ void __launch_bounds__(1024)
-//   my_resident(KgResidentBell* bell, const MyStep::In* in, MyStep::Out* out, MyStep::Params p) {
+//   my_resident(KgResidentBell* bell, const KgResidentPair* in, KgResidentPair* out, MyStep::Params p) {
 //     kg_resident_loop<MyStep>(bell, in, out, p);
 //   }
 //
-// The protocol (sequence numbers, never a flag that can be missed):
-//   host:   writes In (only while no step is in flight), then stores submit = seq (release).
-//   device: thread 0 polls submit with an acquire load at system scope until it differs from
-//           the last sequence it ran; the block copies In into shared memory (volatile loads,
-//           so no read-only cache keeps an old value), runs Body::run, waits at a barrier,
-//           then thread 0 fences at system scope and stores done = seq (release).
-//   host:   spins on done (acquire) until it reaches seq, then reads Out.
+// The protocol (sequence numbers in every word, never a flag that can be missed):
+//   The input and the output travel as pairs: one 8-byte word per 4-byte word of In / Out,
+//   (data | seq << 32), written and read as single 8-byte accesses. A pair is valid for step
+//   `seq` when its high half is `seq`, so a reader that sees every pair of a record carry the
+//   same sequence number has the whole record of that step, whatever order the writes landed in
+//   (the LL protocol of NCCL). No separate doorbell word, no fence and no second bus round
+//   trip: the poll that sees the doorbell has the input.
+//   host:   writes In's pairs for seq = last + 1 (only while no step is in flight).
+//   device: warp 0 reads every input pair (and the stop word) with relaxed system-scope loads,
+//           two polls in flight at a time, until every pair carries the next sequence number;
+//           the data halves go into shared memory, the block runs Body::run on them (Out in
+//           shared memory too), waits at a barrier, and writes Out's pairs for seq into mapped
+//           host memory, then the done word (bookkeeping for a relaunch; nobody waits on it).
+//   host:   spins on the output pairs until every one carries seq, then takes their data.
 //   stop:   the host stores stop = 1; the loop exits at its next poll (a step in progress ends
 //           first). The loop also exits after `idle_ns` nanoseconds (globaltimer) without a
 //           doorbell, so a context-wide synchronize on the host never waits forever; the host
 //           relaunches it when the next step finds it gone.
 //
 // The body contract (what Body::run may assume and must not do):
-//   - One block runs the loop (gridDim = 1): the host launches it so; any other grid exits at
-//     once with KG_RESIDENT_EXIT_SHAPE. Body::run is called by every thread of the block, the
+//   - A body is a struct with In, Out, Params (the Rust I, O, P: plain data of 4-byte multiples,
+//     no padding), a Local type (per-thread state kept in registers for as long as the kernel
+//     runs) with `static Local load(const Params&)` (called once per launch by every thread,
+//     before the first step; inherit KgResidentStateless for none), and
+//     `static void run(const In&, Out&, const Params&, Local&)`.
+//   - One block of whole warps runs the loop (gridDim = 1, a multiple of 32 threads): the host
+//     launches it so; any other shape exits at once with KG_RESIDENT_EXIT_SHAPE. Body::run is called by every thread of the block, the
 //     same number of times, and must reach the same barriers in every thread (as any
-//     __syncthreads code); it may use static shared memory, and its shared memory holds
-//     nothing from one step to the next unless it writes it first in that step.
-//   - `in` is a shared-memory copy of this step's input, valid during the call. `out` is mapped
-//     host memory: write every output in the step (the host reads it after done).
+//     __syncthreads code).
+//   - `in` is a shared-memory copy of this step's input, valid during the call; `out` is in
+//     shared memory: write every element in every step (its pairs are sent after the call).
+//   - Shared memory a body declares itself keeps its contents from one step to the next within
+//     one launch (nothing else writes it), not across launches: after an idle exit the loop is
+//     launched again and `load` runs again, so state carried there must be re-read when `load`
+//     says so (a flag in Local).
 //   - Device memory written in one step is read in the next through ordinary loads: the loop's
 //     barriers make a step's writes visible to the whole block. Never read memory the host
 //     writes while the kernel runs (other than through `in`): a cached or read-only load could
@@ -46,8 +61,7 @@
 #pragma once
 
 // Word indices of the doorbell (u32 words; host-written and device-written words sit in
-// different 64-byte lines; SUBMIT and STOP form one 8-byte aligned pair). The Rust side (runtime/src/resident/bell.rs) uses the same values.
-#define KG_BELL_SUBMIT 0
+// different 64-byte lines). The Rust side (runtime/src/resident/bell.rs) uses the same values.
 #define KG_BELL_STOP 1
 #define KG_BELL_IDLE_LO 2
 #define KG_BELL_IDLE_HI 3
@@ -74,9 +88,22 @@ __device__ __forceinline__ void kg_store_release_sys(unsigned* p, unsigned v) {
     asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
-__device__ __forceinline__ unsigned long long kg_load_acquire_sys64(const unsigned* p) {
-    unsigned long long v;
-    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+// One pair of the input or the output: (data | seq << 32).
+typedef unsigned long long KgResidentPair;
+
+__device__ __forceinline__ KgResidentPair kg_load_relaxed_sys64(const KgResidentPair* p) {
+    KgResidentPair v;
+    asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void kg_store_relaxed_sys64(KgResidentPair* p, KgResidentPair v) {
+    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+__device__ __forceinline__ unsigned kg_load_relaxed_sys(const unsigned* p) {
+    unsigned v;
+    asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
     return v;
 }
 
@@ -86,70 +113,140 @@ __device__ __forceinline__ unsigned long long kg_globaltimer() {
     return t;
 }
 
-// Thread 0's wait for the next doorbell: the new sequence number, or 0 to exit (stop or idle;
-// the exit reason is published first). Submit and stop are read in one 8-byte load (one bus
-// round trip per look). Sequence numbers start at 1 and never return to 0: the host skips 0
-// when they wrap.
-__device__ __forceinline__ unsigned kg_resident_poll(KgResidentBell* bell, unsigned last,
-                                                     unsigned long long idle_ns) {
+// A body without per-thread state between steps.
+struct KgResidentStateless {
+    struct Local {};
+    template <class Params>
+    __device__ static Local load(const Params&) {
+        return Local();
+    }
+};
+
+// The sequence number after `seq` (0 is skipped: it means "none").
+__device__ __forceinline__ unsigned kg_resident_next(unsigned seq) { return seq + 1u == 0u ? 1u : seq + 1u; }
+
+#define KG_WARP_ALL 0xffffffffu
+
+// One poll of warp 0: lane l loads pairs l, l + 32, ... of the input (N pairs), lane 0 also the
+// stop word. The loads are issued here and used by kg_resident_check, so a second poll can be
+// in flight while the first is checked.
+template <unsigned N>
+struct KgResidentPoll {
+    static constexpr unsigned PER_LANE = (N + 31u) / 32u;
+    KgResidentPair pairs[PER_LANE];
+    unsigned stop;
+    __device__ __forceinline__ void issue(const KgResidentBell* bell, const KgResidentPair* in, unsigned lane) {
+#pragma unroll
+        for (unsigned r = 0; r < PER_LANE; ++r) {
+            const unsigned k = lane + 32u * r;
+            pairs[r] = k < N ? kg_load_relaxed_sys64(in + k) : 0ull;
+        }
+        stop = lane == 0u ? kg_load_relaxed_sys(&bell->words[KG_BELL_STOP]) : 0u;
+    }
+    // Whether every lane's pairs carry `want` (the whole warp agrees); the data halves go to
+    // `words` either way (used only when the answer is yes).
+    __device__ __forceinline__ bool complete(unsigned want, unsigned lane, unsigned* words) const {
+        bool ok = true;
+#pragma unroll
+        for (unsigned r = 0; r < PER_LANE; ++r) {
+            const unsigned k = lane + 32u * r;
+            if (k < N) {
+                ok = ok && (unsigned)(pairs[r] >> 32) == want;
+                words[k] = (unsigned)pairs[r];
+            }
+        }
+        return __all_sync(KG_WARP_ALL, ok);
+    }
+};
+
+// What one look at a poll found.
+enum KgResidentLook { KG_LOOK_AGAIN, KG_LOOK_STEP, KG_LOOK_EXIT };
+
+// Looks at a completed poll: the stop word (exit), a complete input (step), the idle limit
+// (exit); the exit reason is published first.
+template <unsigned N>
+__device__ __forceinline__ KgResidentLook kg_resident_look(const KgResidentPoll<N>& poll, KgResidentBell* bell,
+                                                           unsigned want, unsigned lane, unsigned* words,
+                                                           unsigned long long since, unsigned long long idle_ns) {
+    if (__shfl_sync(KG_WARP_ALL, poll.stop, 0) != 0u) {
+        if (lane == 0u) kg_store_release_sys(&bell->words[KG_BELL_EXIT], KG_RESIDENT_EXIT_STOP);
+        return KG_LOOK_EXIT;
+    }
+    if (poll.complete(want, lane, words)) return KG_LOOK_STEP;
+    const unsigned idle = kg_globaltimer() - since > idle_ns ? 1u : 0u;
+    if (__shfl_sync(KG_WARP_ALL, idle, 0) != 0u) {
+        if (lane == 0u) kg_store_release_sys(&bell->words[KG_BELL_EXIT], KG_RESIDENT_EXIT_IDLE);
+        // A doorbell that rang meanwhile is run by the next launch (it starts from done).
+        return KG_LOOK_EXIT;
+    }
+    return KG_LOOK_AGAIN;
+}
+
+// Warp 0's wait for the next step's input: the new sequence number with the input's words in
+// `words` (shared memory), or 0 to exit (stop or idle). Two polls are kept in flight (each is
+// issued before the older one is looked at), so a doorbell is seen about half a bus round trip
+// sooner than with one.
+template <unsigned N>
+__device__ unsigned kg_resident_poll(KgResidentBell* bell, const KgResidentPair* in, unsigned last,
+                                     unsigned long long idle_ns, unsigned lane, unsigned* words) {
+    const unsigned want = kg_resident_next(last);
     const unsigned long long since = kg_globaltimer();
+    KgResidentPoll<N> a, b;
+    a.issue(bell, in, lane);
     for (;;) {
-        const unsigned long long both = kg_load_acquire_sys64(&bell->words[KG_BELL_SUBMIT]);
-        const unsigned seq = (unsigned)both, stop = (unsigned)(both >> 32);
-        if (stop != 0u) {
-            kg_store_release_sys(&bell->words[KG_BELL_EXIT], KG_RESIDENT_EXIT_STOP);
-            return 0u;
-        }
-        if (seq != last && seq != 0u) return seq;
-        if (kg_globaltimer() - since > idle_ns) {
-            kg_store_release_sys(&bell->words[KG_BELL_EXIT], KG_RESIDENT_EXIT_IDLE);
-            // A doorbell that rang meanwhile is run by the next launch (it starts from done).
-            return 0u;
-        }
+        b.issue(bell, in, lane);
+        KgResidentLook look = kg_resident_look(a, bell, want, lane, words, since, idle_ns);
+        if (look != KG_LOOK_AGAIN) return look == KG_LOOK_STEP ? want : 0u;
+        a.issue(bell, in, lane);
+        look = kg_resident_look(b, bell, want, lane, words, since, idle_ns);
+        if (look != KG_LOOK_AGAIN) return look == KG_LOOK_STEP ? want : 0u;
     }
 }
 
 template <class Body>
-__device__ void kg_resident_loop(KgResidentBell* bell, const typename Body::In* in,
-                                 typename Body::Out* out, const typename Body::Params& params) {
+__device__ void kg_resident_loop(KgResidentBell* bell, const KgResidentPair* in, KgResidentPair* out,
+                                 const typename Body::Params& params) {
     typedef typename Body::In In;
-    static_assert(sizeof(In) % sizeof(unsigned) == 0, "the input is copied as 4-byte words");
-    __shared__ __align__(16) unsigned in_words[sizeof(In) / sizeof(unsigned)];
+    typedef typename Body::Out Out;
+    static_assert(sizeof(In) % sizeof(unsigned) == 0, "the input travels as 4-byte words");
+    static_assert(sizeof(Out) % sizeof(unsigned) == 0, "the output travels as 4-byte words");
+    constexpr unsigned IN_WORDS = sizeof(In) / sizeof(unsigned);
+    constexpr unsigned OUT_WORDS = sizeof(Out) / sizeof(unsigned);
+    __shared__ __align__(16) unsigned in_words[IN_WORDS];
+    __shared__ __align__(16) unsigned out_words[OUT_WORDS];
     __shared__ unsigned seq_shared;
-    if (gridDim.x * gridDim.y * gridDim.z != 1u) {
-        if (threadIdx.x == 0 && blockIdx.x == 0)
+    const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+    const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    // One block of whole warps (warp 0 polls with full-warp votes).
+    if (gridDim.x * gridDim.y * gridDim.z != 1u || threads % 32u != 0u) {
+        if (tid == 0 && blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0)
             kg_store_release_sys(&bell->words[KG_BELL_EXIT], KG_RESIDENT_EXIT_SHAPE);
         return;
     }
-    const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-    const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    typename Body::Local local = Body::load(params);
     unsigned last = 0u;
     unsigned long long idle_ns = 0ull;
-    if (tid == 0) {
+    if (tid < 32u) {
         last = kg_load_acquire_sys(&bell->words[KG_BELL_DONE]);
         idle_ns = (unsigned long long)kg_load_acquire_sys(&bell->words[KG_BELL_IDLE_LO]) |
                   ((unsigned long long)kg_load_acquire_sys(&bell->words[KG_BELL_IDLE_HI]) << 32);
-        kg_store_release_sys(&bell->words[KG_BELL_EXIT], 0u);
+        if (tid == 0) kg_store_release_sys(&bell->words[KG_BELL_EXIT], 0u);
     }
     for (;;) {
-        if (tid == 0) {
-            seq_shared = kg_resident_poll(bell, last, idle_ns);
-            last = seq_shared;
+        if (tid < 32u) {
+            const unsigned seq = kg_resident_poll<IN_WORDS>(bell, in, last, idle_ns, tid, in_words);
+            if (tid == 0) seq_shared = seq;
+            last = seq;
         }
         __syncthreads();
         const unsigned seq = seq_shared;
         if (seq == 0u) return;
-        // The input, copied with volatile loads after thread 0's acquire and the barrier.
-        const volatile unsigned* src = reinterpret_cast<const volatile unsigned*>(in);
-        for (unsigned k = tid; k < sizeof(In) / sizeof(unsigned); k += threads) in_words[k] = src[k];
+        Body::run(*reinterpret_cast<const In*>(in_words), *reinterpret_cast<Out*>(out_words), params, local);
+        // Every thread's writes of this step (Out in shared memory, device state) happen before
+        // the pairs go out; each pair carries its own sequence number, so no fence orders them.
         __syncthreads();
-        Body::run(*reinterpret_cast<const In*>(in_words), out, params);
-        // Every thread's writes of this step (outputs in host memory, device state) happen
-        // before thread 0's fence, and the fence before the published sequence number.
-        __syncthreads();
-        if (tid == 0) {
-            __threadfence_system();
-            kg_store_release_sys(&bell->words[KG_BELL_DONE], seq);
-        }
+        for (unsigned k = tid; k < OUT_WORDS; k += threads)
+            kg_store_relaxed_sys64(out + k, (KgResidentPair)out_words[k] | ((KgResidentPair)seq << 32));
+        if (tid == 0) kg_store_release_sys(&bell->words[KG_BELL_DONE], seq);
     }
 }

@@ -11,6 +11,7 @@
 pub(crate) mod bell;
 mod done_word;
 mod executor;
+mod pairs;
 mod spin;
 
 pub use done_word::DoneWait;
