@@ -2,7 +2,8 @@
 //! program on one GPU, side by side with hand-written cudarc. Prints one `name value unit` line
 //! per figure and writes them all as JSON (`--json PATH`, default `bench.json`).
 //!
-//!     cargo run --release --example bench -- [--json out.json] [--quick]
+//!     cargo run --release --example bench -- [--json out.json] [--quick] [--only SECTION,..]
+//!         [--resident-steps N] [--soak N] [--soak-window N]
 //!
 //! Latencies are medians of host-timed (launch + stream sync) iterations after a warm-up.
 
@@ -12,6 +13,7 @@ mod fanout;
 mod memplan;
 mod ppo;
 mod report;
+mod resident;
 mod roundtrip;
 mod train;
 
@@ -69,18 +71,49 @@ use std::process::ExitCode;
 use report::Report;
 
 /// The bench's sections, in the order they run (`--only` picks some).
-const SECTIONS: [&str; 10] =
-    ["floor", "fanout", "roundtrip", "copy_nodes", "train", "ppo", "memplan", "adamw", "chain", "streamed"];
+const SECTIONS: [&str; 11] =
+    ["floor", "fanout", "roundtrip", "copy_nodes", "train", "ppo", "memplan", "adamw", "chain", "resident", "streamed"];
+
+/// The `resident` section's step counts.
+#[derive(Clone, Copy)]
+struct ResidentSteps {
+    /// Timed round trips per configuration (`--resident-steps`).
+    steps: usize,
+    /// Soak steps (`--soak`; 0: no soak) and the window its figures are taken over.
+    soak: usize,
+    window: usize,
+}
+
+/// A positive count from the command line.
+fn count(flag: &str, value: Option<String>) -> Result<usize, String> {
+    let v = value.ok_or(format!("{flag} needs a count"))?;
+    v.parse().ok().filter(|&n: &usize| n > 0).ok_or(format!("{flag}: `{v}` is not a positive count"))
+}
 
 fn main() -> ExitCode {
     let mut json = String::from("bench.json");
     let mut quick = false;
     let mut only: Option<Vec<String>> = None;
+    let mut resident = ResidentSteps { steps: 1_000_000, soak: 0, window: 1_000_000 };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--json" => json = args.next().unwrap_or(json),
             "--quick" => quick = true,
+            "--resident-steps" | "--soak" | "--soak-window" => {
+                let n = match count(&a, args.next()) {
+                    Ok(n) => n,
+                    Err(msg) => {
+                        eprintln!("bench: {msg}");
+                        return ExitCode::FAILURE;
+                    }
+                };
+                match a.as_str() {
+                    "--resident-steps" => resident.steps = n,
+                    "--soak" => resident.soak = n,
+                    _ => resident.window = n,
+                }
+            }
             "--only" => {
                 let Some(value) = args.next() else {
                     eprintln!("bench: --only needs a section list (sections: {})", SECTIONS.join(", "));
@@ -94,13 +127,13 @@ fn main() -> ExitCode {
                 only.get_or_insert_with(Vec::new).extend(list);
             }
             other => {
-                eprintln!("bench: unknown argument `{other}` (use --json PATH, --quick, --only SECTION[,SECTION])");
+                eprintln!("bench: unknown argument `{other}` (use --json PATH, --quick, --only SECTION[,SECTION], --resident-steps N, --soak N, --soak-window N)");
                 return ExitCode::FAILURE;
             }
         }
     }
     let wanted = |section: &str| only.as_ref().map_or(true, |l| l.iter().any(|s| s == section));
-    match run(quick, &wanted) {
+    match run(quick, &resident, &wanted) {
         Ok(report) => match report.write_json(&json) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -116,7 +149,7 @@ fn main() -> ExitCode {
 }
 
 /// Runs the sections `wanted` accepts, in the order of [`SECTIONS`].
-fn run(quick: bool, wanted: &dyn Fn(&str) -> bool) -> anyhow::Result<Report> {
+fn run(quick: bool, resident_steps: &ResidentSteps, wanted: &dyn Fn(&str) -> bool) -> anyhow::Result<Report> {
     let dev = kgraph::Device::new(0)?;
     let iters = if quick { 300 } else { 3000 };
     let mut report = Report::new(&dev.name()?);
@@ -134,6 +167,10 @@ fn run(quick: bool, wanted: &dyn Fn(&str) -> bool) -> anyhow::Result<Report> {
             "memplan" => memplan::run(&dev, iters, &mut report)?,
             "adamw" => adamw::run(&dev, &kernels, &mut report)?,
             "chain" => chain::run(&dev, &kernels, iters, &mut report)?,
+            "resident" => {
+                let ResidentSteps { steps, soak, window } = *resident_steps;
+                resident::run(&dev, if quick { steps.min(100_000) } else { steps }, soak, window, &mut report)?
+            }
             "streamed" => roundtrip::streamed(&dev, iters.max(3000), &mut report)?,
             other => unreachable!("section `{other}` is in SECTIONS but has no arm"),
         }
