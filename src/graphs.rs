@@ -50,6 +50,12 @@ kgraph::graph!("graphs/train_step_ddp.toml", name = TrainStepDdp);
 kgraph::graph!("graphs/train_step.toml", name = TrainStepBatch512, dims = { batch = 512 });
 kgraph::graph!("graphs/ppo_update.toml", name = PpoUpdate);
 kgraph::graph!("graphs/ppo_update.toml", name = PpoUpdateLoop, repeat = 32);
+// Graph A and the train step with every buffer in an allocation of its own: the structs above
+// plan their scratch buffers into one arena (their kernels are proven to wait on their grid
+// dependency first), and a planned buffer has no accessor. These forms keep one for every
+// buffer, for tests and debugging that read intermediates (`feat`, `logits`, the gradients).
+kgraph::graph!("graphs/perception.toml", name = PerceptionUnplanned, plan_memory = false);
+kgraph::graph!("graphs/train_step.toml", name = TrainStepUnplanned, plan_memory = false);
 // One launch of `PpoUpdateLoop` is the whole update: epochs x minibatches iterations.
 const _: () = assert!(PpoUpdateLoop::N_PERM / PpoUpdateLoop::MB == 32);
 
@@ -130,8 +136,9 @@ impl ModelWeights {
     }
 }
 
-/// The host helpers of Graph A's two forms: [`Perception`] (multi-node) and
-/// [`PerceptionFused`] (one kernel), which take the same weights and state.
+/// The host helpers of Graph A's forms: [`Perception`] (multi-node), [`PerceptionFused`] (one
+/// kernel) and [`PerceptionUnplanned`] (multi-node, no memory plan), which take the same weights
+/// and state.
 macro_rules! perception_helpers {
     ($($graph:ident),*) => {$(
         impl $graph {
@@ -154,7 +161,7 @@ macro_rules! perception_helpers {
         }
     )*};
 }
-perception_helpers!(Perception, PerceptionFused);
+perception_helpers!(Perception, PerceptionFused, PerceptionUnplanned);
 
 /// One training batch on the host, sized for [`TrainStep`]: snapshots, elapsed times and labels.
 #[derive(Debug, Clone, PartialEq)]
@@ -191,8 +198,9 @@ impl Default for TrainBatch {
 
 /// The host helpers of the train step's graphs: [`TrainStep`] (one step per replay) and
 /// [`TrainSteps100`] (the same spec inside `[[while]] repeat = 100`: 100 steps per launch, with
-/// the schedule uploaded before the launch used by all of them) and [`TrainStepDdp`] (the
-/// data-parallel step of `graphs/train_step_ddp.toml`, whose `new` takes a bootstrap).
+/// the schedule uploaded before the launch used by all of them), [`TrainStepDdp`] (the
+/// data-parallel step of `graphs/train_step_ddp.toml`, whose `new` takes a bootstrap) and the
+/// batch-512 and unplanned forms.
 macro_rules! train_step_helpers {
     ($graph:ty) => {
         impl $graph {
@@ -257,6 +265,7 @@ train_step_helpers!(TrainStep);
 train_step_helpers!(TrainSteps100);
 train_step_helpers!(TrainStepDdp);
 train_step_helpers!(TrainStepBatch512);
+train_step_helpers!(TrainStepUnplanned);
 
 #[cfg(test)]
 mod tests {

@@ -1,10 +1,11 @@
 //! The memory plan on the GPU: every model graph built from its spec twice, planned (the
 //! model's PDL kernels all enter through `kg_pdl_enter`, trigger then wait before touching any
-//! buffer, so the calls make the `unsafe(pdl_waits_first)` promise) and with
-//! `plan_memory = false`, then fed the same data: every output and state is bit-equal after
-//! several replays of the captured graph, of the serialized graph and of eager runs. A wrong
-//! plan is a data race between buffers sharing bytes, so these are also the graphs the
-//! sanitizers (racecheck, memcheck) run over.
+//! buffer, so the calls make the `unsafe(pdl_waits_first)` promise; their compiled records prove
+//! it as well, so the model's own structs plan exactly the same arenas by default, as
+//! `tests/memory_plan_cpu.rs` checks) and with `plan_memory = false`, then fed the same data:
+//! every output and state is bit-equal after several replays of the captured graph, of the
+//! serialized graph and of eager runs. A wrong plan is a data race between buffers sharing
+//! bytes, so these are also the graphs the sanitizers (racecheck, memcheck) run over.
 
 use kgraph::Device;
 use kgraph_model::graphs::synthetic::BookStream;

@@ -11,7 +11,7 @@ use kgraph::cudarc::driver::sys;
 use kgraph::expert::CapturedGraph;
 use kgraph::LaunchConfig;
 use kgraph_model::graphs::synthetic::{BookStream, Tick};
-use kgraph_model::graphs::{ModelWeights, Perception, PerceptionFused, TrainStep};
+use kgraph_model::graphs::{ModelWeights, Perception, PerceptionFused, PerceptionUnplanned, TrainStep};
 use kgraph_model::model::{launch, CopyF32, MultiHorizonHeads, Projection, ZeroF32, FEAT_VALID, N_LEVELS, SNAP_LEN};
 
 use super::common::{device, reachability};
@@ -22,6 +22,30 @@ fn perception(dev: &kgraph::Device, w: &ModelWeights) -> Perception {
     g.load_weights(w).unwrap();
     g
 }
+
+/// Graph A without its memory plan: every buffer keeps an accessor (`feat`, `logits`).
+fn perception_unplanned(dev: &kgraph::Device, w: &ModelWeights) -> PerceptionUnplanned {
+    let mut g = PerceptionUnplanned::new(dev).unwrap();
+    g.load_weights(w).unwrap();
+    g
+}
+
+/// A form of Graph A that takes snapshots and their elapsed times.
+trait TakesTicks {
+    fn write_tick(&mut self, snap: &[f32; SNAP_LEN], dt: f32);
+}
+
+macro_rules! takes_ticks {
+    ($($graph:ty),*) => {$(
+        impl TakesTicks for $graph {
+            fn write_tick(&mut self, snap: &[f32; SNAP_LEN], dt: f32) {
+                self.write_snap(snap).unwrap();
+                self.write_dt(&[dt]).unwrap();
+            }
+        }
+    )*};
+}
+takes_ticks!(Perception, PerceptionUnplanned);
 
 /// The captured graph's edges as spec node indices (`spec_nodes` = the struct's `graph_nodes()`).
 fn captured_edges(graph: CapturedGraph<'_>, spec_nodes: &[sys::CUgraphNode]) -> BTreeSet<(usize, usize)> {
@@ -64,12 +88,11 @@ fn assert_launch(what: &str, node: sys::CUgraphNode, want: LaunchConfig) {
 }
 
 /// Writes the next snapshot of `stream` (with its `dt`) into every graph.
-fn feed(stream: &mut BookStream, graphs: &mut [&mut Perception]) -> ([f32; SNAP_LEN], Tick) {
+fn feed(stream: &mut BookStream, graphs: &mut [&mut dyn TakesTicks]) -> ([f32; SNAP_LEN], Tick) {
     let mut snap = [0.0; SNAP_LEN];
     let tick = stream.next_into(&mut snap);
     for g in graphs.iter_mut() {
-        g.write_snap(&snap).unwrap();
-        g.write_dt(&[tick.dt]).unwrap();
+        g.write_tick(&snap, tick.dt);
     }
     (snap, tick)
 }
@@ -79,7 +102,8 @@ fn feed(stream: &mut BookStream, graphs: &mut [&mut Perception]) -> ([f32; SNAP_
 fn perception_replay_matches_eager_bit_for_bit_with_the_state_carried() {
     let dev = device();
     let w = ModelWeights::init(11);
-    let (mut graph, mut eager) = (perception(&dev, &w), perception(&dev, &w));
+    // Unplanned: the test reads the features, a scratch buffer.
+    let (mut graph, mut eager) = (perception_unplanned(&dev, &w), perception_unplanned(&dev, &w));
     graph.capture().unwrap();
     let exec = graph.graph().unwrap().cu_graph_exec();
     let mut stream = BookStream::new(5);
@@ -173,7 +197,8 @@ fn perception_fused_equals_the_multi_node_graph_bit_for_bit_with_the_state_carri
 #[ignore = "needs a CUDA GPU"]
 fn perception_pinned_outputs_are_the_device_kernels_outputs_bit_for_bit() {
     let dev = device();
-    let mut g = perception(&dev, &ModelWeights::init(14));
+    // Unplanned: the test reads the logits, a scratch buffer.
+    let mut g = perception_unplanned(&dev, &ModelWeights::init(14));
     g.capture().unwrap();
     let (heads, projection) = (MultiHorizonHeads::new(&dev).unwrap(), Projection::new(&dev).unwrap());
     let (b, n_hid) = (Perception::BATCH as i32, Perception::N_HID as i32);

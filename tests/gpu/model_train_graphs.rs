@@ -6,7 +6,7 @@
 
 use kgraph::DeviceBuffer;
 use kgraph_model::graphs::synthetic::BookStream;
-use kgraph_model::graphs::{ModelWeights, TrainBatch, TrainStep, TrainStepBatch512, TrainSteps100};
+use kgraph_model::graphs::{ModelWeights, TrainBatch, TrainStep, TrainStepBatch512, TrainStepUnplanned, TrainSteps100};
 
 use super::common::device;
 use super::model_util::{assert_all_finite, assert_bitwise_eq, down};
@@ -29,17 +29,33 @@ fn feed_batch(stream: &mut BookStream, batch: &mut TrainBatch, step: u32, graphs
     }
 }
 
-fn trained(g: &TrainStep) -> Vec<(&'static str, Vec<f32>)> {
-    vec![
-        ("w_g", g.download_w_g().unwrap()),
-        ("b_g", g.download_b_g().unwrap()),
-        ("w_t", g.download_w_t().unwrap()),
-        ("b_t", g.download_b_t().unwrap()),
-        ("w_h", g.download_w_h().unwrap()),
-        ("b_h", g.download_b_h().unwrap()),
-        ("m_w_g", g.download_m_w_g().unwrap()),
-        ("v_w_t", g.download_v_w_t().unwrap()),
-    ]
+/// The trained tensors of a train-step form, with a few optimizer moments.
+trait Trained {
+    fn trained(&self) -> Vec<(&'static str, Vec<f32>)>;
+}
+
+macro_rules! trained {
+    ($($graph:ty),*) => {$(
+        impl Trained for $graph {
+            fn trained(&self) -> Vec<(&'static str, Vec<f32>)> {
+                vec![
+                    ("w_g", self.download_w_g().unwrap()),
+                    ("b_g", self.download_b_g().unwrap()),
+                    ("w_t", self.download_w_t().unwrap()),
+                    ("b_t", self.download_b_t().unwrap()),
+                    ("w_h", self.download_w_h().unwrap()),
+                    ("b_h", self.download_b_h().unwrap()),
+                    ("m_w_g", self.download_m_w_g().unwrap()),
+                    ("v_w_t", self.download_v_w_t().unwrap()),
+                ]
+            }
+        }
+    )*};
+}
+trained!(TrainStep, TrainStepUnplanned);
+
+fn trained(g: &dyn Trained) -> Vec<(&'static str, Vec<f32>)> {
+    g.trained()
 }
 
 #[test]
@@ -118,7 +134,9 @@ fn the_batch_512_step_on_a_doubled_batch_follows_the_batch_256_step() {
 #[ignore = "needs a CUDA GPU"]
 fn train_step_overwrites_its_gradients_at_every_step() {
     let dev = device();
-    let mut g = train_step(&dev, &ModelWeights::init(31));
+    // Unplanned: the test reads the gradients, scratch buffers.
+    let mut g = TrainStepUnplanned::new(&dev).unwrap();
+    g.load_weights(&ModelWeights::init(31)).unwrap();
     g.capture().unwrap();
     let (mut stream, mut batch) = (BookStream::independent(32), TrainBatch::new());
     batch.fill(&mut stream).unwrap();
@@ -128,7 +146,7 @@ fn train_step_overwrites_its_gradients_at_every_step() {
     // Nothing zeroes them: every gradient has one producer, which writes it.
     let [_, bc1, bc2] = g.schedule_for(1, LR);
     g.upload_schedule(&[0.0, bc1, bc2]).unwrap();
-    let grads = |g: &TrainStep| -> Vec<(&'static str, Vec<f32>)> {
+    let grads = |g: &TrainStepUnplanned| -> Vec<(&'static str, Vec<f32>)> {
         let d = |b: &DeviceBuffer<f32>| down(&dev, b);
         vec![
             ("d_pre_g", d(g.d_pre_g())),

@@ -140,6 +140,62 @@ fn pdl_edges_do_not_order_unless_the_waits_are_promised() {
     assert_eq!(promised.memory.arena_bytes, 4096);
 }
 
+/// A record folder whose `k.kernels` says each kernel waits (`pdl_wait=1`, as the PDL check
+/// wants) and whether it waits first (`pdl_wait_first`, absent for `None`: an older record).
+fn records(first: &[(&str, Option<bool>)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("kgraph-kernels 1\n");
+    for (kernel, waits_first) in first {
+        text += &format!("entry {kernel} visible=1 pdl_wait=1 pdl_trigger=1 calls=0");
+        if let Some(w) = waits_first {
+            text += &format!(" pdl_wait_first={}", u8::from(*w));
+        }
+        text += "\nend\n";
+    }
+    std::fs::write(dir.path().join("k.kernels"), text).unwrap();
+    dir
+}
+
+fn plan_with_records(top: &str, body: &str, dir: &tempfile::TempDir) -> Analysis {
+    analyze_text(&spec(top, &CHAIN, body), &Options { record_dir: Some(dir.path()), ..Options::default() })
+}
+
+#[test]
+fn pdl_edges_into_kernels_proven_to_wait_first_order() {
+    // Every node PDL, its kernel's record proving the wait first: the chain plans as the promise
+    // plans it, with no promise (the first node too: the next run's c1 waits for this run's c4).
+    let proven = records(&[("k_copy", Some(true)), ("k_add", Some(true))]);
+    let a = plan_with_records("pdl = true", &chain_body(), &proven);
+    assert_eq!(slot(&a, "s1").unwrap().offset, slot(&a, "s3").unwrap().offset, "{:?}", a.memory);
+    assert_eq!(a.memory.arena_bytes, 4096);
+    // Records that wait but not first, or written before the field existed: nothing shares.
+    for waits_first in [Some(false), None] {
+        let unproven = records(&[("k_copy", waits_first), ("k_add", waits_first)]);
+        let a = plan_with_records("pdl = true", &chain_body(), &unproven);
+        assert_eq!(a.memory.arena_bytes, 0, "{waits_first:?}: {:?}", a.memory);
+    }
+    // No record folder: nothing is proven either.
+    assert_eq!(plan("pdl = true", &CHAIN, &chain_body()).memory.arena_bytes, 0);
+}
+
+#[test]
+fn one_pdl_kernel_not_proven_to_wait_first_keeps_the_buffers_around_it_apart() {
+    // c3 runs k_add, whose record does not prove the wait first: c3 may overlap c2, so s1 (c1,
+    // c2) and s3 (c3, c4) stay apart although every other kernel waits first.
+    let body = chain_body().replacen(&copy("c3", "s2", "s3"), &add("c3", "s2", "s2", "s3"), 1);
+    let mixed = records(&[("k_copy", Some(true)), ("k_add", Some(false))]);
+    let a = plan_with_records("pdl = true", &body, &mixed);
+    assert!(!shares(&a, "s1", "s3"), "{:?}", a.memory);
+    let proven = records(&[("k_copy", Some(true)), ("k_add", Some(true))]);
+    assert!(shares(&plan_with_records("pdl = true", &body, &proven), "s1", "s3"));
+    // The promise covers the kernel the records do not prove.
+    let promised = analyze_text(
+        &spec("pdl = true", &CHAIN, &body),
+        &Options { record_dir: Some(mixed.path()), pdl_waits_first: true, ..Options::default() },
+    );
+    assert!(shares(&promised, "s1", "s3"), "{:?}", promised.memory);
+}
+
 #[test]
 fn one_pdl_node_keeps_the_buffers_around_it_apart() {
     // c2 (PDL) may start before c1 finishes and (waiting on nothing kgraph may assume) finish

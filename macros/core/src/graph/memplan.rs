@@ -14,7 +14,9 @@
 //! 3. Two buffers may share bytes only when every step of one finishes before any step of the
 //!    other starts, in every way the graph runs ([`order`]): the branched graph of `capture()`,
 //!    and the one-stream chain of `run_eager`, `capture_serialized` and `profile`, including the
-//!    next iteration of a loop and the next run of the graph.
+//!    next iteration of a loop and the next run of the graph. A PDL kernel counts as ordered
+//!    after the kernel before it only when it waits on its grid dependency before it touches any
+//!    buffer (`waits_first`: proven from its compiled PTX, or the `graph!` caller's promise).
 //! 4. Packing: largest first, each at the lowest offset (a multiple of [`ARENA_ALIGN`]) that
 //!    overlaps no placed buffer it may not share with.
 
@@ -23,7 +25,7 @@ pub mod order;
 
 use crate::graph::ir::{GraphIr, NodeOp, Role};
 use crate::graph::plan::{BuildPlan, Unit};
-use order::Order;
+use order::{Follows, Order};
 
 /// Every planned buffer starts at a multiple of this many bytes (what `cuMemAlloc` gives a
 /// buffer of its own, so vector loads keep their alignment).
@@ -145,25 +147,26 @@ impl Steps {
     }
 }
 
-/// The orders the plan is checked against: the top level's and each body's, with which step
-/// of each chain may overlap the one before it (a PDL kernel; the first step: the previous
-/// run's or iteration's last).
+/// The orders the plan is checked against: the top level's and each body's, with how each step
+/// of each chain follows the one before it (the first step: the previous run's or iteration's
+/// last).
 struct Orders {
     top: Order,
-    top_overlaps: Vec<bool>,
-    bodies: Vec<(Order, Vec<bool>)>,
+    top_follows: Vec<Follows>,
+    bodies: Vec<(Order, Vec<Follows>)>,
 }
 
 /// The plan of `ir` with its build plans (`capture()`'s and `capture_serialized()`'s).
-/// `pdl_orders`: every PDL kernel waits on its grid dependency before touching any buffer, so
-/// programmatic edges order like full ones.
-pub fn plan(ir: &GraphIr, branched: &BuildPlan, pdl_orders: bool) -> MemoryPlan {
+/// `waits_first[n]`: node `n`'s kernel waits on its grid dependency before it touches any buffer
+/// (proven from its compiled PTX, or promised), so a programmatic edge into it orders its
+/// accesses after the node before.
+pub fn plan(ir: &GraphIr, branched: &BuildPlan, waits_first: &[bool]) -> MemoryPlan {
     let unit_of = unit_of_nodes(ir, branched);
     let mut buffers: Vec<BufferPlan> = (0..ir.buffers.len()).map(|b| eligibility(ir, b)).collect();
     let steps: Vec<Option<Steps>> = (0..ir.buffers.len())
         .map(|b| matches!(buffers[b], BufferPlan::Arena(_)).then(|| steps_of(ir, &unit_of, b)))
         .collect();
-    let orders = orders(ir, branched, pdl_orders);
+    let orders = orders(ir, branched, waits_first);
     let mut candidates: Vec<usize> = (0..ir.buffers.len()).filter(|&b| steps[b].is_some()).collect();
     // A buffer that ends up sharing no byte gains nothing from the arena (only its alignment
     // padding): it leaves, and the rest is packed again, until every planned buffer shares.
@@ -290,24 +293,33 @@ fn steps_of(ir: &GraphIr, unit_of: &[usize], b: usize) -> Steps {
     }
 }
 
-/// Whether node `n` is a kernel launched with PDL, which may overlap the step before it.
-fn overlaps(ir: &GraphIr, n: usize, pdl_orders: bool) -> bool {
-    !pdl_orders && ir.nodes[n].pdl && matches!(ir.nodes[n].op, NodeOp::Kernel(_))
+/// How node `n` follows the step before it on one stream: a kernel launched with PDL may start
+/// before that step completed.
+fn follows(ir: &GraphIr, n: usize, waits_first: &[bool]) -> Follows {
+    match (ir.nodes[n].pdl && matches!(ir.nodes[n].op, NodeOp::Kernel(_)), waits_first[n]) {
+        (false, _) => Follows::Completion,
+        (true, true) => Follows::Wait,
+        (true, false) => Follows::Overlap,
+    }
 }
 
-fn orders(ir: &GraphIr, branched: &BuildPlan, pdl_orders: bool) -> Orders {
+fn orders(ir: &GraphIr, branched: &BuildPlan, waits_first: &[bool]) -> Orders {
     let first_node = |unit: &Unit| match *unit {
         Unit::Node(n) => n,
         Unit::Control(c) => ir.controls[c].first,
     };
-    let top_overlaps: Vec<bool> = branched.units.iter().map(|(u, _)| overlaps(ir, first_node(u), pdl_orders)).collect();
+    let top_follows: Vec<Follows> =
+        branched.units.iter().map(|(u, _)| follows(ir, first_node(u), waits_first)).collect();
+    // Programmatic edges run between nodes only: a control unit is never the target of one.
+    let unit_waits_first: Vec<bool> =
+        branched.units.iter().map(|(u, _)| matches!(*u, Unit::Node(n) if waits_first[n])).collect();
     let top_edges: Vec<(usize, usize, bool)> = branched
         .units
         .iter()
         .enumerate()
         .flat_map(|(to, (_, edges))| edges.iter().map(move |&(from, prog)| (from, to, prog)))
         .collect();
-    let top = Order::of_dag(branched.units.len(), &top_edges, pdl_orders).and(&Order::of_chain(&top_overlaps));
+    let top = Order::of_dag(branched.units.len(), &top_edges, &unit_waits_first).and(&Order::of_chain(&top_follows));
     let bodies = branched
         .bodies
         .iter()
@@ -319,17 +331,21 @@ fn orders(ir: &GraphIr, branched: &BuildPlan, pdl_orders: bool) -> Orders {
                 .iter()
                 .flat_map(|(to, edges)| edges.iter().map(move |&(from, prog)| (from - first, to - first, prog)))
                 .collect();
-            let chain: Vec<bool> = ir.controls[c].body().map(|n| overlaps(ir, n, pdl_orders)).collect();
-            (Order::of_dag(chain.len(), &edges, pdl_orders).and(&Order::of_chain(&chain)), chain)
+            let chain: Vec<Follows> = ir.controls[c].body().map(|n| follows(ir, n, waits_first)).collect();
+            let body_waits_first: Vec<bool> = ir.controls[c].body().map(|n| waits_first[n]).collect();
+            (Order::of_dag(chain.len(), &edges, &body_waits_first).and(&Order::of_chain(&chain)), chain)
         })
         .collect();
-    Orders { top, top_overlaps, bodies }
+    Orders { top, top_follows, bodies }
 }
 
-/// Whether step `y` of a chain finishes before the next step runs, whatever comes next (the
-/// next step, or after the last: the first, of the next iteration or the next run).
-fn finishes_before_next(overlaps: &[bool], y: usize) -> bool {
-    !overlaps[(y + 1) % overlaps.len()]
+/// Whether step `y` of a repeated chain finishes before every later step touches memory,
+/// whatever comes next (the next steps, and after the last: the first, of the next iteration or
+/// the next run): walking on from `y`, around the end, a step that follows a completion comes
+/// before any that may overlap.
+fn finishes_before_next(chain: &[Follows], y: usize) -> bool {
+    // Around to `y` of the next round: every step then waits first, each after the one before.
+    Follows::walk(chain[y + 1..].iter().chain(&chain[..=y])).unwrap_or(true)
 }
 
 /// Whether buffers used at steps `a` and `b` may share bytes: every use of one finishes before
@@ -340,11 +356,9 @@ fn may_share(o: &Orders, a: &Steps, b: &Steps) -> bool {
             let (order, chain) = &o.bodies[*ca];
             // After a body's last node come the next iteration's first and the next unit.
             let next_ok = |y: usize| {
-                if y + 1 < chain.len() {
-                    !chain[y + 1]
-                } else {
-                    !chain[0] && finishes_before_next(&o.top_overlaps, *unit)
-                }
+                Follows::walk(&chain[y + 1..]).unwrap_or_else(|| {
+                    finishes_before_next(chain, chain.len() - 1) && finishes_before_next(&o.top_follows, *unit)
+                })
             };
             let ordered =
                 |first: &[usize], then: &[usize]| order.all_before(first, then) && then.iter().all(|&y| next_ok(y));
@@ -353,7 +367,7 @@ fn may_share(o: &Orders, a: &Steps, b: &Steps) -> bool {
         _ => {
             let (ua, ub) = (a.units(), b.units());
             let ordered = |first: &[usize], then: &[usize]| {
-                o.top.all_before(first, then) && then.iter().all(|&y| finishes_before_next(&o.top_overlaps, y))
+                o.top.all_before(first, then) && then.iter().all(|&y| finishes_before_next(&o.top_follows, y))
             };
             ordered(&ua, &ub) || ordered(&ub, &ua)
         }

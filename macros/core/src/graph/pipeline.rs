@@ -94,7 +94,8 @@ pub struct Options<'a> {
     pub no_memory_plan: bool,
     /// `graph!(.., unsafe(pdl_waits_first))`: the caller promises that every PDL kernel of the
     /// graph executes `griddepcontrol.wait` before it touches any buffer, so the memory plan
-    /// may take programmatic edges as ordering.
+    /// may take programmatic edges as ordering. Without it, only edges into kernels whose
+    /// compiled records in `record_dir` prove it (`pdl_wait_first`) order.
     pub pdl_waits_first: bool,
 }
 
@@ -173,7 +174,12 @@ fn analyze_in(
     if chain.is_empty() && options.no_memory_plan {
         ir.plan_memory = false;
     }
-    let memory = memplan::plan(&ir, &branched, chain.is_empty() && options.pdl_waits_first);
+    let waits_first = if chain.is_empty() && options.pdl_waits_first {
+        vec![true; ir.nodes.len()]
+    } else {
+        check::pdl::proven_waits_first(&ir, options.record_dir)
+    };
+    let memory = memplan::plan(&ir, &branched, &waits_first);
     Ok((Analysis { ir, edges, schedule, serial, branched, serialized, memory }, raw))
 }
 
