@@ -26,6 +26,9 @@ Options:
                       offset and size, each scratch buffer left out and why
       --pdl-waits-first
                       Plan as `graph!(.., unsafe(pdl_waits_first))` does (PDL edges order)
+      --records <DIR> Plan as `graph!` does by default, reading the build's compiled-kernel
+                      records in DIR ($OUT_DIR/kgraph): PDL edges into kernels they prove to
+                      wait first order (without it nothing is proven: PDL edges never order)
       --root <DIR>    The crate the spec's paths are relative to (default: the nearest
                       Cargo.toml at or above the spec)
   -h, --help          Print help
@@ -42,6 +45,7 @@ struct Options {
     root: Option<PathBuf>,
     plan: bool,
     pdl_waits_first: bool,
+    records: Option<PathBuf>,
 }
 
 fn options(mut args: Args) -> Result<Option<Options>, CliError> {
@@ -52,6 +56,7 @@ fn options(mut args: Args) -> Result<Option<Options>, CliError> {
             Arg::Flag(f) if f == "--mermaid" => o.mermaid = true,
             Arg::Flag(f) if f == "--plan" => o.plan = true,
             Arg::Flag(f) if f == "--pdl-waits-first" => o.pdl_waits_first = true,
+            Arg::Flag(f) if f == "--records" => o.records = Some(args.path(&f)?),
             Arg::Flag(f) if f == "--svg" => o.svg = Some(args.path(&f)?),
             Arg::Flag(f) if f == "--root" => o.root = Some(args.path(&f)?),
             Arg::Flag(f) => return Err(args.unknown(&f)),
@@ -90,7 +95,15 @@ fn execute(o: Options) -> Result<Exit, CliError> {
         root: &root_text,
         read_file: &read_file,
     };
-    let analyze_options = AnalyzeOptions { pdl_waits_first: o.pdl_waits_first, ..AnalyzeOptions::default() };
+    let records = o.records.as_deref().map(absolute);
+    if let Some(dir) = records.as_deref().filter(|d| !d.is_dir()) {
+        return Err(CliError::Failed(format!("`--records {}`: no such folder", dir.display())));
+    }
+    let analyze_options = AnalyzeOptions {
+        record_dir: records.as_deref(),
+        pdl_waits_first: o.pdl_waits_first,
+        ..AnalyzeOptions::default()
+    };
     let analysis = match analyze_with(&request, &analyze_options) {
         Ok(analysis) => analysis,
         Err(errors) => {

@@ -213,6 +213,42 @@ fn dot_plan_draws_the_memory_plan() {
     assert_eq!(kgraph(&["dot", "--plan", "--mermaid", "good/graphs/affine.toml"]).code, 2);
 }
 
+/// `kgraph dot --plan --records DIR` plans as `graph!` does by default: the records prove the train
+/// step's PDL kernels wait first, so the plan is the promised one; records that do not prove it
+/// plan nothing.
+#[test]
+fn dot_plan_reads_the_records_as_graph_does() {
+    let root = workspace();
+    let spec = "graphs/train_step.toml";
+    let promised = kgraph_in(&root, &["dot", "--plan", "--pdl-waits-first", spec]);
+    let records = |first: u8| {
+        let dir = tempfile::tempdir().unwrap();
+        let entry = |name: &str| {
+            format!("entry {name} visible=1 pdl_wait=1 pdl_trigger=1 calls=0 dyn_smem=0 pdl_wait_first={first}\nend\n")
+        };
+        let files = [
+            ("train_forward", vec!["train_forward"]),
+            ("heads", vec!["multi_horizon_heads_bce_cfc_backward"]),
+            ("cfc_step", vec!["cfc_step_backward_weights_adamw"]),
+        ];
+        for (stem, kernels) in files {
+            let text: String = kernels.iter().map(|k| entry(k)).collect();
+            std::fs::write(dir.path().join(format!("{stem}.kernels")), format!("kgraph-kernels 1\n{text}")).unwrap();
+        }
+        dir
+    };
+    let proven = records(1);
+    let dir = proven.path().to_str().unwrap();
+    let by_default = kgraph_in(&root, &["dot", "--plan", "--records", dir, spec]);
+    assert_eq!(by_default.code, 0, "{}", by_default.output());
+    assert_eq!(by_default.stdout, promised.stdout);
+    let unproven = records(0);
+    let plain = kgraph_in(&root, &["dot", "--plan", "--records", unproven.path().to_str().unwrap(), spec]);
+    assert_eq!(plain.code, 0, "{}", plain.output());
+    assert!(plain.stdout.contains("memory plan: arena 0 bytes"), "{}", plain.stdout);
+    assert_eq!(kgraph_in(&root, &["dot", "--plan", "--records", "no/such/dir", spec]).code, 1);
+}
+
 #[test]
 fn dot_reports_spec_errors_and_missing_files() {
     let broken = kgraph(&["dot", "broken/graphs/broken.toml"]);
