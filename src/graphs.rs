@@ -53,7 +53,7 @@ kgraph::graph!("graphs/ppo_update.toml", name = PpoUpdateLoop, repeat = 32);
 // Graph A and the train step with every buffer in an allocation of its own: the structs above
 // plan their scratch buffers into one arena (their kernels are proven to wait on their grid
 // dependency first), and a planned buffer has no accessor. These forms keep one for every
-// buffer, for tests and debugging that read intermediates (`feat`, `logits`, the gradients).
+// buffer, for tests and debugging that read intermediates (`logits`, the gradients).
 kgraph::graph!("graphs/perception.toml", name = PerceptionUnplanned, plan_memory = false);
 kgraph::graph!("graphs/train_step.toml", name = TrainStepUnplanned, plan_memory = false);
 // One launch of `PpoUpdateLoop` is the whole update: epochs x minibatches iterations.

@@ -23,7 +23,7 @@ fn perception(dev: &kgraph::Device, w: &ModelWeights) -> Perception {
     g
 }
 
-/// Graph A without its memory plan: every buffer keeps an accessor (`feat`, `logits`).
+/// Graph A without its memory plan: every buffer keeps an accessor (`logits`).
 fn perception_unplanned(dev: &kgraph::Device, w: &ModelWeights) -> PerceptionUnplanned {
     let mut g = PerceptionUnplanned::new(dev).unwrap();
     g.load_weights(w).unwrap();
@@ -102,8 +102,7 @@ fn feed(stream: &mut BookStream, graphs: &mut [&mut dyn TakesTicks]) -> ([f32; S
 fn perception_replay_matches_eager_bit_for_bit_with_the_state_carried() {
     let dev = device();
     let w = ModelWeights::init(11);
-    // Unplanned: the test reads the features, a scratch buffer.
-    let (mut graph, mut eager) = (perception_unplanned(&dev, &w), perception_unplanned(&dev, &w));
+    let (mut graph, mut eager) = (perception(&dev, &w), perception(&dev, &w));
     graph.capture().unwrap();
     let exec = graph.graph().unwrap().cu_graph_exec();
     let mut stream = BookStream::new(5);
