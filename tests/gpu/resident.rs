@@ -208,10 +208,12 @@ fn drop_with_a_step_in_flight_stops_the_kernel() {
     let dev = device();
     let mut r = spin_resident(&dev, quick(Duration::from_secs(5)));
     r.submit(&SpinIn { value: 1, spin_ns: 20_000_000 }).unwrap();
+    // Let the kernel start and take the step (it spins for 20 ms from its start).
+    std::thread::sleep(Duration::from_millis(5));
     let start = Instant::now();
     drop(r);
-    // The drop waited for the step (20 ms of spinning) and the kernel's exit.
-    assert!(start.elapsed() >= Duration::from_millis(10), "drop took {:?}", start.elapsed());
+    // The drop waited for the rest of the step and the kernel's exit.
+    assert!(start.elapsed() >= Duration::from_millis(8), "drop took {:?}", start.elapsed());
     // The device is usable: another resident runs.
     let mut again = spin_resident(&dev, quick(Duration::from_secs(5)));
     assert_eq!(again.step(&SpinIn { value: 2, spin_ns: 0 }).unwrap(), SpinOut { echo: 2, steps: 1 });

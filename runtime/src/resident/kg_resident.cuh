@@ -162,17 +162,19 @@ struct KgResidentPoll {
 // What one look at a poll found.
 enum KgResidentLook { KG_LOOK_AGAIN, KG_LOOK_STEP, KG_LOOK_EXIT };
 
-// Looks at a completed poll: the stop word (exit), a complete input (step), the idle limit
+// Looks at a completed poll: a complete input (step), the stop word (exit), the idle limit
 // (exit); the exit reason is published first.
 template <unsigned N>
 __device__ __forceinline__ KgResidentLook kg_resident_look(const KgResidentPoll<N>& poll, KgResidentBell* bell,
                                                            unsigned want, unsigned lane, unsigned* words,
                                                            unsigned long long since, unsigned long long idle_ns) {
+    // A step whose whole input arrived runs even with the stop word set beside it: the stop
+    // takes effect at the next poll, so a submitted step the kernel has seen is never dropped.
+    if (poll.complete(want, lane, words)) return KG_LOOK_STEP;
     if (__shfl_sync(KG_WARP_ALL, poll.stop, 0) != 0u) {
         if (lane == 0u) kg_store_release_sys(&bell->words[KG_BELL_EXIT], KG_RESIDENT_EXIT_STOP);
         return KG_LOOK_EXIT;
     }
-    if (poll.complete(want, lane, words)) return KG_LOOK_STEP;
     const unsigned idle = kg_globaltimer() - since > idle_ns ? 1u : 0u;
     if (__shfl_sync(KG_WARP_ALL, idle, 0) != 0u) {
         if (lane == 0u) kg_store_release_sys(&bell->words[KG_BELL_EXIT], KG_RESIDENT_EXIT_IDLE);
