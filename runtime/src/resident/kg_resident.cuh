@@ -127,6 +127,12 @@ __device__ __forceinline__ unsigned kg_resident_next(unsigned seq) { return seq 
 
 #define KG_WARP_ALL 0xffffffffu
 
+// A probe's hook (scripts/probes/resident_latency.cu defines it to record clock64 at the
+// loop's stages); empty in every build of kgraph.
+#ifndef KG_RESIDENT_STAMP
+#define KG_RESIDENT_STAMP(i)
+#endif
+
 // One poll of warp 0: lane l loads pairs l, l + 32, ... of the input (N pairs), lane 0 also the
 // stop word. The loads are issued here and used by kg_resident_check, so a second poll can be
 // in flight while the first is checked.
@@ -240,15 +246,20 @@ __device__ void kg_resident_loop(KgResidentBell* bell, const KgResidentPair* in,
             if (tid == 0) seq_shared = seq;
             last = seq;
         }
+        KG_RESIDENT_STAMP(0)
         __syncthreads();
+        KG_RESIDENT_STAMP(1)
         const unsigned seq = seq_shared;
         if (seq == 0u) return;
         Body::run(*reinterpret_cast<const In*>(in_words), *reinterpret_cast<Out*>(out_words), params, local);
+        KG_RESIDENT_STAMP(2)
         // Every thread's writes of this step (Out in shared memory, device state) happen before
         // the pairs go out; each pair carries its own sequence number, so no fence orders them.
         __syncthreads();
+        KG_RESIDENT_STAMP(3)
         for (unsigned k = tid; k < OUT_WORDS; k += threads)
             kg_store_relaxed_sys64(out + k, (KgResidentPair)out_words[k] | ((KgResidentPair)seq << 32));
         if (tid == 0) kg_store_release_sys(&bell->words[KG_BELL_DONE], seq);
+        KG_RESIDENT_STAMP(4)
     }
 }
