@@ -204,5 +204,5 @@ fn soak_windows(
 fn rss_kib() -> anyhow::Result<u64> {
     let status = std::fs::read_to_string("/proc/self/status")?;
     let line = status.lines().find(|l| l.starts_with("VmRSS:")).ok_or_else(|| anyhow::anyhow!("no VmRSS"))?;
-    Ok(line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).ok_or_else(|| anyhow::anyhow!("bad VmRSS"))?)
+    line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).ok_or_else(|| anyhow::anyhow!("bad VmRSS"))
 }

@@ -67,7 +67,7 @@ pub mod perception_fused {
 /// The kernels of `kernels/perception_resident.cu`, as `kgraph declare` writes them.
 #[kgraph::kernels]
 pub mod perception_resident {
-    // not declared: `perception_resident` (kernels/perception_resident.cu:40): cannot read parameter 2 (kernels/perception_resident.cu:40): kgraph cannot read `::` as part of a C parameter type. Way out: write the parameter as `<type> <name>` with a C type kgraph passes (`const float* x`, `int n`); preprocessor constructs are resolved when the build leaves the preprocessed source (`<stem>.i`, with nvcc)
+    // not declared: `perception_resident` (kernels/perception_resident.cu:56): cannot read parameter 4 (kernels/perception_resident.cu:56): kgraph cannot read `::` as part of a C parameter type. Way out: write the parameter as `<type> <name>` with a C type kgraph passes (`const float* x`, `int n`); preprocessor constructs are resolved when the build leaves the preprocessed source (`<stem>.i`, with nvcc)
 }
 
 /// The kernels of `kernels/ppo.cu`, as `kgraph declare` writes them.
