@@ -23,8 +23,8 @@
 //   (the LL protocol of NCCL). No separate doorbell word, no fence and no second bus round
 //   trip: the poll that sees the doorbell has the input.
 //   host:   writes In's pairs for seq = last + 1 (only while no step is in flight).
-//   device: warp 0 reads every input pair (and the stop word) with relaxed system-scope loads,
-//           two polls in flight at a time, until every pair carries the next sequence number;
+//   device: warp 0 reads every input pair (and the stop word) with relaxed system-scope loads
+//           until every pair carries the next sequence number;
 //           the data halves go into shared memory, the block runs Body::run on them (Out in
 //           shared memory too), waits at a barrier, and writes Out's pairs for seq into mapped
 //           host memory, then the done word (bookkeeping for a relaunch; nobody waits on it).
@@ -99,6 +99,10 @@ __device__ __forceinline__ KgResidentPair kg_load_relaxed_sys64(const KgResident
 
 __device__ __forceinline__ void kg_store_relaxed_sys64(KgResidentPair* p, KgResidentPair v) {
     asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+__device__ __forceinline__ void kg_store_relaxed_sys(unsigned* p, unsigned v) {
+    asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
 __device__ __forceinline__ unsigned kg_load_relaxed_sys(const unsigned* p) {
@@ -191,22 +195,19 @@ __device__ __forceinline__ KgResidentLook kg_resident_look(const KgResidentPoll<
 }
 
 // Warp 0's wait for the next step's input: the new sequence number with the input's words in
-// `words` (shared memory), or 0 to exit (stop or idle). Two polls are kept in flight (each is
-// issued before the older one is looked at), so a doorbell is seen about half a bus round trip
-// sooner than with one.
+// `words` (shared memory), or 0 to exit (stop or idle). One poll at a time: a second one kept
+// in flight saw the doorbell sooner, but its loads were still outstanding when the step began,
+// and the first reuse of their registers waited a whole bus round trip for them (about 2000
+// cycles measured by scripts/probes/resident_latency.cu).
 template <unsigned N>
 __device__ unsigned kg_resident_poll(KgResidentBell* bell, const KgResidentPair* in, unsigned last,
                                      unsigned long long idle_ns, unsigned lane, unsigned* words) {
     const unsigned want = kg_resident_next(last);
     const unsigned long long since = kg_globaltimer();
-    KgResidentPoll<N> a, b;
-    a.issue(bell, in, lane);
     for (;;) {
-        b.issue(bell, in, lane);
-        KgResidentLook look = kg_resident_look(a, bell, want, lane, words, since, idle_ns);
-        if (look != KG_LOOK_AGAIN) return look == KG_LOOK_STEP ? want : 0u;
-        a.issue(bell, in, lane);
-        look = kg_resident_look(b, bell, want, lane, words, since, idle_ns);
+        KgResidentPoll<N> poll;
+        poll.issue(bell, in, lane);
+        const KgResidentLook look = kg_resident_look(poll, bell, want, lane, words, since, idle_ns);
         if (look != KG_LOOK_AGAIN) return look == KG_LOOK_STEP ? want : 0u;
     }
 }
@@ -259,7 +260,9 @@ __device__ void kg_resident_loop(KgResidentBell* bell, const KgResidentPair* in,
         KG_RESIDENT_STAMP(3)
         for (unsigned k = tid; k < OUT_WORDS; k += threads)
             kg_store_relaxed_sys64(out + k, (KgResidentPair)out_words[k] | ((KgResidentPair)seq << 32));
-        if (tid == 0) kg_store_release_sys(&bell->words[KG_BELL_DONE], seq);
+        // Relaxed: only a relaunch reads it (after this launch ended, which makes every write
+        // visible); a release here fenced warp 0 for about 1400 cycles before its next poll.
+        if (tid == 0) kg_store_relaxed_sys(&bell->words[KG_BELL_DONE], seq);
         KG_RESIDENT_STAMP(4)
     }
 }
