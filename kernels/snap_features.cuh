@@ -3,6 +3,12 @@
 #pragma once
 #include "model_common.cuh"
 
+// A probe's hook (scripts/probes/resident_latency.cu records clock64 at its points); empty in
+// every build of kgraph.
+#ifndef KG_SNAP_STAMP
+#define KG_SNAP_STAMP(i)
+#endif
+
 // One lane's level of a snapshot: lane i < N_LEVELS holds level i; the other lanes carry
 // neutral values (valid, zero size) so the warp votes stay simple.
 struct KgSnapLevel {
@@ -33,6 +39,7 @@ __device__ __forceinline__ void kg_snap_features_from(KgSnapLevel v, float* __re
                          kg_finite(ask_sz) && bid_px > 0.f && ask_px > 0.f && bid_sz >= 0.f &&
                          ask_sz >= 0.f;
     const bool inputs_ok = __all_sync(KG_FULL_MASK, lane_ok);
+    KG_SNAP_STAMP(0)
 
     const float best_bid = __shfl_sync(KG_FULL_MASK, bid_px, 0);
     const float best_ask = __shfl_sync(KG_FULL_MASK, ask_px, 0);
@@ -49,6 +56,7 @@ __device__ __forceinline__ void kg_snap_features_from(KgSnapLevel v, float* __re
         }
     }
     const float total = __shfl_sync(KG_FULL_MASK, cum_bid + cum_ask, N_LEVELS - 1);
+    KG_SNAP_STAMP(1)
     const bool valid = inputs_ok && best_ask > best_bid && total > 0.f;
 
     // mid without overflow for prices near FLT_MAX; spread > 0 when valid.
@@ -76,8 +84,10 @@ __device__ __forceinline__ void kg_snap_features_from(KgSnapLevel v, float* __re
     } else if (lane == 14) {
         v0 = 1.f;
     }
+    KG_SNAP_STAMP(2)
     const bool out_ok = kg_finite(v0) && kg_finite(v1) && kg_finite(v2) && kg_finite(v3);
     const bool ok = __all_sync(KG_FULL_MASK, out_ok) && valid;
+    KG_SNAP_STAMP(3)
     // Select, never multiply: 0 * NaN would be NaN.
     if (level) {
         f[FEAT_BID_OFFSET + lane] = ok ? v0 : 0.f;

@@ -2,30 +2,156 @@
 // kg_resident_loop, input and output as (data | seq << 32) pairs in mapped memory) goes above
 // the persistent-kernel floor (shared/anchors/doorbell_probe.cu: 1.6-1.8 us p50). The host loop
 // is the Rust `Resident`'s: write the input's pairs, spin until every output pair carries the
-// step's number. Prints host p50/p99/p99.9 and thread 0's mean cycles from the poll that saw
-// the input to each stage (KG_RESIDENT_STAMP: 0 poll done, 1 after the barrier, 2 body done,
-// 3 barrier, 4 pairs written; KG_FUSED_STAMP inside the body: 10 + its levels).
+// step's number. Prints host p50/p99/p99.9 and, built with -DKG_PROBE_STAMPS, thread 0's mean
+// cycles from the poll that saw the input to each stage (KG_RESIDENT_STAMP: 0 poll done, 1 after
+// the barrier, 2 body done, 3 barrier, 4 pairs written; KG_FUSED_STAMP inside the body: 10 + its
+// levels; KG_SNAP_STAMP inside the features: 17 + its points). The stamps go to shared memory
+// and are summed into global memory after the step's output is sent, so they cost a few cycles
+// on the path they measure (a global read per stamp, as the first version did, added an L2
+// round trip to warp 0 at every stamp).
+// -DKG_PROBE_SMEM_SUM: a candidate body (below); its output hash must equal the base build's.
+// -DKG_PROBE_ECHO_IN=N -DKG_PROBE_ECHO_OUT=M: an empty body (the first input word copied to
+// every output word) with N input and M output words, so the protocol's own cost is measured.
 // Build (repository root): nvcc -O3 -arch=sm_90 -Ikernels -diag-suppress 128,177,550 \
-//                            -o resident_latency scripts/probes/resident_latency.cu
+//                            [-DKG_PROBE_STAMPS] -o resident_latency scripts/probes/resident_latency.cu
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 __device__ unsigned long long ts[24];
-__device__ long long ts_base;
-#define KG_RESIDENT_STAMP(i)                                                  \
-    if (threadIdx.x == 0) {                                                   \
-        const long long c_ = clock64();                                       \
-        if (i == 0) ts_base = c_, atomicAdd(&ts[23], 1ull);                   \
-        else atomicAdd(&ts[i], (unsigned long long)(c_ - ts_base));           \
+#ifdef KG_PROBE_STAMPS
+__shared__ long long stamp_s[24];
+#define KG_STAMP_AT(i) \
+    if (threadIdx.x == 0) stamp_s[i] = clock64();
+#define KG_RESIDENT_STAMP(i)                                                                  \
+    KG_STAMP_AT(i)                                                                            \
+    if (i == 4 && threadIdx.x == 0) {                                                         \
+        atomicAdd(&ts[23], 1ull);                                                             \
+        for (int k_ = 1; k_ < 23; ++k_)                                                       \
+            if (stamp_s[k_] != 0) atomicAdd(&ts[k_], (unsigned long long)(stamp_s[k_] - stamp_s[0])); \
     }
-#define KG_FUSED_STAMP(i)                                                     \
-    if (threadIdx.x == 0) atomicAdd(&ts[10 + i], (unsigned long long)(clock64() - ts_base));
+#define KG_FUSED_STAMP(i) KG_STAMP_AT(10 + i)
+#define KG_SNAP_STAMP(i) KG_STAMP_AT(17 + i)
+#endif
 #include "perception_resident.cu"
+
+
+#ifdef KG_PROBE_SMEM_SUM
+// -DKG_PROBE_SMEM_SUM: a candidate body (the resident, preloaded shape only: n_hid <= 32 warps)
+// whose level 2 sums each unit's partial pre-activations through shared memory instead of two
+// warp butterflies per warp: 32 warps x 10 shuffles share the multiprocessor's one shuffle unit
+// (about one warp-instruction per cycle), while lane j of warp 0 can add unit j's 32 partials
+// in the butterfly's own order (same pairs, same order: the same bits; the output hash printed
+// below must equal the base build's). Everything else as perception_fused_row.
+__device__ __forceinline__ float smem_column_sum(const float (*part)[KG_WARP + 1], int c) {
+    float v[KG_WARP / 2];
+#pragma unroll
+    for (int l = 0; l < KG_WARP / 2; ++l) v[l] = part[l][c] + part[l + KG_WARP / 2][c];
+#pragma unroll
+    for (int l = 0; l < 8; ++l) v[l] = v[l] + v[l + 8];
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v[l] = v[l] + v[l + 4];
+    v[0] = v[0] + v[2];
+    v[1] = v[1] + v[3];
+    return v[0] + v[1];
+}
+
+struct PerceptionStepSmem {
+    typedef PerceptionStep::In In;
+    typedef PerceptionStep::Out Out;
+    typedef PerceptionStep::Params Params;
+    struct Local {
+        FusedWarpWeights w;
+        float bgl, btl;  // warp 0: unit j = lane's biases
+        bool h_in_shared;
+    };
+    __device__ static Local load(const Params& q) {
+        const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
+        Local l;
+        l.w = fused_load_weights(warp, lane, q.n_hid, q.w_g, q.b_g, q.w_t, q.b_t, q.w_h, q.b_h, q.p, q.c);
+        l.bgl = warp == 0 && lane < q.n_hid ? q.b_g[lane] : 0.f;
+        l.btl = warp == 0 && lane < q.n_hid ? q.b_t[lane] : 0.f;
+        l.h_in_shared = false;
+        return l;
+    }
+    __device__ static void run(const In& in, Out& out, const Params& q, Local& l) {
+        __shared__ float feat[N_FEAT];
+        __shared__ float h_old[KG_WARP], h_new[KG_WARP];
+        __shared__ float part_g[KG_WARP][KG_WARP + 1], part_t[KG_WARP][KG_WARP + 1];
+        const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, n_hid = q.n_hid;
+        KG_FUSED_STAMP(0)
+        KgSnapLevel level = {0.f, 0.f, 0.f, 0.f};
+        if (warp == 0) level = kg_snap_load_level(in.snap);
+        if ((int)threadIdx.x >= KG_WARP)
+            for (int k = threadIdx.x - KG_WARP; k < n_hid; k += blockDim.x - KG_WARP)
+                h_old[k] = l.h_in_shared ? h_new[k] : q.h[k];
+        if (warp == 0) kg_snap_features_from(level, feat);
+        KG_FUSED_STAMP(1)
+        __syncthreads();
+        KG_FUSED_STAMP(2)
+        if (warp < n_hid) {
+            const float v0 = feat[lane];
+            float sg = fmaf(l.w.wg0, v0, 0.f), st = fmaf(l.w.wt0, v0, 0.f);
+            if (lane + KG_WARP < N_FEAT) {
+                const float v1 = feat[lane + KG_WARP];
+                sg = fmaf(l.w.wg1, v1, sg);
+                st = fmaf(l.w.wt1, v1, st);
+            }
+            if (lane < n_hid) {
+                const float v = h_old[lane];
+                sg = fmaf(l.w.wgh, v, sg);
+                st = fmaf(l.w.wth, v, st);
+            }
+            part_g[lane][warp] = sg;
+            part_t[lane][warp] = st;
+        }
+        __syncthreads();
+        KG_FUSED_STAMP(3)
+        if (warp == 0 && lane < n_hid)
+            h_new[lane] = cfc_new_state(smem_column_sum(part_g, lane) + l.bgl, smem_column_sum(part_t, lane) + l.btl,
+                                        in.dt, h_old[lane]);
+        KG_FUSED_STAMP(4)
+        __syncthreads();
+        KG_FUSED_STAMP(5)
+        for (int k = threadIdx.x; k < n_hid; k += blockDim.x) q.h[k] = h_new[k];
+        if (warp < N_HORIZONS + N_PROJ)
+            fused_write_output(0, warp, fused_dot(l.w, h_new, lane, n_hid) + l.w.bo, lane, out.probs, out.y);
+        KG_FUSED_STAMP(6)
+        l.h_in_shared = true;
+    }
+};
+extern "C" __global__ void __launch_bounds__(1024)
+    perception_resident_smem(KgResidentBell* bell, const KgResidentPair* in, KgResidentPair* out,
+                             PerceptionStep::Params params) {
+    kg_resident_loop<PerceptionStepSmem>(bell, in, out, params);
+}
+#endif
+
+#ifdef KG_PROBE_ECHO_IN
+struct EchoStep : KgResidentStateless {
+    struct In {
+        unsigned w[KG_PROBE_ECHO_IN];
+    };
+    struct Out {
+        unsigned w[KG_PROBE_ECHO_OUT];
+    };
+    struct Params {
+        int unused;
+    };
+    __device__ static void run(const In& in, Out& out, const Params&, Local&) {
+        for (int k = threadIdx.x; k < KG_PROBE_ECHO_OUT; k += blockDim.x) out.w[k] = in.w[0];
+    }
+};
+extern "C" __global__ void __launch_bounds__(1024)
+    echo_resident(KgResidentBell* bell, const KgResidentPair* in, KgResidentPair* out, EchoStep::Params params) {
+    kg_resident_loop<EchoStep>(bell, in, out, params);
+}
+#endif
 
 #define CK(x)                                                                          \
     do {                                                                               \
@@ -52,7 +178,11 @@ int main(int argc, char** argv) {
     const int steps = argc > 1 ? atoi(argv[1]) : 200000;
     const int n_hid = 32;
     CK(cudaSetDeviceFlags(cudaDeviceMapHost));
+#ifdef KG_PROBE_ECHO_IN
+    const int in_words = KG_PROBE_ECHO_IN, out_words = KG_PROBE_ECHO_OUT;
+#else
     const int in_words = sizeof(PerceptionStep::In) / 4, out_words = sizeof(PerceptionStep::Out) / 4;
+#endif
     KgResidentBell* bell;
     unsigned long long *in, *out;
     CK(cudaHostAlloc(&bell, sizeof(KgResidentBell), cudaHostAllocMapped));
@@ -82,16 +212,27 @@ int main(int argc, char** argv) {
     CK(cudaHostGetDevicePointer((void**)&d_out, out, 0));
     cudaStream_t s;
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+#ifdef KG_PROBE_ECHO_IN
+    echo_resident<<<1, 1024, 0, s>>>(d_bell, (const KgResidentPair*)d_in, d_out, EchoStep::Params{0});
+#elif defined(KG_PROBE_SMEM_SUM)
+    perception_resident_smem<<<1, 1024, 0, s>>>(d_bell, (const KgResidentPair*)d_in, d_out, q);
+#else
     perception_resident<<<1, 1024, 0, s>>>(d_bell, (const KgResidentPair*)d_in, d_out, q);
+#endif
     CK(cudaGetLastError());
     std::vector<double> t;
     t.reserve(steps);
-    unsigned snap_bits[41];
+    std::vector<unsigned> snap_bits(in_words > 41 ? in_words : 41, 0u);
     for (int k = 0; k < 41; ++k) {
         float f = k < 10 ? 100.f - 0.01f * k : k < 20 ? 5.f : k < 30 ? 100.01f + 0.01f * (k - 20) : k < 40 ? 4.f : 0.1f;
         memcpy(&snap_bits[k], &f, 4);
     }
+    // FNV-1a over every step's output words: equal for two builds that compute the same bits.
+    unsigned long long hash = 1469598103934665603ull;
     for (unsigned seq = 1; seq <= (unsigned)steps; ++seq) {
+        // The bid sizes change from step to step, so the state and the outputs do too.
+        const float bid_sz = 5.f + 0.25f * (float)(seq % 7u);
+        for (int k = 10; k < 20 && k < in_words; ++k) memcpy(&snap_bits[k], &bid_sz, 4);
         auto t0 = std::chrono::steady_clock::now();
         for (int k = 0; k < in_words; ++k)
             reinterpret_cast<std::atomic<unsigned long long>*>(in)[k].store(
@@ -102,6 +243,10 @@ int main(int argc, char** argv) {
                 all = (unsigned)(reinterpret_cast<std::atomic<unsigned long long>*>(out)[k].load(std::memory_order_acquire) >> 32) == seq;
             if (all) break;
         }
+        for (int k = 0; k < out_words; ++k) {
+            hash ^= (unsigned)reinterpret_cast<std::atomic<unsigned long long>*>(out)[k].load(std::memory_order_relaxed);
+            hash *= 1099511628211ull;
+        }
         t.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
     }
     bell->words[KG_BELL_STOP] = 1;
@@ -109,12 +254,16 @@ int main(int argc, char** argv) {
     std::vector<double> u(t.begin() + steps / 10, t.end());
     std::sort(u.begin(), u.end());
     auto pct = [&](double p) { return u[(size_t)(p / 100.0 * (u.size() - 1))]; };
+    printf("output_hash %016llx\n", hash);
     printf("resident_probe_p50 %.2f us\nresident_probe_p99 %.2f us\nresident_probe_p999 %.2f us\n", pct(50), pct(99), pct(99.9));
     unsigned long long h[24];
     CK(cudaMemcpyFromSymbol(h, ts, sizeof(h)));
     const double n = (double)h[23];
-    for (int i = 1; i <= 4; ++i) printf("loop_stage_%d %.0f cycles\n", i, h[i] / n);
-    for (int i = 0; i <= 6; ++i) printf("body_level_%d %.0f cycles\n", i, h[10 + i] / n);
+    if (n > 0) {
+        for (int i = 1; i <= 4; ++i) printf("loop_stage_%d %.0f cycles\n", i, h[i] / n);
+        for (int i = 0; i <= 6; ++i) printf("body_level_%d %.0f cycles\n", i, h[10 + i] / n);
+        for (int i = 0; i <= 5; ++i) printf("features_point_%d %.0f cycles\n", i, h[17 + i] / n);
+    }
     int clk;
     CK(cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, 0));
     printf("sm_clock %.0f MHz\n", clk / 1e3);
