@@ -260,9 +260,14 @@ macro_rules! ppo_results {
     }};
 }
 
-/// `$planned` and `$unplanned` (structs of one spec) run `$runs` times in every mode.
+/// `$planned` and `$unplanned` (structs of one spec) run `$runs` times in every mode, each run
+/// `$per_run` minibatch updates: besides agreeing bit for bit, both advance `counters` =
+/// `[minibatch, AdamW step]` (zero at `new`) by exactly `$per_run` per run, so a node reading or
+/// writing any memory but the live struct's own `counters` fails here in both at once. Each
+/// struct's `counters` address is printed (`--nocapture`) for comparison with a sanitizer's
+/// report.
 macro_rules! compare_ppo {
-    ($planned:ident, $unplanned:ident, $runs:expr, $seed:expr) => {{
+    ($planned:ident, $unplanned:ident, $runs:expr, $per_run:expr, $seed:expr) => {{
         assert_planned(
             stringify!($planned),
             $planned::PLANNED_BYTES,
@@ -276,9 +281,22 @@ macro_rules! compare_ppo {
             fill_ppo!(unplanned, $unplanned, $seed);
             prepare!(planned, mode);
             prepare!(unplanned, mode);
+            eprintln!(
+                "{}, {mode:?}: counters at {:#x} (planned), {:#x} (unplanned)",
+                stringify!($planned),
+                kgraph::DeviceIn::<i32>::device_addr(planned.counters()),
+                kgraph::DeviceIn::<i32>::device_addr(unplanned.counters()),
+            );
             for run in 1..=$runs {
                 step!(planned, mode);
                 step!(unplanned, mode);
+                let want = ($per_run * run) as i32;
+                for (what, got) in [
+                    ("planned", planned.download_counters().unwrap()),
+                    ("unplanned", unplanned.download_counters().unwrap()),
+                ] {
+                    assert_eq!(got, [want, want], "{mode:?} run {run}: {what} counters after {want} minibatch updates");
+                }
                 compare(&format!("{mode:?} run {run}"), ppo_results!(planned), ppo_results!(unplanned));
             }
         }
@@ -288,13 +306,13 @@ macro_rules! compare_ppo {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn the_planned_ppo_minibatch_equals_the_unplanned_one_bit_for_bit() {
-    compare_ppo!(PpoUpdatePlanned, PpoUpdateUnplanned, 8, 51);
+    compare_ppo!(PpoUpdatePlanned, PpoUpdateUnplanned, 8, 1, 51);
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn the_planned_ppo_update_loop_equals_the_unplanned_one_bit_for_bit() {
-    compare_ppo!(PpoLoopPlanned, PpoLoopUnplanned, 2, 52);
+    compare_ppo!(PpoLoopPlanned, PpoLoopUnplanned, 2, 32, 52);
 }
 
 // ---- Graph A ------------------------------------------------------------------------------------
