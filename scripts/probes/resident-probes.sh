@@ -7,6 +7,8 @@
 #   smst   the candidate with stamps
 #   e41    an empty body with Graph A's 41 input / 13 output words (the protocol's own cost)
 #   e1     an empty body with 1 / 1 words (against the anchor's ping-pong)
+# base and e1 run again pinned to one core (taskset), and under SCHED_FIFO where allowed (chrt):
+# whether the p99.9 is the host's scheduling (it moves) or the bus and device (it does not).
 # then the anchor (doorbell_probe.cu, path as its first argument, default ../shared/anchors) and
 # the memcheck probe for the planned-loop finding (scripts/probes/while_memcheck.cu).
 set -u
@@ -29,6 +31,10 @@ nvidia-smi --query-gpu=clocks.sm,clocks.max.sm --format=csv,noheader
 for v in base sm e41 e1 st smst base sm; do
   echo "== $v"
   "$b/$v" "$steps"
+done
+for v in base e1; do
+  echo "== $v pinned (taskset -c 2)"; taskset -c 2 "$b/$v" "$steps"
+  echo "== $v pinned, SCHED_FIFO 50"; chrt -f 50 taskset -c 2 "$b/$v" "$steps" || echo "(chrt refused)"
 done
 [ -x "$b/db" ] && { echo "== anchor"; "$b/db"; }
 echo "== while_memcheck plain"; "$b/wm" 40; echo "rc $?"
