@@ -2,7 +2,8 @@
 //! Graph A fused as a resident kernel gives the fused graph's bits at every step; a step that
 //! outlasts the wait's timeout is a typed error and the drop still returns; submit after stop
 //! is refused; a drop with a step in flight stops the kernel; an idle exit is relaunched by the
-//! next submit; the done-word wait gives the stream wait's results.
+//! next submit; a stop that timed out and then succeeds hands the body out; the done-word wait
+//! gives the stream wait's results, an eager run behind a replay included.
 
 use std::time::{Duration, Instant};
 
@@ -289,6 +290,72 @@ fn the_done_word_wait_gives_the_stream_waits_results() {
     spun.capture().unwrap();
     assert!(!spun.done_word_armed());
     assert_eq!(spun.graph().unwrap().node_count().unwrap(), plain.graph().unwrap().node_count().unwrap());
+}
+
+/// An eager run issued right behind a replay, with the done word on: the read after it waits
+/// for the eager run (a stream synchronize), not only for the replay's count, so it gives what
+/// the stream-waited twin gives, every time (it once returned when the replay's count landed,
+/// while the eager kernel could still be writing the outputs).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn an_eager_run_behind_a_replay_is_waited_for_with_the_done_word_on() {
+    let dev = device();
+    let w = ModelWeights::init(11);
+    let (mut spun, mut plain) = (PerceptionFused::new(&dev).unwrap(), PerceptionFused::new(&dev).unwrap());
+    for g in [&mut spun, &mut plain] {
+        g.load_weights(&w).unwrap();
+    }
+    spun.set_done_word_wait(Some(SpinPolicy::default())).unwrap();
+    spun.capture().unwrap();
+    plain.capture().unwrap();
+    let mut stream = BookStream::new(13);
+    let mut snap = [0f32; SNAP_LEN];
+    let (mut a, mut b) = ([0f32; 5], [0f32; 5]);
+    for step in 0..300 {
+        let tick = stream.next_into(&mut snap);
+        for g in [&mut spun, &mut plain] {
+            g.write_snap(&snap).unwrap();
+            g.write_dt(&[tick.dt]).unwrap();
+            // The eager run reads the state the replay wrote: its outputs differ from the replay's.
+            g.replay().unwrap();
+            g.run_eager().unwrap();
+        }
+        plain.read_probs_into(&mut a).unwrap();
+        spun.read_probs_into(&mut b).unwrap();
+        assert_eq!(a.map(f32::to_bits), b.map(f32::to_bits), "step {step}");
+        // And a replay after the eager run is again waited for by the word.
+        spun.replay().unwrap();
+        plain.replay().unwrap();
+        plain.read_probs_into(&mut a).unwrap();
+        spun.read_probs_into(&mut b).unwrap();
+        assert_eq!(a.map(f32::to_bits), b.map(f32::to_bits), "step {step}, replay after eager");
+    }
+}
+
+/// A stop that timed out (the step still running) and a later stop that succeeds: the kernel
+/// has exited, so the body's memory is handed out (it stayed hidden after the first stop).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_stop_that_timed_out_then_succeeds_hands_out_the_body() {
+    let dev = device();
+    let options = ResidentOptions { stop_timeout: Duration::from_millis(50), ..quick(Duration::from_millis(10)) };
+    let mut r = spin_resident(&dev, options);
+    r.submit(&SpinIn { value: 3, spin_ns: 300_000_000 }).unwrap();
+    std::thread::sleep(Duration::from_millis(5));
+    let err = r.stop().unwrap_err();
+    assert!(matches!(err, Error::Wait(WaitError::Timeout { .. })), "{err}");
+    assert!(r.body().is_none(), "the kernel may still run: no body");
+    let start = Instant::now();
+    loop {
+        match r.stop() {
+            Ok(()) => break,
+            Err(Error::Wait(WaitError::Timeout { .. })) if start.elapsed() < Duration::from_secs(5) => continue,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(!r.is_running());
+    // The step ran to its end before the kernel saw the stop: one step counted.
+    assert_eq!(dev.download(r.body().expect("stopped and exited")).unwrap(), vec![1u32]);
 }
 
 /// 100 000 replays of the fused graph with the done-word wait, each read at once: the wait

@@ -168,6 +168,8 @@ pub struct GraphBuilder<'p> {
     /// The nodes added so far that no later node depends on (kept as nodes are added, so
     /// [`GraphBuilder::sinks`] needs no driver query).
     sinks: Vec<sys::CUgraphNode>,
+    /// The nodes a programmatic edge leaves (see [`GraphBuilder::completion_nodes`]).
+    pdl_sources: Vec<sys::CUgraphNode>,
     _not_send: PhantomData<*mut ()>,
     _parent: PhantomData<&'p mut ()>,
 }
@@ -186,6 +188,7 @@ impl GraphBuilder<'static> {
             owned: true,
             node_count: 0,
             sinks: Vec::new(),
+            pdl_sources: Vec::new(),
             _not_send: PhantomData,
             _parent: PhantomData,
         })
@@ -209,11 +212,27 @@ impl<'p> GraphBuilder<'p> {
         Ok(self.sinks.iter().map(|&node| NodeRef { node, builder: self.id }).collect())
     }
 
+    /// The nodes whose completion is the graph's: its sinks, and every node a programmatic
+    /// edge leaves. A kernel after a programmatic edge need not wait for its upstream when it
+    /// touches none of that node's memory ([`GraphBuilder::add_kernel`]'s contract), so it may
+    /// end first: its own end says nothing of its upstream's. A node that must come after
+    /// every other (the done word's) depends on all of these. Empty for an empty graph.
+    pub fn completion_nodes(&self) -> Vec<NodeRef> {
+        let mut nodes = self.sinks.clone();
+        nodes.extend(self.pdl_sources.iter().filter(|n| !self.sinks.contains(n)));
+        nodes.into_iter().map(|node| NodeRef { node, builder: self.id }).collect()
+    }
+
     /// Counts a node just added after `deps` and keeps the sinks: `deps` are no longer last.
-    fn added(&mut self, deps: &[sys::CUgraphNode], node: sys::CUgraphNode) -> NodeRef {
+    fn added(&mut self, deps: &[Dep], nodes: &[sys::CUgraphNode], node: sys::CUgraphNode) -> NodeRef {
         self.node_count += 1;
-        self.sinks.retain(|s| !deps.contains(s));
+        self.sinks.retain(|s| !nodes.contains(s));
         self.sinks.push(node);
+        for (dep, &source) in deps.iter().zip(nodes) {
+            if dep.1 == EdgeKind::Programmatic && !self.pdl_sources.contains(&source) {
+                self.pdl_sources.push(source);
+            }
+        }
         NodeRef { node, builder: self.id }
     }
 
@@ -243,7 +262,7 @@ impl<'p> GraphBuilder<'p> {
         // dependency a node of this graph; `params` as the caller promises.
         let node = unsafe { driver::graph::add_node(self.graph, nodes_ptr, data_ptr, deps.len(), params) }
             .map_err(|e| Error::driver(format!("graph build: add {what}"), e))?;
-        Ok(self.added(&nodes, node))
+        Ok(self.added(deps, &nodes, node))
     }
 
     /// A kernel node running `func` with `cfg` and the parameter values `params` (one pointer
@@ -357,7 +376,7 @@ impl<'p> GraphBuilder<'p> {
         // SAFETY: `nodes` holds `deps.len()` nodes of this graph; `child` as the caller promises.
         let node = unsafe { driver::graph::add_child_graph_node(self.graph, &nodes, child) }
             .map_err(|e| Error::driver("graph build: add child graph node", e))?;
-        Ok(self.added(&nodes, node))
+        Ok(self.added(deps, &nodes, node))
     }
 
     /// A host node: the driver calls `f(data)` on one of its threads when the node's
@@ -385,7 +404,7 @@ impl<'p> GraphBuilder<'p> {
         // call; `f` and `data` as the caller promises.
         let node = unsafe { driver::graph::add_host_node(self.graph, &nodes, &params) }
             .map_err(|e| Error::driver("graph build: add host node", e))?;
-        Ok(self.added(&nodes, node))
+        Ok(self.added(deps, &nodes, node))
     }
 
     /// An event-record node (for per-node timing): records `event` when its dependencies are done.
@@ -399,7 +418,7 @@ impl<'p> GraphBuilder<'p> {
         // the graph's launches (the caller's promise).
         let node = unsafe { driver::graph::add_event_record_node(self.graph, &nodes, event.cu_event()) }
             .map_err(|e| Error::driver("graph build: add event record node", e))?;
-        Ok(self.added(&nodes, node))
+        Ok(self.added(deps, &nodes, node))
     }
 
     /// A new condition of this graph, reset to `default` at the start of every launch, for
@@ -454,6 +473,7 @@ impl<'p> GraphBuilder<'p> {
             owned: false,
             node_count: 0,
             sinks: Vec::new(),
+            pdl_sources: Vec::new(),
             _not_send: PhantomData,
             _parent: PhantomData,
         };

@@ -143,7 +143,11 @@ impl Device {
     /// clones and everything made from it (streams, buffers, graphs, resident kernels, module
     /// caches), is used by one thread at a time: no two threads call into the same one
     /// concurrently (a drop is a call). The two Devices of a split, and `self`, may be used from
-    /// different threads at once.
+    /// different threads at once. A kgraph call leaves its context current on the calling
+    /// thread; the driver's wording ("current to only one thread at a time") is read here as
+    /// no concurrent calls. To keep it to the letter when a split Device moves to another
+    /// thread, make another context current on the thread it leaves first (any kgraph call on
+    /// another Device does).
     pub unsafe fn split_sms(&self, reserved: u32) -> Result<SmSplit> {
         crate::memory::green::split(self, reserved)
     }

@@ -61,6 +61,9 @@ pub struct DoneWait {
     armed: bool,
     /// The count the last replay of the armed graph publishes, until a wait has seen it.
     pending: Cell<Option<u32>>,
+    /// Work was issued on the stream after the last armed replay, outside a replay (an eager
+    /// run): the next wait synchronizes the stream.
+    stream_work: Cell<bool>,
 }
 
 impl std::fmt::Debug for DoneWait {
@@ -78,7 +81,7 @@ impl Default for DoneWait {
 impl DoneWait {
     /// The stream wait; nothing allocated.
     pub fn off() -> Self {
-        DoneWait { word: None, policy: None, armed: false, pending: Cell::new(None) }
+        DoneWait { word: None, policy: None, armed: false, pending: Cell::new(None), stream_work: Cell::new(false) }
     }
 
     /// `Some(policy)`: graphs built from now on end with the done node and reads spin on it
@@ -104,13 +107,19 @@ impl DoneWait {
         self.armed
     }
 
-    /// Appends the done node after every sink of `builder` when the done word is on (the graph
-    /// is then armed), and records whether it did. Call it last, on the whole graph, before it
-    /// is instantiated.
-    pub fn append(&mut self, builder: &mut GraphBuilder<'_>) -> Result<()> {
+    /// Appends the done node after every other node of `builder` when the done word is on
+    /// (the graph is then armed), and records whether it did. Call it last, on the whole graph,
+    /// before it is instantiated.
+    ///
+    /// # Safety
+    /// Every graph instantiated from `builder` is dropped before `self` is, and only after its
+    /// last launch has ended (a graph struct holds both and waits for its stream before its
+    /// fields drop): the node writes the device counter and the mapped word `self` owns.
+    pub unsafe fn append(&mut self, builder: &mut GraphBuilder<'_>) -> Result<()> {
         self.armed = false;
         if self.policy.is_some() {
-            self.add_node(builder)?;
+            // SAFETY: the caller's promise.
+            unsafe { self.add_node(builder) }?;
             self.armed = true;
         }
         Ok(())
@@ -118,23 +127,31 @@ impl DoneWait {
 
     /// Appends the done node when the graph built last has it (a rebuild for an in-place
     /// update must have the instantiated graph's topology).
-    pub fn append_if_armed(&mut self, builder: &mut GraphBuilder<'_>) -> Result<()> {
+    ///
+    /// # Safety
+    /// As [`Self::append`].
+    pub unsafe fn append_if_armed(&mut self, builder: &mut GraphBuilder<'_>) -> Result<()> {
         if self.armed {
-            self.add_node(builder)?;
+            // SAFETY: the caller's promise.
+            unsafe { self.add_node(builder) }?;
         }
         Ok(())
     }
 
-    fn add_node(&self, builder: &mut GraphBuilder<'_>) -> Result<()> {
+    /// # Safety
+    /// As [`Self::append`].
+    unsafe fn add_node(&self, builder: &mut GraphBuilder<'_>) -> Result<()> {
         let Some(word) = &self.word else { return Err(Error::graph("append the done-word node", "no done word")) };
-        let deps: Vec<_> = builder.sinks()?.into_iter().map(|n| (n, EdgeKind::Full)).collect();
+        // Full edges from every node whose end is the graph's (its sinks, and the upstream of
+        // each programmatic edge, which may still run after its dependent ended).
+        let deps: Vec<_> = builder.completion_nodes().into_iter().map(|n| (n, EdgeKind::Full)).collect();
         let (mut count, mut done) = (word.count.device_addr(), word.word.device_addr_unlent());
         let mut params = [(&mut count as *mut u64).cast::<c_void>(), (&mut done as *mut u64).cast::<c_void>()];
         let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
         // SAFETY: (unsigned*, volatile unsigned*) as `kgraph_done_word` declares; the counter is
         // a device `u32` only this node touches and the word a mapped `u32`, both owned by
-        // `self`, which the graph struct keeps (and drops after waiting for its stream) for as
-        // long as the graph; full edges only.
+        // `self`, which outlives every launch of the graph (the caller's promise); full edges
+        // only.
         unsafe { builder.add_kernel(&deps, &word.kernel, "kgraph_done_word", one, &mut params) }?;
         Ok(())
     }
@@ -161,21 +178,39 @@ impl DoneWait {
         launch()?;
         if next.is_some() {
             self.pending.set(next);
+            // This replay starts after the stream's earlier work has ended, so its done word
+            // also says that work (an eager run before it) has ended.
+            self.stream_work.set(false);
         }
         Ok(())
     }
 
+    /// Records work issued on the stream outside a replay (an eager run): the next wait
+    /// synchronizes the stream, since the done word says nothing of it until a later armed
+    /// replay.
+    pub fn mark_stream_work(&self) {
+        self.stream_work.set(true);
+    }
+
     /// Waits for the work in flight on `stream`: spins on the done word when the graph built
-    /// last is armed and one of its replays is pending, else synchronizes the stream (eager
-    /// runs, graphs without the node, a struct with the done word off). `what` names the wait
+    /// last is armed and one of its replays is pending (and no eager run came after it), else
+    /// synchronizes the stream (eager runs, graphs without the node, a struct with the done
+    /// word off). `what` names the wait
     /// in errors: [`WaitError::Timeout`] (the replay is still in flight: a later wait waits
     /// again), [`Error::Driver`] for a device fault the stream reported while spinning.
     pub fn wait(&self, stream: &Stream, what: &str) -> Result<()> {
+        if self.stream_work.get() {
+            // The stream's end is every replay's end too: nothing is left to spin for.
+            stream.synchronize_as(what)?;
+            self.stream_work.set(false);
+            self.pending.set(None);
+            return Ok(());
+        }
         let (true, Some(target), Some(word), Some(policy)) = (self.armed, self.pending.get(), &self.word, self.policy)
         else {
             return stream.synchronize_as(what);
         };
-        let end = spin_until(&policy, || reached(word.published(), target), || query(stream, what))?;
+        let end = spin_until(&policy, || reached(word.published(), target), || query(stream, &what))?;
         match end {
             SpinEnd::Published => {
                 self.pending.set(None);
@@ -202,7 +237,7 @@ fn next_target(pending: Option<u32>, published: u32) -> u32 {
 }
 
 /// `cuStreamQuery` of `stream`: busy, idle, or the fault it reports.
-pub(crate) fn query(stream: &Stream, what: &str) -> Result<StreamState> {
+pub(crate) fn query(stream: &Stream, what: &dyn std::fmt::Display) -> Result<StreamState> {
     let s = stream.inner();
     // SAFETY: the context is live (the stream holds it); making it current has no other effect.
     unsafe { driver::ctx_set_current(s.context().cu_ctx()) }.map_err(|e| Error::driver(what.to_string(), e))?;

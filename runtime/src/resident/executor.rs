@@ -2,6 +2,7 @@
 //! docs of [`crate::resident`] and `kg_resident.cuh` for the protocol and the body contract).
 
 use std::ffi::c_void;
+use std::fmt;
 use std::mem::ManuallyDrop;
 use std::time::Duration;
 
@@ -24,9 +25,16 @@ pub struct ResidentOptions {
     pub wait: SpinPolicy,
     /// The kernel exits after this long without a doorbell (and is launched again by the next
     /// submit): a context-wide synchronize elsewhere on the host then waits at most this long.
+    /// At most [`ResidentOptions::MAX_IDLE_EXIT`]: a longer one is taken as that, so a resident
+    /// that is never stopped (leaked with `mem::forget`) cannot hold a synchronize forever.
     pub idle_exit: Duration,
     /// How long [`Resident::stop`] (and the drop) waits for the kernel to exit.
     pub stop_timeout: Duration,
+}
+
+impl ResidentOptions {
+    /// The longest idle exit (60 s): see [`ResidentOptions::idle_exit`].
+    pub const MAX_IDLE_EXIT: Duration = Duration::from_secs(60);
 }
 
 impl Default for ResidentOptions {
@@ -106,6 +114,9 @@ impl<I: Pod, O: Pod, P: Copy + Send + 'static, B: Send> Resident<I, O, P, B> {
     ///   live as long as `body` does), and what the body accesses through it lies inside; nothing
     ///   outside this `Resident` reads or writes that memory while it lives (it never hands
     ///   `body` out while the kernel may run);
+    /// - every allocation and write of that memory issued before `new` has completed (e.g.
+    ///   `device.synchronize()` after uploading it): the kernel runs on a stream of its own,
+    ///   not ordered after the device's main stream;
     /// - `Body::run` keeps the body contract of `kg_resident.cuh` (it returns, writes only its
     ///   outputs and the memory of `body`, uses no grid barrier) and fits `block` (its
     ///   `__launch_bounds__`, its shared memory; a multiple of 32 threads).
@@ -118,7 +129,8 @@ impl<I: Pod, O: Pod, P: Copy + Send + 'static, B: Send> Resident<I, O, P, B> {
         body: B,
         options: ResidentOptions,
     ) -> Result<Self> {
-        let idle_ns = u64::try_from(options.idle_exit.as_nanos()).unwrap_or(u64::MAX);
+        let idle_ns =
+            u64::try_from(options.idle_exit.min(ResidentOptions::MAX_IDLE_EXIT).as_nanos()).unwrap_or(u64::MAX);
         let mem = Owned {
             bell: Bell::new(device, idle_ns)?,
             input: Pairs::new(device, &format!("{name}: the input"))?,
@@ -167,7 +179,8 @@ impl<I: Pod, O: Pod, P: Copy + Send + 'static, B: Send> Resident<I, O, P, B> {
     /// step in flight (the next wait or submit waits for it again); a device fault is
     /// [`Error::Driver`](crate::Error::Driver) and stops the resident kernel for good.
     pub fn wait(&mut self) -> Result<O> {
-        let what = format!("{}::wait", self.name);
+        // Formatted only on an error: `wait` is the latency path (no allocation per step).
+        let what = Op(self.name, "wait");
         while self.submitted != self.completed {
             let target = self.submitted;
             let output = &self.mem.output;
@@ -175,10 +188,10 @@ impl<I: Pod, O: Pod, P: Copy + Send + 'static, B: Send> Resident<I, O, P, B> {
             let end = spin_until(&self.options.wait, || output.complete(target), || query(stream, &what));
             match end {
                 Ok(SpinEnd::Published) => self.completed = target,
-                Ok(SpinEnd::StreamIdle) => self.relaunch_after_exit(&what)?,
+                Ok(SpinEnd::StreamIdle) => self.relaunch_after_exit(what)?,
                 Ok(SpinEnd::TimedOut(waited)) => {
                     let seen = output.first_seq();
-                    return Err(WaitError::Timeout { what, seq: target, seen, waited }.into());
+                    return Err(WaitError::Timeout { what: what.to_string(), seq: target, seen, waited }.into());
                 }
                 Err(fault) => {
                     self.state = State::Faulted;
@@ -202,7 +215,7 @@ impl<I: Pod, O: Pod, P: Copy + Send + 'static, B: Send> Resident<I, O, P, B> {
     /// for it to exit. Later submits are refused with [`WaitError::Stopped`]. When it does not
     /// exit in time: [`WaitError::Timeout`], and its memory is never freed.
     pub fn stop(&mut self) -> Result<()> {
-        let what = format!("{}::stop", self.name);
+        let what = Op(self.name, "stop");
         if self.state == State::Live {
             self.state = State::Stopped { stuck: false };
         }
@@ -214,12 +227,18 @@ impl<I: Pod, O: Pod, P: Copy + Send + 'static, B: Send> Resident<I, O, P, B> {
         let end = spin_until(&policy, || false, || query(&self.stream, &what));
         self.launched = false;
         match end {
-            Ok(SpinEnd::StreamIdle | SpinEnd::Published) => Ok(()),
+            Ok(SpinEnd::StreamIdle | SpinEnd::Published) => {
+                // A stop that timed out before and succeeded now: the kernel has exited.
+                if self.state == (State::Stopped { stuck: true }) {
+                    self.state = State::Stopped { stuck: false };
+                }
+                Ok(())
+            }
             Ok(SpinEnd::TimedOut(waited)) => {
                 self.launched = true;
                 self.state = State::Stopped { stuck: true };
                 let seen = self.mem.bell.load(DONE);
-                Err(WaitError::Timeout { what, seq: self.submitted, seen, waited }.into())
+                Err(WaitError::Timeout { what: what.to_string(), seq: self.submitted, seen, waited }.into())
             }
             Err(fault) => {
                 self.state = State::Faulted;
@@ -259,15 +278,21 @@ impl<I: Pod, O: Pod, P: Copy + Send + 'static, B: Send> Resident<I, O, P, B> {
     }
 
     /// The kernel's stream went idle before the step was published: an idle exit that raced
-    /// the doorbell is launched again; any other exit ends the resident.
-    fn relaunch_after_exit(&mut self, what: &str) -> Result<()> {
+    /// the doorbell is launched again while the resident is live; any other exit ends it, and
+    /// after a stop or a fault nothing is launched again.
+    fn relaunch_after_exit(&mut self, what: Op) -> Result<()> {
         self.launched = false;
-        match Exit::from_word(self.mem.bell.load(EXIT)) {
-            Exit::Idle => self.launch(),
-            other => {
+        let (seq, seen) = (self.submitted, self.mem.bell.load(DONE));
+        match (self.state, Exit::from_word(self.mem.bell.load(EXIT))) {
+            (State::Live, Exit::Idle) => self.launch(),
+            (State::Live, other) => {
                 self.state = State::Stopped { stuck: false };
-                let (seq, seen) = (self.submitted, self.mem.bell.load(DONE));
                 let detail = format!("{what} (the kernel exited: {other:?})");
+                Err(WaitError::NotPublished { what: detail, seq, seen }.into())
+            }
+            // Never after a stop (or a fault): the state `body()` handed out stays the last.
+            _ => {
+                let detail = format!("{what} (the resident was stopped before it ran the step)");
                 Err(WaitError::NotPublished { what: detail, seq, seen }.into())
             }
         }
@@ -286,6 +311,16 @@ impl<I: Pod, O: Pod, P: Copy + Send + 'static, B: Send> Resident<I, O, P, B> {
         launched?;
         self.launched = true;
         Ok(())
+    }
+}
+
+/// `name::op`, for error messages (formatted only when one is made).
+#[derive(Clone, Copy)]
+struct Op(&'static str, &'static str);
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}::{}", self.0, self.1)
     }
 }
 

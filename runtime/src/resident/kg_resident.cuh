@@ -219,6 +219,7 @@ __device__ void kg_resident_loop(KgResidentBell* bell, const KgResidentPair* in,
     typedef typename Body::Out Out;
     static_assert(sizeof(In) % sizeof(unsigned) == 0, "the input travels as 4-byte words");
     static_assert(sizeof(Out) % sizeof(unsigned) == 0, "the output travels as 4-byte words");
+    static_assert(alignof(In) <= 16 && alignof(Out) <= 16, "In and Out live in 16-byte aligned shared memory");
     constexpr unsigned IN_WORDS = sizeof(In) / sizeof(unsigned);
     constexpr unsigned OUT_WORDS = sizeof(Out) / sizeof(unsigned);
     __shared__ __align__(16) unsigned in_words[IN_WORDS];

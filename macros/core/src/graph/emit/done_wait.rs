@@ -32,10 +32,12 @@ pub(crate) fn append(ir: &GraphIr, again: bool) -> TokenStream {
     if !tracks_in_flight(ir) {
         return TokenStream::new();
     }
-    if again {
-        quote!(let mut built = built; self.done_wait.append_if_armed(&mut built)?;)
-    } else {
-        quote!(let mut built = built; self.done_wait.append(&mut built)?;)
+    let call = if again { quote!(append_if_armed) } else { quote!(append) };
+    quote! {
+        let mut built = built;
+        // SAFETY: the struct's drop waits for its stream, then drops `captured` (the graph
+        // instantiated from `built`) before `done_wait` (declared after it).
+        unsafe { self.done_wait.#call(&mut built) }?;
     }
 }
 

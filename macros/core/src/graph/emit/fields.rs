@@ -61,14 +61,22 @@ pub(crate) struct InFlight {
     pub field: TokenStream,
     /// Its initialiser in `new`.
     pub init: TokenStream,
-    /// The statement `replay` and `run_eager` begin with.
+    /// The statement `replay` begins with.
     pub mark: TokenStream,
+    /// The statement `run_eager` begins with: also tells the done word that the stream has
+    /// work its word does not cover (the next wait synchronizes the stream).
+    pub mark_eager: TokenStream,
 }
 
 impl InFlight {
     pub fn of(ir: &GraphIr) -> Self {
         if !tracks_in_flight(ir) {
-            return InFlight { field: TokenStream::new(), init: TokenStream::new(), mark: TokenStream::new() };
+            return InFlight {
+                field: TokenStream::new(),
+                init: TokenStream::new(),
+                mark: TokenStream::new(),
+                mark_eager: TokenStream::new(),
+            };
         }
         let (done_field, done_init) = super::done_wait::field_and_init(ir);
         InFlight {
@@ -81,6 +89,7 @@ impl InFlight {
             },
             init: quote!(in_flight: ::core::cell::Cell::new(false), #done_init),
             mark: quote!(self.in_flight.set(true);),
+            mark_eager: quote!(self.in_flight.set(true); self.done_wait.mark_stream_work();),
         }
     }
 }

@@ -20,8 +20,8 @@ pub(crate) fn run_methods(cg: &CodegenInput<'_>) -> TokenStream {
     let launches: Vec<TokenStream> = (0..n_nodes).map(|n| launch_fn(ir, n)).collect();
     let adds: Vec<TokenStream> = (0..n_nodes).map(|n| add_node_fn(ir, n)).collect();
     let updates: Vec<TokenStream> = (0..n_nodes).map(|n| update_node_fn(ir, n)).collect();
-    let mark_in_flight = InFlight::of(ir).mark;
-    let eager = run_eager(cg, &mark_in_flight);
+    let InFlight { mark: mark_in_flight, mark_eager, .. } = InFlight::of(ir);
+    let eager = run_eager(cg, &mark_eager);
     let build = build_methods(cg);
     let build_helpers = build_helpers(cg);
     // Stream capture has no conditional nodes: a spec with `[[while]]`/`[[if]]` is built only.
