@@ -539,10 +539,35 @@ impl KernelBuild {
         }
         let text =
             std::fs::read_to_string(&files.ptx).map_err(|e| in_kernel(BuildError::io(IoOp::Read, &files.ptx, e)))?;
-        let kernels = records_from_ptx(&text);
+        let mut kernels = records_from_ptx(&text);
+        for other in nvcc::other_arch_ptx(&files.keep_dir, &src.path, archs).map_err(in_kernel)? {
+            let text = std::fs::read_to_string(&other).map_err(|e| in_kernel(BuildError::io(IoOp::Read, &other, e)))?;
+            every_arch(&mut kernels, &records_from_ptx(&text));
+        }
         let record = format_kernel_record(ptx_target(&text).as_deref(), &kernels);
         std::fs::write(&files.record, record).map_err(|e| in_kernel(BuildError::io(IoOp::Write, &files.record, e)))?;
         Ok((stderr, kernels))
+    }
+}
+
+/// Narrows the first arch's records to what also holds in another arch's PTX (`other`): the
+/// driver runs whichever image matches the GPU, and `__CUDA_ARCH__` can make them differ. A
+/// kernel waits (first) only if it does in every arch, and may use dynamic shared memory if it
+/// may in any; a kernel another arch lacks proves nothing there.
+fn every_arch(kernels: &mut [KernelRecord], other: &[KernelRecord]) {
+    for k in kernels {
+        match other.iter().find(|o| o.name == k.name) {
+            Some(o) => {
+                k.pdl_wait &= o.pdl_wait;
+                k.pdl_wait_first &= o.pdl_wait_first;
+                k.dyn_smem |= o.dyn_smem;
+            }
+            None => {
+                k.pdl_wait = false;
+                k.pdl_wait_first = false;
+                k.dyn_smem = true;
+            }
+        }
     }
 }
 

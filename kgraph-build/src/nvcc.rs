@@ -114,6 +114,22 @@ pub fn kept_files(keep_dir: &Path, src: &Path, archs: &[String]) -> Result<(Path
     Ok((ptx, ii))
 }
 
+/// The PTX `-keep` left in `keep_dir` for each arch after the first (empty for one arch): the
+/// record is read from the first arch's, and facts that must hold for the image the driver
+/// picks (whichever arch the GPU is) are checked against these too.
+pub fn other_arch_ptx(keep_dir: &Path, src: &Path, archs: &[String]) -> Result<Vec<PathBuf>, BuildError> {
+    let stem = src.file_stem().unwrap_or_default().to_string_lossy();
+    let mut out = Vec::new();
+    for arch in archs.iter().skip(1) {
+        let path = keep_dir.join(format!("{stem}.compute_{}.ptx", arch.trim_start_matches("sm_")));
+        if !path.is_file() {
+            return Err(BuildError::MissingIntermediate { path, found: Vec::new() });
+        }
+        out.push(path);
+    }
+    Ok(out)
+}
+
 /// Runs nvcc on `file` with `args` and `scratch_dir` as its `TMPDIR`; returns its stderr (ptxas'
 /// resource report), or [`BuildError::Compile`] with the compiler's output. cicc leaves an empty
 /// `broken-*.lgenfe.bc` in `TMPDIR` for each file that fails to compile: in the build's own

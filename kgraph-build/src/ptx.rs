@@ -366,13 +366,19 @@ fn body(text: &str) -> Body {
     let mut first_loc = None;
     let mut code = String::with_capacity(text.len());
     for line in text.lines() {
-        // `.loc` (and other newline-terminated directives) carry no `;`.
+        // `.loc` (a newline-terminated directive) carries no `;`. ptxas assembles whatever
+        // follows its operands on the same line, so that stays code.
         if let Some(rest) = line.trim_start().strip_prefix(".loc") {
-            if first_loc.is_none() && !rest.contains("inlined_at") {
-                let mut nums = rest.split(|c: char| c.is_whitespace() || c == ',').filter(|w| !w.is_empty());
+            let (operands, after) = rest.split_at(loc_operands_len(rest));
+            if first_loc.is_none() && !operands.contains("inlined_at") {
+                let mut nums = operands.split(|c: char| c.is_whitespace() || c == ',').filter(|w| !w.is_empty());
                 if let (Some(Ok(file)), Some(Ok(line))) = (nums.next().map(str::parse), nums.next().map(str::parse)) {
                     first_loc = Some((file, line));
                 }
+            }
+            if !after.trim().is_empty() {
+                code.push_str(after);
+                code.push('\n');
             }
             continue;
         }
@@ -400,6 +406,44 @@ fn body(text: &str) -> Body {
     b
 }
 
+/// The length of a `.loc` directive's operands at the start of `rest` (what follows `.loc`):
+/// `file line column`, then `, function_name label[+n]` and `, inlined_at file line column`
+/// as they come. Whatever is left on the line is not part of the directive.
+fn loc_operands_len(rest: &str) -> usize {
+    let word_end = |s: &str, i: usize, part: fn(char) -> bool| {
+        let t = &s[i..];
+        let start = i + (t.len() - t.trim_start().len());
+        start + s[start..].find(|c: char| !part(c)).unwrap_or(s.len() - start)
+    };
+    let digits = |c: char| c.is_ascii_digit();
+    let mut i = 0;
+    for _ in 0..3 {
+        i = word_end(rest, i, digits);
+    }
+    loop {
+        let t = rest[i..].trim_start();
+        let Some(t) = t.strip_prefix(',') else { return i };
+        let at = rest.len() - t.len();
+        let key_end = word_end(rest, at, |c| c.is_ascii_alphabetic() || c == '_');
+        match rest[at..key_end].trim() {
+            "function_name" => {
+                i = word_end(rest, key_end, |c| c.is_ascii_alphanumeric() || "_$.".contains(c));
+                let t = rest[i..].trim_start();
+                if let Some(t) = t.strip_prefix('+') {
+                    i = word_end(rest, rest.len() - t.len(), digits);
+                }
+            }
+            "inlined_at" => {
+                i = key_end;
+                for _ in 0..3 {
+                    i = word_end(rest, i, digits);
+                }
+            }
+            _ => return i,
+        }
+    }
+}
+
 /// The opcode of one `;`-terminated statement and the rest: scope braces, labels (`L:`) and a
 /// guard predicate (`@%p1`, `@!%p1`) before it are skipped.
 fn instruction(statement: &str) -> (&str, &str) {
@@ -409,8 +453,13 @@ fn instruction(statement: &str) -> (&str, &str) {
         let label_end = t.find(|c: char| !(c.is_ascii_alphanumeric() || "_$%".contains(c))).unwrap_or(t.len());
         let after_label = t[label_end..].trim_start();
         let t = if label_end > 0 && after_label.starts_with(':') { &after_label[1..] } else { t };
+        // `@%p1`, `@!%p1`, and ptxas also takes `@ %p1` and `@ !%p1`.
         let t = match t.strip_prefix('@') {
-            Some(guard) => guard.trim_start_matches(|c: char| !c.is_whitespace()),
+            Some(guard) => {
+                let guard = guard.trim_start();
+                let guard = guard.strip_prefix('!').unwrap_or(guard).trim_start();
+                guard.trim_start_matches(|c: char| !c.is_whitespace())
+            }
             None => t,
         };
         if t.len() == s.len() {
@@ -493,6 +542,19 @@ fn element_size(ty: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_loc_directive_ends_after_its_operands() {
+        let rest = |line: &str| {
+            let r = line.strip_prefix(".loc").unwrap();
+            r[loc_operands_len(r)..].trim().to_string()
+        };
+        assert_eq!(rest(".loc 1 41 0"), "");
+        assert_eq!(rest(".loc\t3 77 5, function_name $L__info_string0, inlined_at 1 40 0"), "");
+        assert_eq!(rest(".loc 2 9 3, function_name $L__info_string1+12, inlined_at 1 4 0"), "");
+        assert_eq!(rest(".loc 1 1 1 st.global.f32 [%rd1], %f1;"), "st.global.f32 [%rd1], %f1;");
+        assert_eq!(rest(".loc 1 2 3, inlined_at 1 1 1 ld.global.u32 %r1, [%rd2];"), "ld.global.u32 %r1, [%rd2];");
+    }
 
     /// Hand-written PTX with what nvcc 13 -O3 does not emit for the reference kernels:
     /// `.ptr` annotations, guarded and labelled instructions, a comment that names an

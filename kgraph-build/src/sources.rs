@@ -98,11 +98,18 @@ pub(crate) fn local_includes(src: &Path, search: &[PathBuf]) -> BTreeSet<PathBuf
 /// What the outputs of one compile contain, part of the cache key: bumped whenever the record
 /// (or another output) gains a fact, so that outputs cached by an older kgraph-build, which
 /// lack it, are rebuilt rather than read as "none" (revision 2: static shared arrays; 3:
-/// `pdl_wait_first`).
-const OUTPUT_REVISION: &[u8] = b"kgraph-build outputs 3";
+/// `pdl_wait_first`; 4: `pdl_wait_first` and `pdl_wait` proven for every arch, and the prover
+/// no longer blind to code after a `.loc` or inside a `.pragma` string: records cached by 3
+/// may claim a wait first that the code does not make). Bump it with any change to what a
+/// record says of the same PTX.
+const OUTPUT_REVISION: &[u8] = b"kgraph-build outputs 4";
+
+/// The sources of the PTX reader, part of the cache key (see [`cache_key`]).
+const RECORD_READERS: [&[u8]; 3] =
+    [include_bytes!("ptx.rs"), include_bytes!("ptx/wait_first.rs"), include_bytes!("ptx/shared.rs")];
 
 /// FNV-1a over the source, its local headers (see [`local_includes`] for `search`), nvcc's
-/// version, the arguments and [`OUTPUT_REVISION`].
+/// version, the arguments, [`OUTPUT_REVISION`] and the PTX reader's own sources.
 pub(crate) fn cache_key(src: &Path, search: &[PathBuf], version: &str, args: &[String]) -> Result<String, BuildError> {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let mut feed = |bytes: &[u8]| {
@@ -118,6 +125,11 @@ pub(crate) fn cache_key(src: &Path, search: &[PathBuf], version: &str, args: &[S
     }
     feed(version.as_bytes());
     feed(OUTPUT_REVISION);
+    // The code that reads the records out of the PTX: a change to it (a prover made stricter)
+    // rebuilds the records it would read differently, even where OUTPUT_REVISION was not bumped.
+    for reader in RECORD_READERS {
+        feed(reader);
+    }
     for a in args {
         feed(a.as_bytes());
     }

@@ -100,11 +100,9 @@ fn inline_asm_and_calls_that_may_touch_memory_first_are_not_proven() {
     }
 }
 
-/// Not fixed here (`ptx.rs` is outside the prover's files): `body` drops every line that starts
-/// with `.loc` before the prover reads the body, but ptxas assembles an instruction after
-/// `.loc`'s numbers on the same line, so this store (or a call, for `pdl_wait`) is never seen.
+/// ptxas assembles an instruction after `.loc`'s operands on the same line: `body` keeps it
+/// as code, so this store (or a call, for `pdl_wait`) is seen.
 #[test]
-#[ignore = "open hole: ptx.rs `body` drops a whole `.loc` line, instruction included"]
 fn an_instruction_after_loc_on_its_line_is_seen() {
     let source = format!(
         "{HEAD}extern \"C\" __global__ void loc_line(float* x) {{
@@ -117,11 +115,9 @@ fn an_instruction_after_loc_on_its_line_is_seen() {
     assert_eq!(first(&compile("loc_line", &source, &["sm_90"]), "loc_line"), (true, false));
 }
 
-/// Not fixed here (`lib.rs`/`nvcc.rs` are outside the prover's files): with several archs the
-/// record is read from the first arch's PTX only, but the driver runs the image of the GPU's
-/// arch, which `__CUDA_ARCH__` may make store before it waits.
+/// With several archs the driver runs the image of the GPU's arch, which `__CUDA_ARCH__` may
+/// make store before it waits: the record proves a wait first only if every arch's PTX does.
 #[test]
-#[ignore = "open hole: the record proves from the first arch's PTX only"]
 fn every_arch_must_wait_first() {
     let source = format!(
         "{HEAD}extern \"C\" __global__ void per_arch(float* x) {{

@@ -71,11 +71,9 @@ fn each_entry_is_proven_from_its_own_body() {
     );
 }
 
-/// Not the prover's (it rejects any guard), but the same record: ptxas takes `@ %p1` with a
-/// space, and `ptx.rs`'s `instruction` then reads `%p1` as the opcode, so the call is missing
-/// from `callees` (which `pdl_waits` and `dyn_smem` trust).
+/// ptxas takes a guard written `@ %p1` (with a space): the call after it is still a callee
+/// (which `pdl_waits` and `dyn_smem` trust), not hidden behind `%p1` read as the opcode.
 #[test]
-#[ignore = "open hole: ptx.rs `instruction` misreads a guard written `@ %p`"]
 fn a_guard_with_a_space_still_shows_the_call() {
     let ptx = ".version 8.8\n.target sm_90\n.entry e()\n{\n\t.reg .pred %p<2>;\n\t@ %p1 call.uni ext, ();\n\tret;\n}\n";
     let records = records_from_ptx(ptx);
