@@ -39,3 +39,4 @@ done
 [ -x "$b/db" ] && { echo "== anchor"; "$b/db"; }
 echo "== while_memcheck plain"; "$b/wm" 40; echo "rc $?"
 echo "== while_memcheck under memcheck"; compute-sanitizer --tool memcheck "$b/wm" 40 2>&1 | tail -15
+echo "== while_memcheck under memcheck, a stream per round"; compute-sanitizer --tool memcheck "$b/wm" 40 newstream 2>&1 | tail -15

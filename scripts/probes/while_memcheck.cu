@@ -9,11 +9,16 @@
 // body kernel reads and advances the state (as ppo_minibatch_begin reads counters[0..2]),
 // launch it, check the result, destroy the graph and free everything (stream-ordered). It is
 // correct by construction, so any memcheck report on it is the tool's.
+// A second argument `newstream` gives every round a stream of its own, destroyed at the end of
+// the round after its frees (as each GPU test makes a Device, and so a stream, of its own): the
+// pool then hands a round memory freed on a stream that no longer exists.
 // Build and run (GPU machine):
 //   nvcc -O3 -arch=sm_90 -o wm scripts/probes/while_memcheck.cu && ./wm && compute-sanitizer ./wm
+//   compute-sanitizer ./wm 40 newstream
 #include <cuda_runtime.h>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #define CK(x)                                                                          \
@@ -40,11 +45,17 @@ __global__ void body(cudaGraphConditionalHandle handle, int* state, unsigned* co
 
 int main(int argc, char** argv) {
     const int rounds = argc > 1 ? atoi(argv[1]) : 40;
+    const bool new_stream = argc > 2 && strcmp(argv[2], "newstream") == 0;
     const unsigned limit = 32;
     cudaStream_t s;
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     int bad = 0;
     for (int r = 0; r < rounds; ++r) {
+        if (new_stream && r > 0) {
+            CK(cudaStreamSynchronize(s));
+            CK(cudaStreamDestroy(s));
+            CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        }
         // Padding of changing sizes, so the pool hands out shifted addresses each round.
         std::vector<void*> pad;
         for (int i = 0; i < (r % 5) + 1; ++i) {
