@@ -16,14 +16,17 @@
 //!    and the one-stream chain of `run_eager`, `capture_serialized` and `profile`, including the
 //!    next iteration of a loop and the next run of the graph. A PDL kernel counts as ordered
 //!    after the kernel before it only when it waits on its grid dependency before it touches any
-//!    buffer (`waits_first`: proven from its compiled PTX, or the `graph!` caller's promise).
+//!    buffer (`waits_first`: proven from its compiled PTX, or the `graph!` caller's promise). In
+//!    the chain a control is not one launch: `run_eager` launches its body nodes one by one, so
+//!    it enters as the first of them that does not wait first, and a body node that may overlap
+//!    the one before it leaves the control unfinished at its end ([`unit_in_chain`]).
 //! 4. Packing: largest first, each at the lowest offset (a multiple of [`ARENA_ALIGN`]) that
 //!    overlaps no placed buffer it may not share with.
 
 pub mod diagram;
 pub mod order;
 
-use crate::graph::ir::{GraphIr, NodeOp, Role};
+use crate::graph::ir::{ControlKind, GraphIr, NodeOp, Role};
 use crate::graph::plan::{BuildPlan, Unit};
 use order::{Follows, Order};
 
@@ -153,6 +156,9 @@ impl Steps {
 struct Orders {
     top: Order,
     top_follows: Vec<Follows>,
+    /// Per top-level unit: every launch of it has finished once its last one has (see
+    /// [`unit_in_chain`]).
+    top_done: Vec<bool>,
     bodies: Vec<(Order, Vec<Follows>)>,
 }
 
@@ -303,13 +309,44 @@ fn follows(ir: &GraphIr, n: usize, waits_first: &[bool]) -> Follows {
     }
 }
 
-fn orders(ir: &GraphIr, branched: &BuildPlan, waits_first: &[bool]) -> Orders {
-    let first_node = |unit: &Unit| match *unit {
-        Unit::Node(n) => n,
-        Unit::Control(c) => ir.controls[c].first,
+/// How top-level unit `unit` follows the unit before it in the one-stream chain of `run_eager`,
+/// and whether every launch of it has finished once its last launch has.
+///
+/// A node is one launch. A `[[while]]`/`[[if]]` is a conditional node of the built graphs (its
+/// body graph completes before anything after it starts), but `run_eager` launches its body
+/// nodes one by one on the stream, each by its own rule, `repeat = k` of them one iteration
+/// after another: a body node that may overlap the one before it (a PDL kernel not known to
+/// wait first) may then overlap what precedes the control, and leave the nodes before it running
+/// after the control's last launch. So the control enters as its first body node that does not
+/// wait first enters (`Wait` when every one waits first), and it is done at its end only when,
+/// after each body node (around into the next iteration, for a loop that may iterate again), a
+/// launch after a completion comes before any that may overlap. (An `[[if]]` whose body does not
+/// run adds no launch: `run_eager` reads its flag back to the host first, so everything before it
+/// completed before anything after it starts.)
+fn unit_in_chain(ir: &GraphIr, unit: Unit, waits_first: &[bool]) -> (Follows, bool) {
+    let c = match unit {
+        Unit::Node(n) => return (follows(ir, n, waits_first), true),
+        Unit::Control(c) => &ir.controls[c],
     };
-    let top_follows: Vec<Follows> =
-        branched.units.iter().map(|(u, _)| follows(ir, first_node(u), waits_first)).collect();
+    let chain: Vec<Follows> = c.body().map(|n| follows(ir, n, waits_first)).collect();
+    let entry = match Follows::walk(&chain) {
+        Some(true) => Follows::Completion,
+        Some(false) => Follows::Overlap,
+        None => Follows::Wait,
+    };
+    let iterates = match c.kind {
+        ControlKind::Repeat(k) => k > 1,
+        ControlKind::Until { max, .. } => max > 1,
+        ControlKind::If { .. } => false,
+    };
+    let again: &[Follows] = if iterates { &chain } else { &[] };
+    let done = (0..chain.len()).all(|i| Follows::walk(chain[i + 1..].iter().chain(again)) != Some(false));
+    (entry, done)
+}
+
+fn orders(ir: &GraphIr, branched: &BuildPlan, waits_first: &[bool]) -> Orders {
+    let (top_follows, top_done): (Vec<Follows>, Vec<bool>) =
+        branched.units.iter().map(|&(u, _)| unit_in_chain(ir, u, waits_first)).unzip();
     // Programmatic edges run between nodes only: a control unit is never the target of one.
     let unit_waits_first: Vec<bool> =
         branched.units.iter().map(|(u, _)| matches!(*u, Unit::Node(n) if waits_first[n])).collect();
@@ -319,7 +356,8 @@ fn orders(ir: &GraphIr, branched: &BuildPlan, waits_first: &[bool]) -> Orders {
         .enumerate()
         .flat_map(|(to, (_, edges))| edges.iter().map(move |&(from, prog)| (from, to, prog)))
         .collect();
-    let top = Order::of_dag(branched.units.len(), &top_edges, &unit_waits_first).and(&Order::of_chain(&top_follows));
+    let top = Order::of_dag(branched.units.len(), &top_edges, &unit_waits_first)
+        .and(&Order::of_chain_ending(&top_follows, &top_done));
     let bodies = branched
         .bodies
         .iter()
@@ -336,7 +374,7 @@ fn orders(ir: &GraphIr, branched: &BuildPlan, waits_first: &[bool]) -> Orders {
             (Order::of_dag(chain.len(), &edges, &body_waits_first).and(&Order::of_chain(&chain)), chain)
         })
         .collect();
-    Orders { top, top_follows, bodies }
+    Orders { top, top_follows, top_done, bodies }
 }
 
 /// Whether step `y` of a repeated chain finishes before every later step touches memory,
@@ -367,7 +405,8 @@ fn may_share(o: &Orders, a: &Steps, b: &Steps) -> bool {
         _ => {
             let (ua, ub) = (a.units(), b.units());
             let ordered = |first: &[usize], then: &[usize]| {
-                o.top.all_before(first, then) && then.iter().all(|&y| finishes_before_next(&o.top_follows, y))
+                o.top.all_before(first, then)
+                    && then.iter().all(|&y| o.top_done[y] && finishes_before_next(&o.top_follows, y))
             };
             ordered(&ua, &ub) || ordered(&ub, &ua)
         }

@@ -78,6 +78,13 @@ impl Order {
     /// every step reachable from a full edge out of `u`, and the target `w` of a programmatic
     /// edge out of `u` into a step that waits first, with every step `w` is before.
     pub fn of_dag(n: usize, edges: &[(usize, usize, bool)], waits_first: &[bool]) -> Self {
+        Order::of_dag_ending(n, edges, waits_first, &vec![true; n])
+    }
+
+    /// [`Order::of_dag`] where a step `u` with `done[u]` false may leave some of its work
+    /// running after it ends (a control run eagerly, whose body launches overlap each other):
+    /// it finishes before no step, though the steps after it still start after it started.
+    fn of_dag_ending(n: usize, edges: &[(usize, usize, bool)], waits_first: &[bool], done: &[bool]) -> Self {
         // reach[u]: u and every step a path from u leads to (they start after u started).
         let mut reach = Order::empty(n);
         let mut order = Order::empty(n);
@@ -90,6 +97,9 @@ impl Order {
             for &(w, programmatic) in &out[u] {
                 let reached = reach.row(w).to_vec();
                 reach.or_row(u, &reached);
+                if !done[u] {
+                    continue;
+                }
                 if !programmatic {
                     order.or_row(u, &reached);
                 } else if waits_first[w] {
@@ -107,10 +117,17 @@ impl Order {
     /// serialized plans): how each follows the one before (the first's entry is about the step
     /// before the chain, not used here).
     pub fn of_chain(follows: &[Follows]) -> Self {
+        Order::of_chain_ending(follows, &vec![true; follows.len()])
+    }
+
+    /// [`Order::of_chain`] where a step `u` with `done[u]` false may leave work running after it
+    /// ends (a `[[while]]`/`[[if]]` in an eager run: its body's launches, one of which may
+    /// overlap the ones before it): it finishes before no other step.
+    pub fn of_chain_ending(follows: &[Follows], done: &[bool]) -> Self {
         let edges: Vec<(usize, usize, bool)> =
             (1..follows.len()).map(|i| (i - 1, i, follows[i] != Follows::Completion)).collect();
         let waits_first: Vec<bool> = follows.iter().map(|&f| f == Follows::Wait).collect();
-        Order::of_dag(follows.len(), &edges, &waits_first)
+        Order::of_dag_ending(follows.len(), &edges, &waits_first, done)
     }
 
     /// The steps ordered in both `self` and `other`.
@@ -174,5 +191,16 @@ mod tests {
         let walked: Vec<Option<bool>> = (0..5).map(|y| Follows::walk(&chain[y + 1..])).collect();
         assert_eq!(walked, [Some(false), Some(false), Some(false), Some(true), None]);
         assert_eq!(Follows::walk(&[W, W]), None, "only waiting steps follow");
+    }
+
+    #[test]
+    fn a_step_that_may_leave_work_running_finishes_before_nothing() {
+        use Follows::{Completion as C, Wait as W};
+        // Step 1 ends with work still running: nothing after it is ordered after it, but what
+        // starts after it still starts after step 0 finished.
+        let o = Order::of_chain_ending(&[C, C, C, W], &[true, false, true, true]);
+        assert!(o.before(0, 1) && o.before(0, 2) && o.before(0, 3));
+        assert!(!o.before(1, 2) && !o.before(1, 3));
+        assert!(o.before(2, 3));
     }
 }
