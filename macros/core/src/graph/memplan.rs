@@ -13,8 +13,9 @@
 //!    is one unit), or the body nodes of one control for a buffer used only inside it.
 //! 3. Two buffers may share bytes only when every step of one finishes before any step of the
 //!    other starts, in every way the graph runs ([`order`]): the branched graph of `capture()`,
-//!    and the one-stream chain of `run_eager`, `capture_serialized` and `profile`, including the
-//!    next iteration of a loop and the next run of the graph. A PDL kernel counts as ordered
+//!    the stream capture of `capture_streamed()` ([`streamed`]), and the one-stream chain of
+//!    `run_eager`, `capture_serialized` and `profile`, including the next iteration of a loop
+//!    and the next run of the graph. A PDL kernel counts as ordered
 //!    after the kernel before it only when it waits on its grid dependency before it touches any
 //!    buffer (`waits_first`: proven from its compiled PTX, or the `graph!` caller's promise). In
 //!    the chain a control is not one launch: `run_eager` launches its body nodes one by one, so
@@ -26,6 +27,7 @@
 pub mod diagram;
 pub mod order;
 
+use crate::graph::dataflow;
 use crate::graph::ir::{ControlKind, GraphIr, NodeOp, Role};
 use crate::graph::plan::{BuildPlan, Unit};
 use order::{Follows, Order};
@@ -344,6 +346,17 @@ fn unit_in_chain(ir: &GraphIr, unit: Unit, waits_first: &[bool]) -> (Follows, bo
     (entry, done)
 }
 
+/// The order of `capture_streamed()` (generated for specs without controls, whose units are
+/// their nodes): the stream capture of the dataflow schedule. Its edges are the branched plan's,
+/// but a PDL kernel that continues the stream of its one predecessor gets a programmatic edge
+/// from whatever that node left last on the stream: a GEMM's cuBLAS kernel or a collective's
+/// NCCL kernel too, where the built graphs have a full edge from the child graph or node.
+fn streamed(ir: &GraphIr, waits_first: &[bool]) -> Order {
+    let pdl: Vec<bool> = ir.nodes.iter().map(|n| n.pdl).collect();
+    let edges = dataflow::schedule(ir.nodes.len(), &dataflow::dependencies(ir), &pdl).captured_edges();
+    Order::of_dag(ir.nodes.len(), &edges, waits_first)
+}
+
 fn orders(ir: &GraphIr, branched: &BuildPlan, waits_first: &[bool]) -> Orders {
     let (top_follows, top_done): (Vec<Follows>, Vec<bool>) =
         branched.units.iter().map(|&(u, _)| unit_in_chain(ir, u, waits_first)).unzip();
@@ -356,8 +369,11 @@ fn orders(ir: &GraphIr, branched: &BuildPlan, waits_first: &[bool]) -> Orders {
         .enumerate()
         .flat_map(|(to, (_, edges))| edges.iter().map(move |&(from, prog)| (from, to, prog)))
         .collect();
-    let top = Order::of_dag(branched.units.len(), &top_edges, &unit_waits_first)
+    let mut top = Order::of_dag(branched.units.len(), &top_edges, &unit_waits_first)
         .and(&Order::of_chain_ending(&top_follows, &top_done));
+    if ir.controls.is_empty() {
+        top = top.and(&streamed(ir, waits_first));
+    }
     let bodies = branched
         .bodies
         .iter()
