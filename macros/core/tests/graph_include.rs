@@ -190,6 +190,18 @@ fn unbound_scratch_becomes_a_prefixed_buffer_of_constant_length() {
     assert_eq!(k.default.text(), "1.5");
 }
 
+#[test]
+fn an_included_specs_plan_memory_false_keeps_its_scratch_out_of_the_plan() {
+    let body = "[[include]]\nname = \"s\"\nspec = \"sub.toml\"\nbuffers = { src = \"x\", dst = \"y\" }\n";
+    for (sub_top, want) in [("", true), ("plan_memory = true", true), ("plan_memory = false", false)] {
+        let sub = format!("{sub_top}\n{SCRATCH_SUB}");
+        let files = [("sub.toml", sub.as_str()), ("p.toml", &parent(8, body))];
+        let a = analyze_files(&files, "p.toml").unwrap_or_else(|e| panic!("{}", e.join("\n")));
+        let tmp = a.ir.buffers.iter().find(|b| b.name == "s_tmp").expect("scratch `s_tmp`");
+        assert_eq!(tmp.plan, want, "included `{sub_top}`");
+    }
+}
+
 fn pdl_sub(top: &str) -> String {
     format!(
         "{top}\n{KERNELS}[dims]\nn = 256\n[buffers.x]\ndtype = \"f32\"\nlen = \"n\"\nrole = \"input\"\n\

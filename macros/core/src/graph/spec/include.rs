@@ -120,8 +120,10 @@ pub fn splice(
     let r = Renames { prefix: name.to_string(), dims: sub_dims, buffers, scalars, span: span.clone() };
     let bound_buffer = |n: &str| inc.buffers.iter().flat_map(|b| &b.v).any(|(k, _)| k.v == n);
     let bound_scalar = |n: &str| inc.scalars.iter().flat_map(|b| &b.v).any(|(k, _)| k.v == n);
+    // The included spec's `plan_memory = false` covers its own scratch buffers here too.
+    let sub_plans = sub.plan_memory.as_ref().is_none_or(|p| p.v);
     for b in sub.buffers.iter().filter(|b| !bound_buffer(&b.name.v)) {
-        if let Some(nb) = scratch_copy(&r, b) {
+        if let Some(nb) = scratch_copy(&r, b, sub_plans) {
             parent.buffers.push(nb);
         }
     }
@@ -347,8 +349,9 @@ fn bind_scalars(
     out
 }
 
-/// An unbound included scratch buffer as a buffer of this spec, its length a constant.
-fn scratch_copy(r: &Renames, b: &RawBuffer) -> Option<RawBuffer> {
+/// An unbound included scratch buffer as a buffer of this spec, its length a constant; kept out
+/// of the plan when the included spec plans nothing (`sub_plans == false`).
+fn scratch_copy(r: &Renames, b: &RawBuffer, sub_plans: bool) -> Option<RawBuffer> {
     let len = len_of(b, &r.dims)?;
     Some(RawBuffer {
         name: r.s(r.prefixed(&b.name.v)),
@@ -356,7 +359,7 @@ fn scratch_copy(r: &Renames, b: &RawBuffer) -> Option<RawBuffer> {
         len: Some(r.s(Num::Int(len))),
         role: b.role.as_ref().map(|d| r.s(d.v.clone())),
         doc: b.doc.clone(),
-        plan: b.plan.as_ref().map(|p| r.s(p.v)),
+        plan: if sub_plans { b.plan.as_ref().map(|p| r.s(p.v)) } else { Some(r.s(false)) },
     })
 }
 
