@@ -187,6 +187,25 @@ fn beta_accumulates_and_scalar_and_buffer_changes_reach_the_captured_gemms() {
     assert_eq!(bits(&e.download_outer().unwrap()), bits(&outer));
 }
 
+/// `capture_streamed` records a GEMM as cuBLAS's last kernel node, not a child graph, so it
+/// cannot be updated in place: `set_<scalar>` is a clear error naming that, the value and the
+/// graph stay as they were, and the graph still replays.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_streamed_capture_refuses_in_place_gemm_updates_and_keeps_replaying() {
+    let dev = device();
+    let (m, k) = (TestGemm::M, TestGemm::K);
+    let (a, u, v) = (integers(m * k, 95), integers(m, 96), integers(TestGemm::N, 97));
+    let times = |c: f32| a.iter().map(|x| c * x).collect::<Vec<_>>();
+    let mut g = test_gemm(&dev, &a, &identity(k), &u, &v);
+    g.capture_streamed().unwrap();
+    g.replay().unwrap();
+    let err = g.set_beta(0.0).unwrap_err();
+    assert!(err.to_string().contains("not a child graph"), "{err}");
+    g.replay().unwrap();
+    assert_eq!(g.download_acc().unwrap(), times(4.0), "beta still 1: acc += 2 A each replay");
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn strided_batches_scale_share_and_space_their_products() {

@@ -257,6 +257,18 @@ pub(crate) unsafe fn exec_child_graph_node_set_params(
     unsafe { sys::cuGraphExecChildGraphNodeSetParams(exec, node, child) }.result()
 }
 
+/// `cuGraphNodeGetType`: what kind of node `node` is.
+///
+/// # Safety
+/// `node` is a node of a live graph.
+#[inline]
+pub(crate) unsafe fn node_type(node: sys::CUgraphNode) -> Result<sys::CUgraphNodeType, DriverError> {
+    let mut t = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_EMPTY;
+    // SAFETY: `t` is a valid out-pointer; `node` as the caller promises.
+    unsafe { sys::cuGraphNodeGetType(node, &mut t) }.result()?;
+    Ok(t)
+}
+
 /// `cuGraphExecUpdate` (`_v2`): every node of `exec` updated in place from `graph`; on refusal
 /// `info` says why and `exec` is unchanged.
 ///

@@ -91,12 +91,23 @@ impl Graph {
     }
 
     /// Replaces the work of child-graph node `node` with that of `child` (same topology), for
-    /// later replays (`cuGraphExecChildGraphNodeSetParams`).
+    /// later replays (`cuGraphExecChildGraphNodeSetParams`). [`GraphError::Failed`] when `node`
+    /// is not a child-graph node (a GEMM or collective captured from a stream, as
+    /// `capture_streamed` records them, is its last kernel node): nothing is changed then.
     ///
     /// # Safety
-    /// As [`GraphBuilder::add_child_raw`], for `node`, a child-graph node of this graph.
+    /// As [`GraphBuilder::add_child_raw`], for `node`, a node of this graph.
     pub unsafe fn set_child_graph_node(&self, node: sys::CUgraphNode, child: sys::CUgraph, what: &str) -> Result<()> {
         let exec = self.bind(what)?;
+        // SAFETY: `node` is a node of this graph (the caller's promise), which lives as long as
+        // `self`.
+        let kind = unsafe { driver::graph::node_type(node) }.map_err(|e| Error::driver(what.to_string(), e))?;
+        if kind != sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_GRAPH {
+            return Err(Error::graph(
+                what,
+                format!("the node to update is a {kind:?} node, not a child graph (a graph captured from a stream records its last kernel instead); capture it with `capture` or `capture_serialized` to update it in place"),
+            ));
+        }
         // SAFETY: `exec` was instantiated from the graph owning `node`; `child` as promised.
         unsafe { driver::graph::exec_child_graph_node_set_params(exec, node, child) }
             .map_err(|e| Error::driver(what.to_string(), e))

@@ -121,7 +121,7 @@ pub fn splice(
     let bound_buffer = |n: &str| inc.buffers.iter().flat_map(|b| &b.v).any(|(k, _)| k.v == n);
     let bound_scalar = |n: &str| inc.scalars.iter().flat_map(|b| &b.v).any(|(k, _)| k.v == n);
     // The included spec's `plan_memory = false` covers its own scratch buffers here too.
-    let sub_plans = sub.plan_memory.as_ref().is_none_or(|p| p.v);
+    let sub_plans = sub.plan_memory.as_ref().map_or(true, |p| p.v);
     for b in sub.buffers.iter().filter(|b| !bound_buffer(&b.name.v)) {
         if let Some(nb) = scratch_copy(&r, b, sub_plans) {
             parent.buffers.push(nb);
