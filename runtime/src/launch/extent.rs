@@ -5,11 +5,14 @@
 //! Everything here is a few integer operations, with no allocation and no formatting unless a
 //! launch is refused: the error paths are `#[cold]` functions of their own.
 //!
-//! An extent is computed in the type C computes the same expression in: `int` (`i32`) when
-//! every scalar it names is `int` or narrower, `unsigned int` (`u32`) when one is unsigned and
-//! none is 64-bit, `long long` (`i64`) when one is 64-bit and signed, `unsigned long long`
-//! (`u64`) when one is `u64`; an extent of integer literals only is `i64`. Every operation is
-//! checked: where C would overflow (or wrap, for unsigned types) the launch is refused with
+//! Each operation of an extent is computed in the type C computes it in: `int` (`i32`) when
+//! both operands are `int` or narrower, `unsigned int` (`u32`) when one is unsigned and none is
+//! 64-bit, `long long` (`i64`) when one is 64-bit and signed, `unsigned long long` (`u64`) when
+//! one is `u64` (the usual arithmetic conversions, operation by operation: in `(end - start) +
+//! offset` with `u32` `end`, `start` and an `i64` `offset`, the subtraction is `u32`, the
+//! addition `i64`, [`convert`] between them); an extent of integer literals only is `i64`. Every
+//! operation is checked: where C would overflow (or wrap, for unsigned types, or wrap a negative
+//! value converting it to unsigned) the launch is refused with
 //! [`LaunchError::ExtentArithmetic`], as it is for division by zero and a negative result. So an
 //! extent that a kernel's own 32-bit index arithmetic could not reach is never accepted.
 
@@ -48,6 +51,15 @@ pub enum ExtentFault {
         /// The type the extent is computed in.
         ty: &'static str,
     },
+    /// The value of a part of the extent, computed in its own type, does not fit in the wider
+    /// type the operation it is an operand of is computed in (a negative value where C would
+    /// convert it to unsigned, and wrap it).
+    Wrap {
+        /// The part's value in this launch.
+        value: i128,
+        /// The type C converts it to.
+        ty: &'static str,
+    },
 }
 
 impl std::fmt::Display for ExtentFault {
@@ -57,6 +69,9 @@ impl std::fmt::Display for ExtentFault {
             ExtentFault::DivisionByZero { op } => write!(f, "`{op}` by zero"),
             ExtentFault::Conversion { scalar, value, ty } => {
                 write!(f, "`{scalar}` = {value} does not fit in `{ty}`")
+            }
+            ExtentFault::Wrap { value, ty } => {
+                write!(f, "an operand of value {value} does not fit in `{ty}`, which C converts it to")
             }
         }
     }
@@ -118,6 +133,20 @@ where
     S: Copy + Into<i128>,
 {
     I::try_from(value).map_err(|_| ExtentFault::Conversion { scalar: name, value: value.into(), ty: I::NAME })
+}
+
+/// A part of the extent computed in type `J` (`end - start` in `u32`), as an operand of an
+/// operation computed in the wider type `I` (`+ offset` in `i64`): C's usual arithmetic
+/// conversions, operation by operation. Exact, but for a negative value into an unsigned type,
+/// which C would wrap: a fault.
+#[inline(always)]
+pub fn convert<I, J>(value: Partial<J>) -> Partial<I>
+where
+    I: ExtentInt + TryFrom<J>,
+    J: ExtentInt,
+{
+    let v = value?;
+    I::try_from(v).map_err(|_| ExtentFault::Wrap { value: v.into(), ty: I::NAME })
 }
 
 /// An integer literal of the extent.
@@ -388,6 +417,33 @@ mod tests {
         assert_eq!(sub(lit(1u32), lit(2u32)), Err(ExtentFault::Overflow { op: "-", ty: "u32" }));
         assert_eq!(scalar::<u64, i64>("n", -1), Err(ExtentFault::Conversion { scalar: "n", value: -1, ty: "u64" }));
         assert_eq!(min(lit(3i32), max(lit(1i32), lit(2i32))), Ok(2));
+    }
+
+    #[test]
+    fn parts_convert_to_wider_types_as_c_converts_them() {
+        // `(end - start) + offset`, `end`, `start` `u32` and `offset` `i64`: C subtracts in
+        // `unsigned int` (1 - 2 wraps to 4294967295) and adds in `long long`.
+        let span = |end: u32, start: u32, offset: i64| {
+            add(
+                convert::<i64, u32>(sub(scalar("end", end), scalar("start", start))),
+                scalar::<i64, i64>("offset", offset),
+            )
+        };
+        assert_eq!(span(5, 2, 10), Ok(13));
+        assert_eq!(span(1, 2, 10), Err(ExtentFault::Overflow { op: "-", ty: "u32" }));
+        // `(a - b) * c`, `a`, `b` `int` and `c` `unsigned int`: a negative `a - b` converts to
+        // a huge `unsigned int` in C.
+        let wrapped = convert::<u32, i32>(sub(scalar("a", 1i32), scalar("b", 2i32)));
+        assert_eq!(wrapped, Err(ExtentFault::Wrap { value: -1, ty: "u32" }));
+        assert_eq!(
+            extent("k", "x", "(a - b) * c", mul(wrapped, scalar::<u32, u32>("c", 1))).unwrap_err().to_string(),
+            "launching kernel `k`: the extent of `x` cannot be evaluated: in `(a - b) * c`, an operand of value -1 \
+             does not fit in `u32`, which C converts it to"
+        );
+        assert_eq!(convert::<u64, i64>(lit(-1i64)), Err(ExtentFault::Wrap { value: -1, ty: "u64" }));
+        assert_eq!(convert::<i64, i32>(lit(-1i32)), Ok(-1));
+        assert_eq!(convert::<u64, u32>(lit(u32::MAX)), Ok(u64::from(u32::MAX)));
+        assert_eq!(within(convert::<i64, i32>(mul(lit(1i32 << 16), lit(1 << 16))), u64::MAX), Err(None));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use quote::quote;
 use syn::{Ident, LitInt};
 
 use crate::emit_util::{elem_in_hidden_module, launch_dim_tokens};
-use crate::syntax::extent::extent_type;
+use crate::syntax::extent::{extent_type, operation_type};
 use crate::syntax::model::{Elem, Extent, ExtentExpr, ExtentFn, ExtentOp, KernelDecl, Param, ParamKind};
 use crate::syntax::naming::ident_text;
 
@@ -48,8 +48,7 @@ fn extent_local(param: &Param) -> Ident {
 /// `let x_extent: u64 = ::kgraph::__private::extent::extent(NAME, "x", "n", <n, checked>)?;`
 fn extent_value(decl: &KernelDecl, param: &Param) -> TokenStream {
     let extent = param.extent.as_ref().expect("only parameters with extents");
-    let ty = extent_type(decl, extent);
-    let value = expr_tokens(&extent.expr, ty);
+    let value = checked_value(decl, extent);
     let local = extent_local(param);
     let (name, text) = (ident_text(&param.name), &extent.text);
     quote! {
@@ -59,7 +58,7 @@ fn extent_value(decl: &KernelDecl, param: &Param) -> TokenStream {
 
 /// `::kgraph::__private::extent::check_shared(NAME, "block.x * 4", <bytes, checked>, cfg.shared_mem_bytes)?;`
 fn shared_check(decl: &KernelDecl, shared: &Extent) -> TokenStream {
-    let value = expr_tokens(&shared.expr, extent_type(decl, shared));
+    let value = checked_value(decl, shared);
     let local = Ident::new("shared_bytes", Span::mixed_site());
     let text = &shared.text;
     quote! {
@@ -68,8 +67,42 @@ fn shared_check(decl: &KernelDecl, shared: &Extent) -> TokenStream {
     }
 }
 
-/// The expression over `kgraph::__private::extent`'s checked operations, computed in `ty`.
-fn expr_tokens(expr: &ExtentExpr, ty: Elem) -> TokenStream {
+/// An extent (or `shared`) over `kgraph::__private::extent`'s checked operations, each
+/// operation in the type C computes it in ([`operation_type`]): `(end - start) + offset` with
+/// `u32` `end`, `start` and an `i64` `offset` subtracts in `u32`, so an `end < start` that C
+/// wraps to about 2^32 is refused, not computed as a small `i64`. An extent of literals only is
+/// computed in `i64` throughout ([`extent_type`]).
+fn checked_value(decl: &KernelDecl, extent: &Extent) -> TokenStream {
+    let types = Types { decl, literals_only: extent.expr.names().is_empty() && !extent.expr.uses_launch() };
+    let ty = if types.literals_only { extent_type(decl, extent) } else { operation_type(decl, &extent.expr) };
+    expr_tokens(&types, &extent.expr, ty)
+}
+
+/// What the type of each operation of an extent is read from.
+struct Types<'d> {
+    decl: &'d KernelDecl,
+    /// The extent names no scalar and no launch dimension: every operation is `i64`.
+    literals_only: bool,
+}
+
+impl Types<'_> {
+    /// The type operation `expr` is computed in.
+    fn of(&self, expr: &ExtentExpr) -> Elem {
+        if self.literals_only {
+            Elem::I64
+        } else {
+            operation_type(self.decl, expr)
+        }
+    }
+}
+
+/// The expression over `kgraph::__private::extent`'s checked operations, its value in `ty`:
+/// a literal, scalar or launch dimension is taken in `ty` directly (a scalar that does not
+/// convert, a negative one into an unsigned type, is a fault, as is a launch dimension past
+/// `ty`); an operation is computed in its own type and its value converted to `ty` when that is
+/// wider (a negative value into an unsigned type is a fault where C would wrap it). `ty` is never
+/// narrower than the expression's own type.
+fn expr_tokens(types: &Types<'_>, expr: &ExtentExpr, ty: Elem) -> TokenStream {
     let t = ty.rust_ident();
     match expr {
         ExtentExpr::Int { value, span } => {
@@ -93,18 +126,29 @@ fn expr_tokens(expr: &ExtentExpr, ty: Elem) -> TokenStream {
                 ExtentOp::Div => quote!(div),
                 ExtentOp::Rem => quote!(rem),
             };
-            let (l, r) = (expr_tokens(lhs, ty), expr_tokens(rhs, ty));
-            quote!(::kgraph::__private::extent::#f(#l, #r))
+            let own = types.of(expr);
+            let (l, r) = (expr_tokens(types, lhs, own), expr_tokens(types, rhs, own));
+            converted(quote!(::kgraph::__private::extent::#f(#l, #r)), own, ty)
         }
         ExtentExpr::Call { func, a, b } => {
             let f = match func {
                 ExtentFn::Min => quote!(min),
                 ExtentFn::Max => quote!(max),
             };
-            let (a, b) = (expr_tokens(a, ty), expr_tokens(b, ty));
-            quote!(::kgraph::__private::extent::#f(#a, #b))
+            let own = types.of(expr);
+            let (a, b) = (expr_tokens(types, a, own), expr_tokens(types, b, own));
+            converted(quote!(::kgraph::__private::extent::#f(#a, #b)), own, ty)
         }
     }
+}
+
+/// `value`, computed in `from`, as a value of `to` (`from` itself when they are the same).
+fn converted(value: TokenStream, from: Elem, to: Elem) -> TokenStream {
+    if from == to {
+        return value;
+    }
+    let (from, to) = (from.rust_ident(), to.rust_ident());
+    quote!(::kgraph::__private::extent::convert::<#to, #from>(#value))
 }
 
 /// `::kgraph::__private::extent::check_len(NAME, "x", x_extent, <length of x>)?;`

@@ -40,6 +40,31 @@ pub fn extent_type(decl: &KernelDecl, extent: &Extent) -> Elem {
     evaluation_type(extent.expr.names().into_iter().filter_map(scalar).chain(launch))
 }
 
+/// The type C computes `expr` (a whole extent or a part of one) in, operation by operation:
+/// a scalar in its promoted type (`int` for anything narrower), `grid.x` ... `block.z` in `int`
+/// (as in [`extent_type`]), a literal in `int` when it fits, else `long long` (`unsigned long
+/// long` past that, as nvcc reads a decimal literal too large for any signed type), and each
+/// `+ - * / %`, `min`, `max` in the wider of its operands' types (the usual arithmetic
+/// conversions, [`evaluation_type`] of the two). `(end - start) + offset` with `unsigned int`
+/// `end` and `start` and a `long long` `offset` subtracts in `unsigned int` (where C wraps),
+/// then adds in `long long`: the checked launch computes each operation in this type, so an
+/// operation C would overflow or wrap is refused even where a wider type would hold it. An
+/// extent of literals only is computed in `long long` throughout ([`extent_type`]), not here.
+pub fn operation_type(decl: &KernelDecl, expr: &ExtentExpr) -> Elem {
+    match expr {
+        ExtentExpr::Int { value, .. } => match *value {
+            v if v <= i32::MAX as u64 => Elem::I32,
+            v if v <= i64::MAX as u64 => Elem::I64,
+            _ => Elem::U64,
+        },
+        ExtentExpr::Name(name) => evaluation_type(decl.param(&name.to_string()).map(|p| p.kind.elem())),
+        ExtentExpr::Launch { .. } => Elem::I32,
+        ExtentExpr::Binary { lhs: a, rhs: b, .. } | ExtentExpr::Call { a, b, .. } => {
+            evaluation_type([operation_type(decl, a), operation_type(decl, b)])
+        }
+    }
+}
+
 const EXTENT_HELP: &str = "an extent is an integer expression over the kernel's scalar parameters, the launch's \
      shape (`grid.x`, `grid.y`, `grid.z`, `block.x`, `block.y`, `block.z`) and integer literals: `+ - * / %`, \
      parentheses, `min(a, b)`, `max(a, b)`, e.g. `[f32; batch * (n_in + n_hid)]`, `[f32; grid.x * hidden]`";
