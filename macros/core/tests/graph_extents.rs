@@ -19,6 +19,7 @@ const DECLS: &str = r#"
 #[kernel("k.cu", unsafe(extents), shared = block.x * 4 + n)] pub fn k_smem(x: &[f32; n], y: &mut [f32; n], a: f32, n: i32);
 #[kernel("k.cu", unsafe(extents))] pub fn k_rows(out: &mut [f32; grid.x * hidden], x: &[f32; grid.x * hidden], hidden: i32);
 #[kernel("k.cu", unsafe(extents))] pub fn k_cells(x: &[f32; grid.x * block.x], y: &mut [f32; grid.x * block.x]);
+#[kernel("k.cu", unsafe(extents))] pub fn k_span(x: &[f32; (end - start) + offset], y: &mut [f32; n * m + offset], end: u32, start: u32, offset: i64, n: i32, m: i32);
 #[kernel("k.cu", unsafe(extents))] pub fn k_copy(y: &mut [f32; n], x: &[f32; n], copy: Option<&mut [f32; n]>, n: i32);
 "#;
 
@@ -110,6 +111,22 @@ fn extents_overflow_in_the_c_type_they_are_computed_in() {
     assert!(e[1].contains("its extent `n / d` cannot be evaluated with n = 65536, d = 0: `/` divides by zero"));
     let e = errors(&spec("n = 3037000500", "16", "", "k_wide", "x = \"x\", y = \"y\", n = \"n\", d = 1"));
     assert!(e[0].contains("`*` overflows `i64`"), "{}", e[0]);
+}
+
+#[test]
+fn each_operation_is_checked_in_the_type_c_computes_it_in() {
+    // `end - start` is `unsigned int` arithmetic in C (it wraps below zero) before the `long
+    // long` addition: computed whole in 64 bits it would be 9, a short buffer accepted.
+    let args = |end: &str, start: &str, n: &str| {
+        format!("x = \"x\", y = \"y\", end = {end}, start = {start}, offset = 10, n = {n}, m = 2")
+    };
+    let e = errors(&spec("d = 1", "64", "", "k_span", &args("1", "2", "1")));
+    one_error_at(&e, 18, 14, "its extent `(end - start) + offset` cannot be evaluated with end = 1, start = 2");
+    assert!(e[0].contains("`-` overflows `u32`"), "{}", e[0]);
+    ok(&spec("d = 1", "64", "", "k_span", &args("3", "2", "1")));
+    // `n * m` overflows `int` before it meets the `long long` offset.
+    let e = errors(&spec("d = 1", "64", "", "k_span", &args("3", "2", "1073741824")));
+    one_error_at(&e, 18, 23, "`*` overflows `i32`");
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //!
 //! - every pointer argument's extent, evaluated from the node's arguments (dims and literals
 //!   are constants; a scalar counts with its spec default, and `set_<scalar>` re-checks the
-//!   extents it feeds), in the C type the runtime computes it in and with the same checked
+//!   extents it feeds), operation by operation in the C types the runtime computes it in, with the same checked
 //!   arithmetic, is a number of elements (no overflow, no division by zero, not negative) and
 //!   at most the bound buffer's `len`;
 //! - the launch has at most 2^31 threads (the runtime's `TooManyThreads`);
@@ -18,7 +18,7 @@
 use super::context::Ctx;
 use crate::graph::ir::{Binding, Buffer, Dim3, ExtentUse, Node, Scalar, Value};
 use crate::graph::spec::{RawNode, Span};
-use crate::syntax::extent::extent_type;
+use crate::syntax::extent::operation_type;
 use crate::syntax::model::{Elem, ExtentExpr, ExtentFn, ExtentOp, KernelDecl, Param, ParamKind};
 use crate::syntax::naming::ident_text;
 
@@ -57,6 +57,11 @@ pub(crate) enum Fault {
         /// The name.
         name: String,
     },
+    /// A part's negative value met an unsigned operand: C converts it, wrapping.
+    Wrap {
+        /// The part's value.
+        value: i128,
+    },
 }
 
 impl Fault {
@@ -68,6 +73,7 @@ impl Fault {
             Fault::Conversion { name, value } => format!("`{name}` = {value} does not fit in `{ty}`"),
             Fault::Literal { value } => format!("the literal {value} does not fit in `{ty}`"),
             Fault::Unknown { name } => format!("`{name}` has no integer value"),
+            Fault::Wrap { value } => format!("{value} would wrap when converted to `{ty}`"),
         }
     }
 }
@@ -107,35 +113,82 @@ pub(crate) fn evaluate(expr: &ExtentExpr, ty: Elem, value: &dyn Fn(&str) -> Opti
         ExtentExpr::Binary { op, lhs, rhs } => {
             // Left before right, and the first fault wins, as in the runtime's evaluation.
             let (a, b) = (evaluate(lhs, ty, value)?, evaluate(rhs, ty, value)?);
-            let op_text = op.symbol();
-            let v = match op {
-                ExtentOp::Add => a + b,
-                ExtentOp::Sub => a - b,
-                ExtentOp::Mul => a.checked_mul(b).ok_or(Fault::Overflow { op: op_text })?,
-                ExtentOp::Div | ExtentOp::Rem if b == 0 => return Err(Fault::DivisionByZero { op: op_text }),
-                // i128 `/` truncates and `%` keeps the dividend's sign, as C does.
-                ExtentOp::Div => a / b,
-                ExtentOp::Rem => {
-                    // C's `INT_MIN % -1` overflows (it is computed through the division).
-                    if !fits(a / b) {
-                        return Err(Fault::Overflow { op: op_text });
-                    }
-                    a % b
-                }
-            };
-            if fits(v) {
-                Ok(v)
-            } else {
-                Err(Fault::Overflow { op: op_text })
-            }
+            binary(*op, a, b, ty)
         }
         ExtentExpr::Call { func, a, b } => {
             let (a, b) = (evaluate(a, ty, value)?, evaluate(b, ty, value)?);
-            Ok(match func {
-                ExtentFn::Min => a.min(b),
-                ExtentFn::Max => a.max(b),
-            })
+            Ok(call(*func, a, b))
         }
+    }
+}
+
+/// `a op b` checked in `ty` (both already in its range).
+fn binary(op: ExtentOp, a: i128, b: i128, ty: Elem) -> Result<i128, Fault> {
+    let (lo, hi) = range(ty);
+    let fits = |v: i128| (lo..=hi).contains(&v);
+    let op_text = op.symbol();
+    let v = match op {
+        ExtentOp::Add => a + b,
+        ExtentOp::Sub => a - b,
+        ExtentOp::Mul => a.checked_mul(b).ok_or(Fault::Overflow { op: op_text })?,
+        ExtentOp::Div | ExtentOp::Rem if b == 0 => return Err(Fault::DivisionByZero { op: op_text }),
+        // i128 `/` truncates and `%` keeps the dividend's sign, as C does.
+        ExtentOp::Div => a / b,
+        ExtentOp::Rem => {
+            // C's `INT_MIN % -1` overflows (it is computed through the division).
+            if !fits(a / b) {
+                return Err(Fault::Overflow { op: op_text });
+            }
+            a % b
+        }
+    };
+    if fits(v) {
+        Ok(v)
+    } else {
+        Err(Fault::Overflow { op: op_text })
+    }
+}
+
+fn call(func: ExtentFn, a: i128, b: i128) -> i128 {
+    match func {
+        ExtentFn::Min => a.min(b),
+        ExtentFn::Max => a.max(b),
+    }
+}
+
+/// Evaluates `expr` of `decl` as the checked launch does (`kernel/guard.rs`): each operation in
+/// the type C computes it in ([`operation_type`]), a part converted to the wider operand's type
+/// first (a negative part meeting an unsigned one is [`Fault::Wrap`]); an extent of literals
+/// only in `long long` throughout (`syntax::extent::extent_type`). A fault comes with the type it arose in.
+pub(crate) fn evaluate_as_c(
+    expr: &ExtentExpr,
+    decl: &KernelDecl,
+    value: &dyn Fn(&str) -> Option<i128>,
+) -> Result<i128, (Fault, Elem)> {
+    if expr.names().is_empty() && !expr.uses_launch() {
+        return evaluate(expr, Elem::I64, value).map_err(|f| (f, Elem::I64));
+    }
+    let ty = operation_type(decl, expr);
+    // A part in the operation's type: a scalar that does not fit is named, as the runtime does.
+    let part = |e: &ExtentExpr| {
+        let v = evaluate_as_c(e, decl, value)?;
+        let (lo, hi) = range(ty);
+        match e {
+            _ if (lo..=hi).contains(&v) => Ok(v),
+            ExtentExpr::Name(name) => Err((Fault::Conversion { name: ident_text(name), value: v }, ty)),
+            _ => Err((Fault::Wrap { value: v }, ty)),
+        }
+    };
+    match expr {
+        ExtentExpr::Binary { op, lhs, rhs } => {
+            let (a, b) = (part(lhs)?, part(rhs)?);
+            binary(*op, a, b, ty).map_err(|f| (f, ty))
+        }
+        ExtentExpr::Call { func, a, b } => {
+            let (a, b) = (part(a)?, part(b)?);
+            Ok(call(*func, a, b))
+        }
+        leaf => evaluate(leaf, ty, value).map_err(|f| (f, ty)),
     }
 }
 
@@ -254,7 +307,6 @@ fn extent_problem(
     buffers: &[Buffer],
     scalars: &[Scalar],
 ) -> Option<String> {
-    let ty = extent_type(decl, u.extent);
     let value = |name: &str| {
         shape
             .and_then(|(grid, block)| launch_value(name, grid, block))
@@ -278,8 +330,8 @@ fn extent_problem(
         1 => format!(" or the default of scalar {}", fed[0]),
         _ => format!(" or the defaults of scalars {}", fed.join(", ")),
     };
-    match evaluate(&u.extent.expr, ty, &value) {
-        Err(fault) => Some(format!(
+    match evaluate_as_c(&u.extent.expr, decl, &value) {
+        Err((fault, ty)) => Some(format!(
             "{what}: its extent `{text}` cannot be evaluated{values}: {} (extents are computed in the kernel's C \
              type, here `{}`, and a checked launch refuses this one); change the node's arguments{defaults}",
             fault.describe(ty),
@@ -345,7 +397,6 @@ fn shared_problem(decl: &KernelDecl, node: &Node, block: [u32; 3], shared: u32, 
     let value = |name: &str| {
         launch_value(name, grid, block).or_else(|| node.arg(name).and_then(|a| arg_value(&a.binding, scalars)))
     };
-    let ty = extent_type(decl, need);
     let what = format!(
         "node `{}`: kernel `{}` declares `shared = {}` (dynamic shared memory, bytes)",
         node.name,
@@ -353,8 +404,8 @@ fn shared_problem(decl: &KernelDecl, node: &Node, block: [u32; 3], shared: u32, 
         need.text
     );
     let block = format!("block = [{bx}, {by}, {bz}]");
-    match evaluate(&need.expr, ty, &value) {
-        Err(fault) => Some(format!("{what}, which cannot be evaluated with {block}: {}", fault.describe(ty))),
+    match evaluate_as_c(&need.expr, decl, &value) {
+        Err((fault, ty)) => Some(format!("{what}, which cannot be evaluated with {block}: {}", fault.describe(ty))),
         Ok(v) if v < 0 => Some(format!("{what}, which is {v} with {block} (negative)")),
         Ok(v) if v > i128::from(shared) => Some(format!(
             "{what}: {v} bytes with {block}, but the node gives `shared = {shared}`; set `shared` to at least {v}"
