@@ -17,8 +17,8 @@ use crate::memory::pod::Pod;
 /// `len` elements of page-locked host memory mapped into the device's address space
 /// (`cuMemHostAlloc` with `DEVICEMAP | PORTABLE`): the host reads and writes it as a slice,
 /// kernels read it through [`MappedBuffer::device_ptr`] and write it through
-/// [`MappedBuffer::device_ptr_mut`] with no copy, and it is the source and target of kgraph's
-/// staging copies. Zeroed on creation; freed on drop.
+/// [`MappedBuffer::device_ptr_mut`] with no copy (kgraph's slot bus stages through one, and a
+/// graph struct's done word is one). Zeroed on creation; freed on drop.
 ///
 /// The device reads and writes this memory when a kernel or copy that uses it runs, not when it
 /// is enqueued, and a captured graph does so at every replay without lending a pointer again.
@@ -74,17 +74,39 @@ unsafe impl<T: Pod> Sync for MappedBuffer<T> {}
 impl<T: Pod> MappedBuffer<T> {
     /// Allocates `len` zeroed elements on `device`. `len == 0` allocates nothing.
     pub fn new(device: &Device, len: usize) -> Result<Self> {
-        // Pinned allocations are page-aligned; a `T` aligned beyond that is a compile error.
+        // Pinned allocations are whole pages (checked below for `T`'s alignment); a `T` aligned
+        // beyond a page is a compile error.
         const { assert!(std::mem::align_of::<T>() <= PAGE_ALIGN, "MappedBuffer: T is aligned beyond 4096 bytes") };
         let bytes = Error::byte_len::<T>("MappedBuffer::new", len)?;
         if bytes == 0 {
-            return Ok(MappedBuffer { host: NonNull::dangling(), device: 0, len, alloc: None, lent: AtomicU8::new(0) });
+            return Ok(Self::unallocated(len));
         }
         let alloc = PinnedAlloc::new(&device.ctx, "MappedBuffer::new", bytes)?;
-        // Page-aligned (so aligned for `T`, checked against `PAGE_ALIGN` above) and zeroed, and
-        // all-zero bytes are a valid `T` (`T: Pod` implies `ValidAsZeroBits`).
+        // Whole pages in practice, but CUDA documents no alignment for `cuMemHostAlloc`, and
+        // every view and volatile load below needs `T`'s: checked, not assumed (the allocation is
+        // freed on the error's return).
+        if !aligned_for::<T>(alloc.host_ptr()) {
+            let refused = DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE);
+            let what = format!(
+                "MappedBuffer::new: cuMemHostAlloc returned {:p}, not aligned to the {} bytes of `{}`",
+                alloc.host_ptr(),
+                std::mem::align_of::<T>(),
+                std::any::type_name::<T>()
+            );
+            return Err(Error::driver(what, refused));
+        }
+        // Aligned for `T` (checked above) and zeroed, and all-zero bytes are a valid `T`
+        // (`T: Pod` implies `ValidAsZeroBits`).
         let host = alloc.host_ptr().cast::<T>();
         Ok(MappedBuffer { host, device: alloc.device_addr(), len, alloc: Some(alloc), lent: AtomicU8::new(0) })
+    }
+
+    /// A buffer of `len` elements and zero bytes (`len == 0`, or a zero-sized `T`): no
+    /// allocation, a dangling (aligned) host pointer that is never read, a null device address
+    /// and no context.
+    fn unallocated(len: usize) -> Self {
+        debug_assert!(len == 0 || std::mem::size_of::<T>() == 0, "MappedBuffer: an unallocated buffer holds no bytes");
+        MappedBuffer { host: NonNull::dangling(), device: 0, len, alloc: None, lent: AtomicU8::new(0) }
     }
 
     /// Number of elements.
@@ -247,7 +269,8 @@ impl<T: Pod> MappedBuffer<T> {
             .collect()
     }
 
-    /// The host address of element 0 (for kgraph's volatile slot access and staging copies).
+    /// The host address of element 0 (for kgraph's volatile and atomic accesses: slots, the slot
+    /// bus's staging cells, done words, a resident kernel's pairs).
     pub(crate) fn host_ptr(&self) -> *mut T {
         self.host.as_ptr()
     }
@@ -284,6 +307,11 @@ impl<T: Pod> MappedBuffer<T> {
             None => Ok(()),
         }
     }
+}
+
+/// Whether `host` is aligned for `T` (an address check; nothing is read).
+fn aligned_for<T>(host: NonNull<u8>) -> bool {
+    (host.as_ptr() as usize) % std::mem::align_of::<T>() == 0
 }
 
 /// `cuCtxSynchronize` of `ctx`, made current directly: cudarc's `bind_to_thread` would first
@@ -383,5 +411,113 @@ impl<T: Pod> PinnedSlot<T> {
 impl<T: Pod> std::fmt::Debug for PinnedSlot<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PinnedSlot").field("buffer", &self.buffer).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The CPU half of the mapped-memory review: what the buffer decides before any driver call
+    //! (its lend flags, an empty or zero-sized buffer, the alignment check). An unallocated buffer
+    //! has no context, so its waits return at once and its drop frees nothing.
+
+    use super::*;
+
+    fn flags<T: Pod>(b: &MappedBuffer<T>) -> u8 {
+        b.lent.load(Ordering::Relaxed)
+    }
+
+    #[test]
+    fn an_empty_buffer_lends_a_null_pointer_of_no_context() {
+        let mut b = MappedBuffer::<f32>::unallocated(0);
+        let p = b.device_ptr();
+        // A null address (a kernel dereferencing it faults; it never reaches host memory), no
+        // context (so `check_same_context` passes it: there is nothing to wait for), len 0 (so
+        // a checked launch refuses any extent above 0).
+        assert_eq!((p.addr(), p.len()), (0, 0));
+        assert!(p.context().is_null() && p.is_empty());
+        let m = b.device_ptr_mut();
+        assert_eq!((m.addr(), m.len()), (0, 0));
+        assert!(m.context().is_null());
+        assert_eq!(b.as_mut_slice().unwrap().len(), 0);
+        assert_eq!(b.to_vec().unwrap(), Vec::<f32>::new());
+        b.read_into(&mut []).unwrap();
+        assert!(b.read_into(&mut [0.0]).is_err(), "a length mismatch is refused");
+        // Lent, so the drop would wait; with no allocation it has nothing to wait for or free.
+        assert_ne!(flags(&b) & LENT_EVER, 0);
+    }
+
+    #[test]
+    fn a_wait_clears_the_lends_it_covered_but_never_that_one_was_lent() {
+        let mut b = MappedBuffer::<u32>::unallocated(0);
+        assert_eq!(flags(&b), 0, "a new buffer lent nothing: its drop does not wait");
+        let _ = b.device_ptr_mut();
+        assert_eq!(flags(&b), LENT_EVER | LENT_WRITE);
+        // The waiting reads wait for writers and clear only that flag.
+        b.to_vec().unwrap();
+        assert_eq!(flags(&b), LENT_EVER);
+        let _ = b.device_ptr();
+        assert_eq!(flags(&b), LENT_EVER | LENT_READ);
+        // A reader lent through `&self` is not cleared by a read (it may write through a
+        // `const_cast`), only by the mutable view, which waits for it.
+        b.read_into(&mut []).unwrap();
+        assert_eq!(flags(&b), LENT_EVER | LENT_READ);
+        b.write_from(&[]).unwrap();
+        assert_eq!(flags(&b), LENT_EVER);
+        // Nothing resets `LENT_EVER`: a graph captured with the pointer may replay until the
+        // buffer goes, and its drop then still waits.
+        let _ = b.as_mut_slice().unwrap();
+        b.to_vec().unwrap();
+        assert_eq!(flags(&b), LENT_EVER);
+        b.mark_device_use();
+        assert_eq!(flags(&b), LENT_EVER);
+    }
+
+    #[test]
+    fn a_shared_lend_from_another_thread_is_not_lost_by_a_read() {
+        // `to_vec` clears `LENT_WRITE` through `&self`; a `device_ptr` on another thread at the
+        // same time sets `LENT_READ`, and the atomic `fetch_and` keeps it.
+        let mut b = MappedBuffer::<f32>::unallocated(0);
+        let _ = b.device_ptr_mut();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for _ in 0..1000 {
+                    let _ = b.device_ptr();
+                }
+            });
+            for _ in 0..1000 {
+                b.to_vec().unwrap();
+            }
+        });
+        assert_eq!(flags(&b), LENT_EVER | LENT_READ);
+    }
+
+    #[test]
+    fn a_zero_sized_element_allocates_nothing_whatever_its_length() {
+        // `[f32; 0]` is `Pod` (arrays of Pod): zero bytes for any length, so no allocation and
+        // no device memory; the views and reads touch no byte.
+        let mut b = MappedBuffer::<[f32; 0]>::unallocated(1 << 20);
+        assert_eq!(b.as_mut_slice().unwrap().len(), 1 << 20);
+        assert_eq!(b.to_vec().unwrap().len(), 1 << 20);
+        let p = b.device_ptr();
+        assert_eq!((p.addr(), p.len()), (0, 1 << 20));
+        assert!(p.context().is_null());
+    }
+
+    #[test]
+    fn the_host_address_is_checked_against_the_elements_alignment() {
+        let at = |addr: usize| NonNull::new(addr as *mut u8).unwrap();
+        // A page: aligned for every `T` (`new` refuses any aligned beyond it at compile time).
+        assert!(aligned_for::<[u8; 4096]>(at(0x7f00_0000_1000)));
+        assert!(aligned_for::<f64>(at(0x7f00_0000_1000)));
+        // 4-byte aligned: fine for `u32` (a done word), not for `u64` (a resident pair) or a
+        // 16-byte vector.
+        assert!(aligned_for::<u32>(at(0x1004)));
+        assert!(!aligned_for::<u64>(at(0x1004)));
+        #[repr(C, align(16))]
+        struct V([f32; 4]);
+        assert!(!aligned_for::<V>(at(0x1008)));
+        assert!(aligned_for::<V>(at(0x1010)));
+        // A dangling pointer of an unallocated buffer is aligned for its `T`.
+        assert!(aligned_for::<f64>(NonNull::<f64>::dangling().cast()));
     }
 }

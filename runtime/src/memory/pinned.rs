@@ -10,7 +10,8 @@ use cudarc::driver::{sys, CudaContext, DriverError};
 use crate::driver;
 use crate::error::{Error, Result};
 
-/// The alignment `cuMemHostAlloc` guarantees (it returns whole pages).
+/// The alignment `cuMemHostAlloc` gives in practice (whole pages). CUDA documents no alignment
+/// for it, so [`crate::MappedBuffer`] checks the one its element type needs on every allocation.
 pub(crate) const PAGE_ALIGN: usize = 4096;
 
 /// `bytes` (> 0) zeroed bytes from `cuMemHostAlloc` with `DEVICEMAP | PORTABLE`, with their
@@ -78,7 +79,11 @@ impl PinnedAlloc {
 
 impl Drop for PinnedAlloc {
     fn drop(&mut self) {
-        self.ctx.record_err(self.ctx.bind_to_thread());
+        // Made current through the driver: cudarc's `bind_to_thread` first returns (and clears)
+        // an error an unrelated drop stored, without binding, and `cuMemFreeHost` would then run
+        // in whatever context this thread has current (none on a thread the owner was sent to).
+        // SAFETY: the context is live (`self.ctx` holds it); making it current has no other effect.
+        self.ctx.record_err(unsafe { driver::ctx_set_current(self.ctx.cu_ctx()) });
         // SAFETY: `host` came from cuMemHostAlloc and is freed exactly once, here; the owners
         // waited for every device use of it before dropping it (the staging for its last copy,
         // `MappedBuffer`'s `Drop` for the context's work once a device pointer was lent).

@@ -25,6 +25,10 @@ pub struct SlotBus {
     staging: MappedBuffer<f32>,
     /// Per slot: the event recorded after its last copy, and whether that copy may be queued.
     copies: Vec<(Option<CudaEvent>, bool)>,
+    /// A copy may still be queued that no event covers (its event record failed, and so did the
+    /// stream wait after it): every write first waits for the main stream until a wait succeeds,
+    /// so no staging cell is rewritten while that copy may still read it.
+    unsettled: bool,
 }
 
 impl SlotBus {
@@ -39,7 +43,7 @@ impl SlotBus {
         let slots = device.alloc_zeros::<f32>(n_slots)?;
         let staging = MappedBuffer::new(device, n_slots)?;
         let copies = (0..n_slots).map(|_| (None, false)).collect();
-        Ok(SlotBus { name, device: device.clone(), slots, staging, copies })
+        Ok(SlotBus { name, device: device.clone(), slots, staging, copies, unsettled: false })
     }
 
     /// The bus's name, as used in errors.
@@ -72,6 +76,13 @@ impl SlotBus {
         self.device.ensure_not_capturing(&op)?;
         let ctx = self.device.ctx.clone();
         let stream = self.device.stream.clone();
+        if self.unsettled {
+            // Through the driver (cudarc's `synchronize` can return a stored error without
+            // waiting); until it succeeds, nothing is written.
+            crate::context::wait_stream_raw(&stream)
+                .map_err(|e| Error::driver(format!("{op}: wait for a copy queued without its event"), e))?;
+            self.unsettled = false;
+        }
         let (event, in_flight) = &mut self.copies[slot];
         if *in_flight {
             if let Some(event) = event.as_ref() {
@@ -84,8 +95,10 @@ impl SlotBus {
             empty => empty.insert(ctx.new_event(None).map_err(|e| Error::driver(format!("{op}: create event"), e))?),
         };
         // SAFETY: `slot < n_slots` cells; the cell is idle (its last copy has run, waited
-        // above), and other cells, which queued copies may still read, are not touched.
-        unsafe { self.staging.host_ptr().add(slot).write(v) };
+        // above, and no copy without an event is queued: `unsettled` is clear), and other
+        // cells, which queued copies may still read, are not touched. Volatile, as every host
+        // access to mapped memory, and no reference is formed.
+        unsafe { self.staging.host_ptr().add(slot).write_volatile(v) };
         let cell_bytes = std::mem::size_of::<f32>();
         let src = self.staging.device_addr_unlent() + (slot * cell_bytes) as u64;
         let dst = self.slots.device_addr() + (slot * cell_bytes) as u64;
@@ -102,6 +115,7 @@ impl SlotBus {
             // then waits for the context rather than free the cell under it.
             if let Err(waited) = crate::context::wait_stream_raw(&stream) {
                 self.staging.mark_device_use();
+                self.unsettled = true;
                 return Err(Error::driver(format!("{op}: synchronize after a failed event record ({e:?})"), waited));
             }
             return Err(Error::driver(format!("{op}: record event"), e));
