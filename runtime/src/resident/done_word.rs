@@ -145,6 +145,9 @@ impl DoneWait {
         // Full edges from every node whose end is the graph's (its sinks, and the upstream of
         // each programmatic edge, which may still run after its dependent ended).
         let deps: Vec<_> = builder.completion_nodes().into_iter().map(|n| (n, EdgeKind::Full)).collect();
+        // The node stores into the word without a lent pointer: marked, its drop waits for the
+        // context (or leaks it when that wait fails), never frees it under a replay.
+        word.word.mark_device_use();
         let (mut count, mut done) = (word.count.device_addr(), word.word.device_addr_unlent());
         let mut params = [(&mut count as *mut u64).cast::<c_void>(), (&mut done as *mut u64).cast::<c_void>()];
         let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
