@@ -73,16 +73,34 @@ fn shared_check(decl: &KernelDecl, shared: &Extent) -> TokenStream {
 /// wraps to about 2^32 is refused, not computed as a small `i64`. An extent of literals only is
 /// computed in `i64` throughout ([`extent_type`]).
 fn checked_value(decl: &KernelDecl, extent: &Extent) -> TokenStream {
-    let types = Types { decl, literals_only: extent.expr.names().is_empty() && !extent.expr.uses_launch() };
+    let name = |name: &Ident| quote!(#name);
+    checked_extent(decl, extent, &name, &quote!(cfg))
+}
+
+/// [`checked_value`] with the values of the names from elsewhere: `name` gives the tokens of a
+/// scalar parameter's value, `cfg` the `LaunchConfig` the launch dimensions are read from (a
+/// graph struct's `set_<scalar>` checks a node's extents so, with its scalars' fields and the
+/// node's launch shape). The same operations in the same C types as the checked launch.
+pub(crate) fn checked_extent(
+    decl: &KernelDecl,
+    extent: &Extent,
+    name: &dyn Fn(&Ident) -> TokenStream,
+    cfg: &TokenStream,
+) -> TokenStream {
+    let types = Types { decl, literals_only: extent.expr.names().is_empty() && !extent.expr.uses_launch(), name, cfg };
     let ty = if types.literals_only { extent_type(decl, extent) } else { operation_type(decl, &extent.expr) };
     expr_tokens(&types, &extent.expr, ty)
 }
 
-/// What the type of each operation of an extent is read from.
+/// What the type of each operation of an extent is read from, and its names' values.
 struct Types<'d> {
     decl: &'d KernelDecl,
     /// The extent names no scalar and no launch dimension: every operation is `i64`.
     literals_only: bool,
+    /// A scalar parameter's value.
+    name: &'d dyn Fn(&Ident) -> TokenStream,
+    /// The launch's `LaunchConfig`.
+    cfg: &'d TokenStream,
 }
 
 impl Types<'_> {
@@ -110,12 +128,12 @@ fn expr_tokens(types: &Types<'_>, expr: &ExtentExpr, ty: Elem) -> TokenStream {
             quote!(::kgraph::__private::extent::lit(#lit))
         }
         ExtentExpr::Name(name) => {
-            let text = ident_text(name);
-            quote!(::kgraph::__private::extent::scalar::<#t, _>(#text, #name))
+            let (text, value) = (ident_text(name), (types.name)(name));
+            quote!(::kgraph::__private::extent::scalar::<#t, _>(#text, #value))
         }
         ExtentExpr::Launch { dim, axis, .. } => {
             let text = dim.text(*axis);
-            let value = launch_dim_tokens(quote!(cfg), *dim, *axis);
+            let value = launch_dim_tokens(types.cfg.clone(), *dim, *axis);
             quote!(::kgraph::__private::extent::scalar::<#t, _>(#text, #value))
         }
         ExtentExpr::Binary { op, lhs, rhs } => {

@@ -22,7 +22,7 @@ mod emit;
 mod emit_registry;
 pub mod expand;
 mod extent_rules;
-mod guard;
+pub(crate) mod guard;
 mod launch_checks;
 mod layout;
 mod names;

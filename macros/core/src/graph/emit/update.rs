@@ -10,16 +10,15 @@ use quote::quote;
 use super::fields::{kernel_field, scalar_field};
 use super::input::CodegenInput;
 use super::literal::typed_literal;
-use crate::emit_util::launch_dim_tokens;
 use crate::graph::ir::{Binding, GraphIr};
-use crate::syntax::extent::extent_type;
-use crate::syntax::model::{Elem, ExtentExpr, ExtentFn, ExtentOp};
+use crate::kernel::guard::checked_extent;
+use crate::syntax::model::{Extent, KernelDecl};
 use crate::syntax::naming::ident_text;
 
 /// The checks `set_<scalar s>(value)` makes before it changes anything: for every node
 /// argument whose extent names a parameter bound to scalar `s`, the extent evaluated with
 /// `value` (and the other scalars' current values, the constants as captured) through
-/// `kgraph::__private::extent`'s checked operations in the extent's C type must be at most the bound
+/// `kgraph::__private::extent`'s checked operations in C's types must be at most the bound
 /// buffer's length, else `GraphError::ScalarBreaksExtent`. The graph was checked at compile time
 /// with every scalar at its default, and each setter keeps it so, which is why a replay needs
 /// no check. Identical checks (the same expression and length) are made once. Empty when the
@@ -37,8 +36,7 @@ pub(crate) fn extent_checks(cg: &CodegenInput<'_>, s: usize) -> Vec<TokenStream>
             if !node.extent_scalars(u.extent).contains(&s) {
                 continue;
             }
-            let ty = extent_type(decl, u.extent);
-            let value = extent_tokens(ir, n, &u.extent.expr, ty, s);
+            let value = extent_tokens(ir, n, decl, u.extent, s);
             let buf = &ir.buffers[u.buffer];
             let key = (value.to_string(), buf.len);
             if seen.contains(&key) {
@@ -60,57 +58,27 @@ pub(crate) fn extent_checks(cg: &CodegenInput<'_>, s: usize) -> Vec<TokenStream>
     out
 }
 
-/// An extent of node `n` over `kgraph::__private::extent`'s checked operations in `ty`: each name is the
+/// An extent of node `n` over `kgraph::__private::extent`'s checked operations, each in the C
+/// type the checked launch computes it in (`kernel::guard::checked_extent`): each name is the
 /// node's argument for that parameter: `value` for scalar `s` (the setter's argument), the
 /// field of another scalar, or the constant; `grid.x` and the like the node's current launch
 /// shape.
-fn extent_tokens(ir: &GraphIr, n: usize, expr: &ExtentExpr, ty: Elem, s: usize) -> TokenStream {
-    let t = ty.rust_ident();
+fn extent_tokens(ir: &GraphIr, n: usize, decl: &KernelDecl, extent: &Extent, s: usize) -> TokenStream {
     let node = &ir.nodes[n];
-    match expr {
-        ExtentExpr::Int { value, .. } => {
-            let lit = proc_macro2::Literal::u64_unsuffixed(*value);
-            quote!(::kgraph::__private::extent::lit::<#t>(#lit))
+    let name = |name: &syn::Ident| {
+        let text = ident_text(name);
+        let arg = node.arg(&text).expect("an extent names a parameter of its kernel");
+        match &arg.binding {
+            Binding::Scalar { scalar } if *scalar == s => quote!(value),
+            Binding::Scalar { scalar } => {
+                let f = scalar_field(ir, *scalar);
+                quote!(self.#f)
+            }
+            Binding::Const { value, .. } => typed_literal(value, arg.elem),
+            _ => unreachable!("an extent names integer scalar parameters only"),
         }
-        ExtentExpr::Name(name) => {
-            let text = ident_text(name);
-            let arg = node.arg(&text).expect("an extent names a parameter of its kernel");
-            let v = match &arg.binding {
-                Binding::Scalar { scalar } if *scalar == s => quote!(value),
-                Binding::Scalar { scalar } => {
-                    let f = scalar_field(ir, *scalar);
-                    quote!(self.#f)
-                }
-                Binding::Const { value, .. } => typed_literal(value, arg.elem),
-                _ => unreachable!("an extent names integer scalar parameters only"),
-            };
-            quote!(::kgraph::__private::extent::scalar::<#t, _>(#text, #v))
-        }
-        ExtentExpr::Launch { dim, axis, .. } => {
-            let text = dim.text(*axis);
-            let v = launch_dim_tokens(quote!(self.node_cfgs[#n]), *dim, *axis);
-            quote!(::kgraph::__private::extent::scalar::<#t, _>(#text, #v))
-        }
-        ExtentExpr::Binary { op, lhs, rhs } => {
-            let f = match op {
-                ExtentOp::Add => quote!(add),
-                ExtentOp::Sub => quote!(sub),
-                ExtentOp::Mul => quote!(mul),
-                ExtentOp::Div => quote!(div),
-                ExtentOp::Rem => quote!(rem),
-            };
-            let (l, r) = (extent_tokens(ir, n, lhs, ty, s), extent_tokens(ir, n, rhs, ty, s));
-            quote!(::kgraph::__private::extent::#f(#l, #r))
-        }
-        ExtentExpr::Call { func, a, b } => {
-            let f = match func {
-                ExtentFn::Min => quote!(min),
-                ExtentFn::Max => quote!(max),
-            };
-            let (a, b) = (extent_tokens(ir, n, a, ty, s), extent_tokens(ir, n, b, ty, s));
-            quote!(::kgraph::__private::extent::#f(#a, #b))
-        }
-    }
+    };
+    checked_extent(decl, extent, &name, &quote!(self.node_cfgs[#n]))
 }
 
 /// The checks `set_<scalar s>(value)` makes of the `requires` conditions it feeds: for every
