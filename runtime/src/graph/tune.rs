@@ -3,6 +3,25 @@
 //! graph struct's `autotune` writes and `apply_tuning` reads. One entry per line, tab-separated:
 //! `gpu  graph  node  threads  block`; `#` starts a comment. Unknown or malformed lines are an
 //! error naming `path:line`, never skipped silently.
+//!
+//! # What a tuned block rests on
+//! The cache is not trusted: `apply_tuning` and `autotune` take a cached block only when it is
+//! the node's spec block or one of its `tune` candidates, and every shape is set through the
+//! struct's `set_launch`, whose launch goes through the kernel's checked issue (block bound from
+//! `__launch_bounds__`/`max_block`, extents over `grid`/`block`, `requires`, shared memory) when
+//! a graph exists, else at the next launch; `profile`, which times each candidate, builds its
+//! graph through the same checked issue. A refused candidate is skipped. `graph!` also checks
+//! each candidate's extents, `requires` and `shared` at compile time.
+//!
+//! # Side effects of `autotune`
+//! A candidate is timed by running the whole graph: `profile(iters)` replays the struct's
+//! serialized graph `iters` times (and the captured graph, when there is one, for reference),
+//! for the spec's block and for each candidate of each node not found in the cache. Every
+//! replay runs every node on the struct's own buffers: outputs are overwritten, `state`
+//! buffers advance (a recurrent state takes that many steps), `pinned_out` host memory is
+//! written, and collective nodes run (every rank must call `autotune` with the same cache
+//! contents, or the ranks' collectives no longer pair up). Upload the inputs and reset the
+//! state after `autotune`, or tune on a struct of its own; `apply_tuning` launches nothing.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -103,8 +122,20 @@ impl TuneCache {
         s
     }
 
-    /// Writes the cache to `path` (through a temporary file renamed into place).
+    /// Writes the cache to `path` (through a temporary file renamed into place). A key whose
+    /// GPU, graph or node name holds a tab or a line break, or whose GPU name starts with `#`,
+    /// is refused: the file would not read back as it was written.
     pub fn save(&self, path: &Path) -> Result<()> {
+        for k in self.entries.keys() {
+            for (i, field) in [&k.gpu, &k.graph, &k.node].into_iter().enumerate() {
+                if field.contains(['\t', '\n', '\r']) || (i == 0 && field.trim_start().starts_with('#')) {
+                    return Err(Error::graph(
+                        "tune cache",
+                        format!("cannot write {}: the name {field:?} would not read back", path.display()),
+                    ));
+                }
+            }
+        }
         let tmp = PathBuf::from(format!("{}.tmp{}", path.display(), std::process::id()));
         let io = |e: std::io::Error| Error::graph("tune cache", format!("cannot write {}: {e}", path.display()));
         std::fs::write(&tmp, self.to_text()).map_err(io)?;

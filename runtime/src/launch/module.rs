@@ -179,13 +179,38 @@ impl ModuleCache {
     /// A cache that compiles each module from the `.cu` file on disk
     /// ([`KernelSource::disk_path`]) with NVRTC: what hot reload loads new kernels through.
     ///
+    /// What a load through this cache checks of the code on disk is each declared parameter's
+    /// size and that the kernel has no parameter past the declared ones (`cuFuncGetParamInfo`;
+    /// a driver that cannot report them, older than CUDA 12.4, refuses the load with
+    /// [`ModuleError::Load`] instead of loading unchecked code). Nothing else of the declaration
+    /// is checked again: the handle keeps the constants the build derived from the code it
+    /// compiled (`MAX_THREADS`, `PDL_WAITS`, its extents, `requires` and `shared`).
+    ///
     /// # Safety
-    /// A handle loaded through this cache runs the code on disk, while its `PDL_WAITS` (which
-    /// lets `launch_with` grant `LaunchOptions::PDL`) describes the code the build compiled. The
-    /// caller launches none of these handles with PDL (no `LaunchOptions::PDL`, no programmatic
-    /// graph edge into them) unless the code on disk executes `griddepcontrol.wait` before it
-    /// touches memory an earlier kernel on the stream accesses. The generated `reload_kernels`
-    /// turns the struct's PDL off before the reloaded kernels run.
+    /// A handle loaded through this cache has the same safe `launch` as one loaded from the
+    /// build, and runs the code on disk under it. So, for every kernel loaded through this cache
+    /// and as long as any of these handles (or a graph built with them) may launch it:
+    ///
+    /// - its parameters are the declaration's in count, order, type (a pointer's element type;
+    ///   a `bool` only where the declaration passes `bool`, which is 0 or 1) and constness (it
+    ///   writes through no pointer declared `const`, i.e. passed as `DeviceIn`);
+    /// - it accesses each pointer argument only within the extent its declaration's
+    ///   `unsafe(extents)` promises, for every launch the declaration's `requires` allow;
+    /// - it is correct for every block of up to `MAX_THREADS` threads (the build's
+    ///   `__launch_bounds__` or `max_block`): e.g. a static `__shared__` array indexed by thread
+    ///   holds that many elements (a smaller `__launch_bounds__` on disk only makes launches
+    ///   fail);
+    /// - it uses no more dynamic shared memory than the declaration's `shared` gives it (none
+    ///   without one);
+    /// - it is launched with PDL (`LaunchOptions::PDL`, or a programmatic graph edge into it)
+    ///   only if it executes `griddepcontrol.wait` before it touches memory an earlier kernel on
+    ///   the stream accesses: `PDL_WAITS` describes the code the build compiled, not this. The
+    ///   generated `reload_kernels` turns the struct's PDL off for good before the reloaded
+    ///   kernels run.
+    ///
+    /// A kernel that differs from its declaration in a declared parameter's size, by missing one
+    /// or by an extra one is refused at load ([`ModuleError::ParamMismatch`]), which needs no
+    /// promise.
     pub unsafe fn from_disk(ctx: &Context) -> Self {
         ModuleCache { ctx: ctx.clone(), modules: Vec::new(), from_disk: true }
     }
@@ -216,7 +241,10 @@ impl ModuleCache {
     /// Looks up the function of symbol `symbol` (the `extern "C"` name, or a C++ kernel's
     /// mangled symbol) in the module of `src`, and checks its parameters against `param_sizes`
     /// (the bytes the generated launch passes, in order) where the driver reports them
-    /// ([`check_param_sizes`]); `kernel` names it in errors.
+    /// ([`check_param_sizes`]); `kernel` names it in errors. In a [`Self::from_disk`] cache the
+    /// check is exact: the driver must report every parameter (else [`ModuleError::Load`]), and
+    /// a parameter past the declared ones is refused too ([`ModuleError::ParamMismatch`] with
+    /// `expected: None`): no record of the code on disk catches it.
     pub fn kernel_function(
         &mut self,
         src: &KernelSource,
@@ -228,9 +256,21 @@ impl ModuleCache {
         let function = module
             .load_function(symbol)
             .map_err(|source| Error::Module(ModuleError::FunctionNotFound { kernel, file: src.file, source }))?;
-        check_param_sizes(&self.ctx, &function, kernel, param_sizes)?;
+        let exact = if self.from_disk { Exactness::Exact { file: src.file } } else { Exactness::WhereReported };
+        check_params(&self.ctx, &function, kernel, param_sizes, exact)?;
         Ok(function)
     }
+}
+
+/// How [`check_params`] treats what the driver cannot tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Exactness {
+    /// Checks what the driver reports, and passes what it cannot (a build-checked kernel: the
+    /// compile-time record check stands behind it).
+    WhereReported,
+    /// Code no record describes (hot reload from `file`): refused unless every declared
+    /// parameter is reported with its size and the driver confirms there is none past them.
+    Exact { file: &'static str },
 }
 
 /// The first CUDA version whose driver has `cuFuncGetParamInfo` (12.4).
@@ -246,27 +286,88 @@ const PARAM_INFO_DRIVER: i32 = 12040;
 /// would reveal extra ones, but it answers with an error that sanitizers report on every load
 /// (the driver of kgraph's CUDA 13.0 bindings has no `cuFuncGetParamCount`). A kernel with more
 /// parameters than declared is caught at compile time by the record, and by the source check.
+/// (A hot reload's loads, through [`ModuleCache::from_disk`], do ask past the last parameter, and
+/// refuse what the driver cannot report: no record stands behind code compiled from disk.)
 pub fn check_param_sizes(ctx: &Context, function: &CudaFunction, kernel: &'static str, expected: &[u32]) -> Result<()> {
+    check_params(ctx, function, kernel, expected, Exactness::WhereReported)
+}
+
+fn check_params(
+    ctx: &Context,
+    function: &CudaFunction,
+    kernel: &'static str,
+    expected: &[u32],
+    exact: Exactness,
+) -> Result<()> {
     // SAFETY: the driver library is loaded (a context exists).
-    match unsafe { driver::driver_version() } {
-        Ok(version) if version >= PARAM_INFO_DRIVER => {}
-        _ => return Ok(()),
+    let version = unsafe { driver::driver_version() };
+    if !matches!(version, Ok(v) if v >= PARAM_INFO_DRIVER) {
+        let why = match version {
+            Ok(v) => format!("the driver is CUDA {}.{}", v / 1000, v % 1000 / 10),
+            Err(e) => format!("the driver version is unknown: {:?}", e.0),
+        };
+        return unchecked(kernel, exact, why);
     }
     ctx.inner().bind_to_thread().map_err(|e| Error::driver("bind the context to query kernel parameters", e))?;
     let func = function.cu_function();
-    for (index, &want) in expected.iter().enumerate() {
+    param_verdict(kernel, expected, exact, |index| {
         // SAFETY: `func` is a live function handle (borrowed from `function`); the driver is at
         // least CUDA 12.4 (checked above). Past the last parameter it answers
         // CUDA_ERROR_INVALID_VALUE.
-        let found = match unsafe { driver::launch::func_param_info(func, index) } {
-            Ok((_offset, size)) => Some(u32::try_from(size).unwrap_or(u32::MAX)),
+        unsafe { driver::launch::func_param_info(func, index) }.map(|(_, size)| size)
+    })
+}
+
+/// What [`check_params`] answers when the driver cannot report the parameters (`why`).
+fn unchecked(kernel: &'static str, exact: Exactness, why: String) -> Result<()> {
+    match exact {
+        Exactness::WhereReported => Ok(()),
+        Exactness::Exact { file } => Err(Error::Module(ModuleError::Load {
+            file,
+            detail: format!(
+                "kernel `{kernel}` compiled from disk: its parameters cannot be checked against its declaration \
+                 ({why}); hot reload needs a driver that reports them (cuFuncGetParamInfo, CUDA 12.4+)"
+            ),
+        })),
+    }
+}
+
+/// The parameter check over `size_of(index)` (the driver's `cuFuncGetParamInfo` size of
+/// parameter `index`): each declared size in order, then, when exact, that there is no
+/// parameter past them.
+fn param_verdict(
+    kernel: &'static str,
+    expected: &[u32],
+    exact: Exactness,
+    mut size_of: impl FnMut(usize) -> std::result::Result<usize, DriverError>,
+) -> Result<()> {
+    const PAST_THE_LAST: sys::CUresult = sys::CUresult::CUDA_ERROR_INVALID_VALUE;
+    let bytes = |size: usize| u32::try_from(size).unwrap_or(u32::MAX);
+    for (index, &want) in expected.iter().enumerate() {
+        let found = match size_of(index) {
+            Ok(size) => Some(bytes(size)),
             // The function has fewer parameters than declared.
-            Err(DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE)) => None,
+            Err(DriverError(e)) if e == PAST_THE_LAST => None,
             // The driver cannot say for this function: nothing to check against.
-            _ => return Ok(()),
+            Err(e) => return unchecked(kernel, exact, format!("parameter {index}: {:?}", e.0)),
         };
         if found != Some(want) {
             return Err(Error::Module(ModuleError::ParamMismatch { kernel, index, expected: Some(want), found }));
+        }
+    }
+    if let Exactness::Exact { .. } = exact {
+        let index = expected.len();
+        match size_of(index) {
+            Err(DriverError(e)) if e == PAST_THE_LAST => {}
+            Ok(size) => {
+                return Err(Error::Module(ModuleError::ParamMismatch {
+                    kernel,
+                    index,
+                    expected: None,
+                    found: Some(bytes(size)),
+                }))
+            }
+            Err(e) => return unchecked(kernel, exact, format!("parameter {index}: {:?}", e.0)),
         }
     }
     Ok(())
@@ -274,7 +375,10 @@ pub fn check_param_sizes(ctx: &Context, function: &CudaFunction, kernel: &'stati
 
 #[cfg(test)]
 mod tests {
-    use super::KernelSource;
+    use cudarc::driver::{sys, DriverError};
+
+    use super::{param_verdict, Exactness, KernelSource};
+    use crate::error::{Error, ModuleError};
 
     static OPS_A: [u8; 4] = [1, 2, 3, 4];
     static OPS_A_AGAIN: [u8; 4] = [1, 2, 3, 4];
@@ -293,5 +397,59 @@ mod tests {
         assert!(!source(&OPS_A, "/crate_a/kernels").same_code(&source(&OPS_B, "/crate_a/kernels")));
         // The same code, wherever the image is embedded, is one module.
         assert!(source(&OPS_A, "/crate_a/kernels").same_code(&source(&OPS_A_AGAIN, "/crate_a/kernels")));
+    }
+
+    /// The driver's answers for a kernel whose parameters take `sizes` bytes: past the last one,
+    /// `CUDA_ERROR_INVALID_VALUE`.
+    fn kernel_of(sizes: &'static [usize]) -> impl FnMut(usize) -> Result<usize, DriverError> {
+        move |i| sizes.get(i).copied().ok_or(DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE))
+    }
+
+    const RELOAD: Exactness = Exactness::Exact { file: "kernels/k.cu" };
+
+    fn mismatch(r: crate::error::Result<()>) -> (usize, Option<u32>, Option<u32>) {
+        match r {
+            Err(Error::Module(ModuleError::ParamMismatch { index, expected, found, .. })) => (index, expected, found),
+            other => panic!("expected a parameter mismatch, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_reloaded_kernel_with_an_extra_parameter_is_refused() {
+        // `k(const float* x, float* y, int n)` on disk gained `int m`: every declared size
+        // matches, so only the question past the last declared parameter sees it.
+        let declared = [8, 8, 4];
+        assert!(param_verdict("k", &declared, Exactness::WhereReported, kernel_of(&[8, 8, 4, 4])).is_ok());
+        assert_eq!(mismatch(param_verdict("k", &declared, RELOAD, kernel_of(&[8, 8, 4, 4]))), (3, None, Some(4)));
+        // The same parameters as declared pass either way.
+        assert!(param_verdict("k", &declared, RELOAD, kernel_of(&[8, 8, 4])).is_ok());
+        // A changed size or a missing parameter is refused either way.
+        assert_eq!(mismatch(param_verdict("k", &declared, RELOAD, kernel_of(&[8, 8, 8]))), (2, Some(4), Some(8)));
+        assert_eq!(
+            mismatch(param_verdict("k", &declared, Exactness::WhereReported, kernel_of(&[8, 8]))),
+            (2, Some(4), None)
+        );
+    }
+
+    #[test]
+    fn a_reloaded_kernel_whose_parameters_the_driver_cannot_report_is_refused() {
+        let cannot = |_| Err(DriverError(sys::CUresult::CUDA_ERROR_NOT_SUPPORTED));
+        // A build-checked kernel: the compile-time record stands behind it.
+        assert!(param_verdict("k", &[8, 4], Exactness::WhereReported, cannot).is_ok());
+        // Code from disk is never loaded unchecked.
+        match param_verdict("k", &[8, 4], RELOAD, cannot) {
+            Err(Error::Module(ModuleError::Load { file, detail })) => {
+                assert_eq!(file, "kernels/k.cu");
+                assert!(detail.contains("cannot be checked") && detail.contains("hot reload"), "{detail}");
+            }
+            other => panic!("expected a refused load, got {other:?}"),
+        }
+        // Nor when the driver answers for the declared parameters but not past them.
+        let mut answers = kernel_of(&[8, 4]);
+        let partly = move |i| if i < 2 { answers(i) } else { Err(DriverError(sys::CUresult::CUDA_ERROR_UNKNOWN)) };
+        assert!(matches!(param_verdict("k", &[8, 4], RELOAD, partly), Err(Error::Module(ModuleError::Load { .. }))));
+        // An old driver (no cuFuncGetParamInfo): refused for disk code, passed for built code.
+        assert!(super::unchecked("k", Exactness::WhereReported, "old".into()).is_ok());
+        assert!(super::unchecked("k", RELOAD, "the driver is CUDA 12.2".into()).is_err());
     }
 }

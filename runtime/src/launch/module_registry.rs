@@ -30,16 +30,48 @@ pub(crate) enum ModuleCode {
     Compiled(String),
 }
 
-struct Loaded {
-    /// The driver's context handle, as an address (`CUcontext` is not `Send`).
+/// One loaded module: the context it was loaded into, as an address (`CUcontext` is not
+/// `Send`), and its code.
+struct Loaded<M> {
     ctx: usize,
     code: ModuleCode,
-    module: Arc<CudaModule>,
+    module: M,
+}
+
+/// What was loaded, in which context, from which code: a list that only grows (an entry, once
+/// pushed, is never replaced or removed, so a module a graph or a running kernel may use stays
+/// loaded). Generic over the module so that its keying is tested without a GPU.
+pub(crate) struct Registry<M> {
+    entries: Vec<Loaded<M>>,
+}
+
+impl<M: Clone> Registry<M> {
+    pub(crate) const fn new() -> Self {
+        Registry { entries: Vec::new() }
+    }
+
+    /// The module of `code` in context `ctx`: the one loaded before, else `load()`'s, recorded
+    /// for good. Both parts of the key must match: a module of one context is never handed to
+    /// another, nor one code's module for other code. A failed `load` records nothing.
+    pub(crate) fn get_or_load(&mut self, ctx: usize, code: ModuleCode, load: impl FnOnce() -> Result<M>) -> Result<M> {
+        if let Some(entry) = self.entries.iter().find(|e| e.ctx == ctx && e.code == code) {
+            return Ok(entry.module.clone());
+        }
+        let module = load()?;
+        self.entries.push(Loaded { ctx, code, module: module.clone() });
+        Ok(module)
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
 }
 
 /// Every module loaded through [`load_once`], never dropped. The `Arc<CudaContext>` each module
-/// holds keeps its context (and so the handle's meaning) alive too.
-static LOADED: Mutex<Vec<Loaded>> = Mutex::new(Vec::new());
+/// holds keeps its context alive too, so the `CUcontext` address a key names is never destroyed
+/// and handed to another context while its entry exists (the entry exists for good).
+static LOADED: Mutex<Registry<Arc<CudaModule>>> = Mutex::new(Registry::new());
 
 /// The module of `code` in `ctx`: the one loaded before, or `load()`'s, kept for good.
 ///
@@ -53,17 +85,15 @@ pub(crate) fn load_once(
     let key = ctx.cu_ctx() as usize;
     // A panic while holding the lock leaves the list whole (entries are pushed complete).
     let mut loaded = LOADED.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(entry) = loaded.iter().find(|e| e.ctx == key && e.code == code) {
-        return Ok(entry.module.clone());
-    }
-    let module = load()?;
-    loaded.push(Loaded { ctx: key, code, module: module.clone() });
-    Ok(module)
+    loaded.get_or_load(key, code, load)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::ModuleCode;
+    use std::cell::Cell;
+
+    use super::{ModuleCode, Registry};
+    use crate::error::{Error, ModuleError, Result};
 
     #[test]
     fn code_is_named_by_its_contents() {
@@ -75,5 +105,57 @@ mod tests {
         assert_ne!(ModuleCode::Embedded(&A), ModuleCode::Embedded(&C));
         assert_eq!(ModuleCode::Compiled("k".into()), ModuleCode::Compiled("k".into()));
         assert_ne!(ModuleCode::Compiled("k".into()), ModuleCode::Compiled("k2".into()));
+    }
+
+    /// A registry of module numbers that counts the loads it asks for.
+    fn load_counting<'a>(loads: &'a Cell<u32>, module: u32) -> impl FnOnce() -> Result<u32> + 'a {
+        move || {
+            loads.set(loads.get() + 1);
+            Ok(module)
+        }
+    }
+
+    #[test]
+    fn a_module_is_keyed_by_context_and_code() {
+        let mut registry = Registry::<u32>::new();
+        let loads = Cell::new(0);
+        let code = || ModuleCode::Compiled("ptx A".into());
+        assert_eq!(registry.get_or_load(0x1000, code(), load_counting(&loads, 1)).unwrap(), 1);
+        // The same code in another context is another module: never the first context's.
+        assert_eq!(registry.get_or_load(0x2000, code(), load_counting(&loads, 2)).unwrap(), 2);
+        // Other code in the first context is another module.
+        let other = ModuleCode::Compiled("ptx B".into());
+        assert_eq!(registry.get_or_load(0x1000, other, load_counting(&loads, 3)).unwrap(), 3);
+        // An embedded image whose bytes equal nothing loaded is other code again.
+        static IMAGE: [u8; 3] = *b"ptx";
+        assert_eq!(registry.get_or_load(0x1000, ModuleCode::Embedded(&IMAGE), load_counting(&loads, 4)).unwrap(), 4);
+        assert_eq!(loads.get(), 4);
+        // Asked again, each key gets its own module back without a load.
+        assert_eq!(registry.get_or_load(0x2000, code(), load_counting(&loads, 9)).unwrap(), 2);
+        assert_eq!(registry.get_or_load(0x1000, code(), load_counting(&loads, 9)).unwrap(), 1);
+        assert_eq!(loads.get(), 4);
+        assert_eq!(registry.len(), 4);
+    }
+
+    #[test]
+    fn a_loaded_module_is_never_replaced_and_a_failed_load_records_nothing() {
+        let mut registry = Registry::<u32>::new();
+        let loads = Cell::new(0);
+        // Hot reload: code A, then B, then A again (the file edited back) gets A's first module,
+        // which graphs built before may still launch; nothing is replaced or dropped.
+        let a = || ModuleCode::Compiled("A".into());
+        let b = || ModuleCode::Compiled("B".into());
+        assert_eq!(registry.get_or_load(7, a(), load_counting(&loads, 10)).unwrap(), 10);
+        assert_eq!(registry.get_or_load(7, b(), load_counting(&loads, 11)).unwrap(), 11);
+        assert_eq!(registry.get_or_load(7, a(), load_counting(&loads, 12)).unwrap(), 10);
+        assert_eq!(registry.len(), 2);
+        // A load that fails is not recorded: the next request loads again.
+        let failed = registry.get_or_load(7, ModuleCode::Compiled("C".into()), || {
+            Err(Error::Module(ModuleError::Load { file: "c.cu", detail: "refused".into() }))
+        });
+        assert!(failed.is_err());
+        assert_eq!(registry.len(), 2);
+        assert_eq!(registry.get_or_load(7, ModuleCode::Compiled("C".into()), load_counting(&loads, 13)).unwrap(), 13);
+        assert_eq!(loads.get(), 3);
     }
 }

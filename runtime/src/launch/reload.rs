@@ -1,10 +1,24 @@
 //! Kernel hot reload in development (`KGRAPH_HOT_RELOAD=1`): a graph struct's `reload_kernels`
 //! polls the modification times of its kernels' `.cu` files and, when one changed, recompiles
 //! every kernel of the struct from the files on disk (NVRTC, for the device's compute
-//! capability), checks each against its declaration's parameter sizes as any load does
-//! ([`crate::check_param_sizes`]), swaps the handles only when all loaded, and rebuilds the
-//! graph. A failure (a compile error, a changed signature) is returned and the old kernels keep
-//! running. Off (the variable unset), `reload_kernels` returns after one cached flag test.
+//! capability) through a [`ModuleCache::from_disk`](crate::ModuleCache::from_disk), swaps the
+//! handles only when all loaded, turns the struct's PDL off for good, and rebuilds the graph. A
+//! failure (a compile error, a changed signature) is returned and the old kernels keep running.
+//! Off (the variable unset), `reload_kernels` returns after one cached flag test.
+//!
+//! What is checked of the code on disk: each declared parameter's size, and that there is no
+//! parameter past them (the driver's `cuFuncGetParamInfo`; a driver that cannot report them
+//! refuses the reload rather than load unchecked code). Everything else a checked launch rests
+//! on is the `unsafe` promise of `reload_kernels` and `ModuleCache::from_disk`: parameter types
+//! and constness, the extents under the declaration's `requires`, correctness for every block up
+//! to the build's `MAX_THREADS`, dynamic shared memory within the declaration's `shared`. PDL is
+//! not a promise: it is off once a reload happened. The launch checks themselves (block bound,
+//! extents, `requires`, shared memory) keep running with the declaration's constants, and the
+//! driver still refuses a launch beyond the new code's own `__launch_bounds__` or shared memory.
+//!
+//! Old code stays loaded: every module goes through the process-wide registry
+//! (`module_registry`), which never unloads one, so a graph or a launch of the code before the
+//! reload can finish (the struct also waits for its stream before it drops the old graph).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
