@@ -13,11 +13,18 @@
 //! a rank skipping the check (its arguments agreed earlier) from another rank at the same
 //! position with other, also agreed, arguments. Only the exchange at each position proves the
 //! position matches. It costs one host round trip through rank 0 per eager collective (no GPU
-//! synchronisation: the queue keeps running); `Communicator::issue_raw` is the unchecked,
-//! `unsafe` path.
+//! synchronisation: the queue keeps running). `Communicator::issue_raw` (what graph structs
+//! issue and capture through) and `capture_graph` agree too; they stay `unsafe` for what no
+//! exchange covers: raw addresses, and replays of graphs, which are not checked again.
+//!
+//! A position agreed on must reach NCCL on every rank: every check of this rank's own runs
+//! before the exchange, and a rank whose agreed collective still fails to reach NCCL (NCCL
+//! refuses it, a group's end fails, a capture fails) poisons the channel
+//! ([`RankChannel::poison`]), or its next collective would pair with the other ranks' of the
+//! position it skipped, with other counts.
 
 use std::io::{ErrorKind, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -225,10 +232,44 @@ impl RankChannel {
         let agreed = self.exchange(call);
         if let Err(Disagreement(why)) = &agreed {
             if !why.contains("the ranks disagree") {
-                self.broken = Some(why.clone());
+                self.break_off(why.clone());
             }
         }
         agreed
+    }
+
+    /// After a call this rank agreed on was not handed to NCCL after all (a check after the
+    /// agreement refused it, NCCL returned an error, a group's end failed): the other ranks
+    /// may have issued it, so this rank's next collective would pair with theirs of this
+    /// position, with other counts. Every later check on this rank fails with `why`, and the
+    /// other ranks' next check fails at once (their streams to this rank are shut down).
+    /// Nothing for a world of one or a communicator without a channel.
+    pub(crate) fn poison(&mut self, why: String) {
+        if matches!(self.peers, Peers::Root(_) | Peers::Leaf(_)) && self.broken.is_none() {
+            self.break_off(format!("rank {}: {why}", self.rank));
+        }
+    }
+
+    /// Whether the channel refuses every check (it broke, or was poisoned).
+    #[cfg(test)]
+    pub(crate) fn is_broken(&self) -> bool {
+        self.broken.is_some()
+    }
+
+    /// Marks the channel broken and shuts its streams down, so the ranks at the other end stop
+    /// waiting for this one at their next check (an end of file instead of the timeout): a rank
+    /// that gave up on a position must not leave the others agreeing without it.
+    fn break_off(&mut self, why: String) {
+        self.broken = Some(why);
+        match &self.peers {
+            Peers::Root(streams) => streams.iter().for_each(|s| {
+                let _ = s.shutdown(Shutdown::Both);
+            }),
+            Peers::Leaf(stream) => {
+                let _ = stream.shutdown(Shutdown::Both);
+            }
+            Peers::Alone | Peers::Promised => {}
+        }
     }
 
     fn exchange(&mut self, call: &CallSignature) -> Result<(), Disagreement> {
@@ -339,11 +380,25 @@ pub(crate) fn publish_port(path: &Path, port: u16) -> std::io::Result<()> {
     std::fs::rename(&tmp, path)
 }
 
+/// The longest port file [`read_port`] reads: a port is at most 5 digits; more is not a port.
+const PORT_FILE_MAX: u64 = 16;
+
+/// The text of a port file, read no further than [`PORT_FILE_MAX`] bytes (the path is shared,
+/// so it may name anything: a huge file, or `/dev/zero`).
+fn read_port_file(path: &Path) -> Option<String> {
+    let mut text = Vec::new();
+    std::fs::File::open(path).ok()?.take(PORT_FILE_MAX + 1).read_to_end(&mut text).ok()?;
+    if text.len() as u64 > PORT_FILE_MAX {
+        return None;
+    }
+    String::from_utf8(text).ok()
+}
+
 /// Another rank of a file exchange: rank 0's port from `path`, polled until `timeout`.
 pub(crate) fn read_port(path: &Path, timeout: Duration) -> Result<u16, Disagreement> {
     let deadline = Instant::now() + timeout;
     loop {
-        if let Some(port) = std::fs::read_to_string(path).ok().and_then(|s| s.trim().parse().ok()) {
+        if let Some(port) = read_port_file(path).and_then(|s| s.trim().parse().ok()) {
             return Ok(port);
         }
         if Instant::now() >= deadline {
@@ -426,6 +481,75 @@ mod tests {
             assert!(matches!(&r[1], Err(Disagreement(m)) if m.contains("all_reduce (max)")), "{r:?}");
             assert!(matches!(&r[2], Err(Disagreement(m)) if m.contains("broadcast (root 1)")), "{r:?}");
         }
+    }
+
+    /// Review: a rank that agreed on a call but did not hand it to NCCL (a check after the
+    /// agreement refused it, NCCL failed) poisons its channel; its next call must not agree,
+    /// and the other ranks' next call must fail too, at once rather than after the timeout,
+    /// since their NCCL sequence is now one collective ahead of this rank's.
+    #[test]
+    fn a_poisoned_rank_stops_every_rank_at_the_next_call_without_waiting_for_the_timeout() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let timeout = Duration::from_secs(20);
+        let world = 3;
+        let threads: Vec<_> = (0..world)
+            .map(|rank| {
+                let listener = listener.try_clone().unwrap();
+                std::thread::spawn(move || {
+                    let mut channel = match rank {
+                        0 => RankChannel::serve(&listener, world, timeout).unwrap(),
+                        _ => RankChannel::join(&[addr], rank, timeout).unwrap(),
+                    };
+                    let first = channel.agree(&call(0, Collective::AllReduce(ReduceOp::Sum), 1024));
+                    if rank == 2 {
+                        channel.poison("nccl all_reduce failed after the cross-rank check".into());
+                        assert!(channel.is_broken());
+                    }
+                    let started = Instant::now();
+                    let second = channel.agree(&call(1, Collective::AllReduce(ReduceOp::Sum), 4096));
+                    // The channel is returned, not dropped: a rank that poisoned its channel
+                    // lives on (its streams open) while the others make their next call.
+                    (first, second, started.elapsed(), channel.is_broken(), channel)
+                })
+            })
+            .collect();
+        let mut kept = Vec::new();
+        for (rank, t) in threads.into_iter().enumerate() {
+            let (first, second, waited, broken, channel) = t.join().unwrap();
+            kept.push(channel);
+            assert!(first.is_ok(), "rank {rank}: {first:?}");
+            assert!(second.is_err(), "rank {rank} agreed on the call after a poisoned one");
+            assert!(broken, "rank {rank}'s channel still checks after a rank gave up");
+            assert!(waited < Duration::from_secs(10), "rank {rank} waited {waited:?} (the timeout, not the shutdown)");
+        }
+    }
+
+    #[test]
+    fn poisoning_a_world_of_one_or_a_promised_channel_changes_nothing() {
+        for mut channel in [RankChannel::alone(), RankChannel::promised(1)] {
+            channel.poison("a failed collective".into());
+            assert!(!channel.is_broken());
+            assert!(channel.agree(&call(0, Collective::AllGather, 8)).is_ok());
+        }
+    }
+
+    #[test]
+    fn a_port_file_is_read_no_further_than_a_port() {
+        let dir = std::env::temp_dir().join(format!("kgraph-agree-port-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let long = dir.join("long.agree");
+        std::fs::write(&long, format!("80{}", " ".repeat(64))).unwrap();
+        assert!(read_port(&long, Duration::from_millis(50)).is_err());
+        // A shared path may name anything: `/dev/zero` must be refused, not read forever.
+        #[cfg(unix)]
+        {
+            let zero = dir.join("zero.agree");
+            let _ = std::fs::remove_file(&zero);
+            std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+            assert!(read_port(&zero, Duration::from_millis(50)).is_err());
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

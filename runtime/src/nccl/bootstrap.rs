@@ -298,6 +298,10 @@ impl Bootstrap {
         for ack in &acks {
             let _ = std::fs::remove_file(ack);
         }
+        // A cross-rank check port left by a crashed run: the other ranks read the port only
+        // after the NCCL initialisation this id starts, so once it is gone they can only find
+        // the one this rank publishes then (not a stale port another job may listen on).
+        let _ = std::fs::remove_file(super::agree::port_file(path));
         let mut content = FILE_MAGIC.to_vec();
         content.extend_from_slice(id.as_bytes());
         write_atomically(path, self.rank, &content)
@@ -328,7 +332,7 @@ impl Bootstrap {
     /// Rank > 0, file exchange: wait for the id, acknowledge it.
     fn fetch_file(&self, path: &Path, deadline: Instant) -> Result<UniqueId> {
         let content = loop {
-            match std::fs::read(path) {
+            match read_id_file(path) {
                 Ok(content) => break content,
                 Err(e) if e.kind() == ErrorKind::NotFound => {}
                 Err(e) => return Err(self.fail(format!("cannot read the NCCL id from {}: {e}", path.display()))),
@@ -347,11 +351,11 @@ impl Bootstrap {
             .and_then(|rest| <[u8; UNIQUE_ID_BYTES]>::try_from(rest).ok())
             .map(UniqueId)
             .ok_or_else(|| {
-                self.fail(format!(
-                    "{} holds {} bytes that are not a kgraph NCCL id file",
-                    path.display(),
-                    content.len()
-                ))
+                let size = match content.len() {
+                    n if n > ID_FILE_BYTES => format!("more than {ID_FILE_BYTES}"),
+                    n => n.to_string(),
+                };
+                self.fail(format!("{} holds {size} bytes that are not a kgraph NCCL id file", path.display()))
             })?;
         write_atomically(&ack_path(path, self.rank), self.rank, format!("{}\n", self.rank).as_bytes())
             .map_err(|e| self.fail(format!("cannot acknowledge the NCCL id next to {}: {e}", path.display())))?;
@@ -472,6 +476,18 @@ fn parse_var<T: std::str::FromStr>(rank: Option<usize>, name: &str, value: Optio
     value
         .parse()
         .map_err(|_| Error::Nccl(NcclError::Bootstrap { rank, detail: format!("{name}={value:?} is not {what}") }))
+}
+
+/// The longest id file [`read_id_file`] reads: the magic line and the id.
+const ID_FILE_BYTES: usize = FILE_MAGIC.len() + UNIQUE_ID_BYTES;
+
+/// The content of an id file, read no further than one byte past [`ID_FILE_BYTES`] (enough to
+/// refuse a longer file): the path is shared, so it may name anything, a huge file or
+/// `/dev/zero`, which must not be read whole.
+fn read_id_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut content = Vec::with_capacity(ID_FILE_BYTES + 1);
+    std::fs::File::open(path)?.take(ID_FILE_BYTES as u64 + 1).read_to_end(&mut content)?;
+    Ok(content)
 }
 
 /// `<path>.ack<rank>`.

@@ -35,22 +35,48 @@ impl Communicator {
     ) -> Result<CollectiveGraph> {
         self.refuse_in_group("Communicator::capture_graph")?;
         self.device.ensure_not_capturing("Communicator::capture_graph")?;
-        // A graph's collectives are checked across ranks when the graph is built, one exchange
-        // per collective, as eager ones are when issued.
-        self.agree(collective, dtype, send_len, recv_len)?;
         bind(&self.device, self.rank, "capture a collective")?;
         let stream = self.capture_stream()?;
+        // This rank's own checks first (the capture stream is the communicator's and not yet
+        // capturing), then the cross-rank one: a graph's collectives are checked across ranks
+        // when the graph is built, one exchange per collective, as eager ones are when issued.
+        let count = self.check_local(collective, send_len, recv_len, stream)?;
+        self.agree(collective, dtype, count)?;
+        // SAFETY: the caller's contract, as documented.
+        let captured = unsafe { self.record(collective, dtype, send, recv, count, stream) };
+        if captured.is_err() {
+            // The other ranks recorded this position; a graph of this rank would lack it.
+            self.poison(&format!("the capture of {collective} failed after the cross-rank check"));
+        }
+        captured
+    }
+
+    /// Records the collective (checked and agreed on) into a new capture on `stream`.
+    ///
+    /// # Safety
+    /// As for [`Communicator::capture_graph`]; `count` is what `check_local` returned.
+    unsafe fn record(
+        &self,
+        collective: Collective,
+        dtype: DataType,
+        send: sys::CUdeviceptr,
+        recv: sys::CUdeviceptr,
+        count: usize,
+        stream: &Stream,
+    ) -> Result<CollectiveGraph> {
         stream
             .inner()
             .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
             .map_err(|e| Error::driver("Communicator::capture_graph: begin capture", e))?;
-        // Ends the capture if `issue_raw` unwinds, so the stream is not left capturing.
+        // Ends the capture if `enqueue` unwinds, so the stream is not left capturing.
         let open = OpenCapture { stream: stream.inner() };
         // The collective is recorded only into this capture, registered as kgraph's own.
         let issued = OwnCapture::register(stream.inner()).and_then(|own| {
             // SAFETY: the caller's contract, as documented; `stream` belongs to the
-            // communicator's device and records the collective without running it.
-            let issued = unsafe { self.issue_raw(collective, dtype, send, send_len, recv, recv_len, stream) };
+            // communicator's device, passed `check_local` before the capture began (and the
+            // capture is kgraph's own, registered just above), and records the collective
+            // without running it.
+            let issued = unsafe { self.enqueue(collective, dtype, send, recv, count, stream) };
             drop(own);
             issued
         });

@@ -304,11 +304,13 @@ impl Communicator {
     /// builders, which call it inside a stream capture ([`crate::Graph::capture`]) to record
     /// the collective as graph nodes, exactly like a kernel launch. Checked: `stream` belongs
     /// to this communicator's context ([`LaunchError::ForeignContext`]), the lengths fit
-    /// ([`Collective::check_lengths`], [`NcclError::CollectiveLength`] naming this rank); nothing
-    /// is issued when a check fails. No host synchronisation. Refused inside a
-    /// [`Communicator::group`] on this thread ([`NcclError::Failed`]): there NCCL enqueues the work
-    /// only at the group's end, which this call's promise does not cover; the group's own
-    /// `issue_raw` takes that promise.
+    /// ([`Collective::check_lengths`], [`NcclError::CollectiveLength`] naming this rank), and,
+    /// for a communicator of [`Communicator::new`], the other ranks pass the same collective,
+    /// op, root, type and count at this position (`nccl/agree.rs`, one host round trip, as the
+    /// checked collectives); nothing is issued when a check fails. No host synchronisation.
+    /// Refused inside a [`Communicator::group`] on this thread ([`NcclError::Failed`]): there
+    /// NCCL enqueues the work only at the group's end, which this call's promise does not
+    /// cover; the group's own `issue_raw` takes that promise.
     ///
     /// # Safety
     /// - `send` is the address of device memory of this context readable for `send_len`
@@ -320,7 +322,8 @@ impl Communicator {
     ///   collective has completed in `stream`'s order (eagerly), or for as long as a graph
     ///   capturing it may be replayed (captured);
     /// - the other ranks issue the matching collective (same kind, count, type, op, root) in
-    ///   the same position of their sequence, else the ranks wait for each other forever; in a
+    ///   the same position of their sequence, else the ranks wait for each other forever (the
+    ///   cross-rank check covers the issue or the recording, not a graph's replays); in a
     ///   graph, all collectives of one communicator are totally ordered (one stream, or joined
     ///   by edges), since the driver may run parallel branches in either order.
     #[allow(clippy::too_many_arguments)]
@@ -341,6 +344,9 @@ impl Communicator {
 
     /// [`Communicator::issue_raw`] without the group check: for [`crate::NcclGroup`], whose
     /// callers promise (or whose borrows ensure) that the memory outlives the group's end.
+    /// Every local check runs before the cross-rank one, so a collective the other ranks were
+    /// told this rank passes is refused afterwards only by NCCL itself (which poisons the
+    /// channel: [`Communicator::poison`]).
     ///
     /// # Safety
     /// As for [`Communicator::issue_raw`], with the memory's lifetime counted from the end of
@@ -356,13 +362,37 @@ impl Communicator {
         recv_len: usize,
         stream: &Stream,
     ) -> Result<()> {
+        let count = self.check_local(collective, send_len, recv_len, stream)?;
+        self.agree(collective, dtype, count)?;
+        // SAFETY: the caller's contract, as documented; the local checks passed just above.
+        unsafe { self.enqueue(collective, dtype, send, recv, count, stream) }
+    }
+
+    /// The checks of a collective on `stream` that involve only this rank: `stream` belongs to
+    /// this communicator's context, the lengths fit (the count NCCL gets), the device's context
+    /// is current, and no capture kgraph did not begin on this thread would record it.
+    pub(crate) fn check_local(
+        &self,
+        collective: Collective,
+        send_len: usize,
+        recv_len: usize,
+        stream: &Stream,
+    ) -> Result<usize> {
         if stream.context().cu_ctx() != self.device.context().cu_ctx() {
             return Err(Error::Launch(LaunchError::ForeignContext {
                 kernel: "Communicator::issue_raw",
                 param: "stream",
             }));
         }
-        let count = collective.check_lengths(self.world_size, send_len, recv_len).map_err(|e| match e {
+        let count = self.check_lengths(collective, send_len, recv_len)?;
+        bind(&self.device, self.rank, collective.name())?;
+        crate::capture_guard::check_stream(stream.inner(), || format!("{collective} on rank {}", self.rank))?;
+        Ok(count)
+    }
+
+    /// [`Collective::check_lengths`] for this world, the error naming this rank.
+    pub(crate) fn check_lengths(&self, collective: Collective, send_len: usize, recv_len: usize) -> Result<usize> {
+        collective.check_lengths(self.world_size, send_len, recv_len).map_err(|e| match e {
             Error::Nccl(NcclError::CollectiveLength { collective, world_size, send_len, recv_len, rule, .. }) => {
                 Error::Nccl(NcclError::CollectiveLength {
                     collective,
@@ -374,14 +404,30 @@ impl Communicator {
                 })
             }
             other => other,
-        })?;
-        bind(&self.device, self.rank, collective.name())?;
-        crate::capture_guard::check_stream(stream.inner(), || format!("{collective} on rank {}", self.rank))?;
+        })
+    }
+
+    /// The NCCL call itself, after [`Communicator::check_local`] (and the cross-rank check)
+    /// passed. A failure poisons the cross-rank channel: the other ranks may have issued this
+    /// position's collective, which this rank has not.
+    ///
+    /// # Safety
+    /// As for [`Communicator::issue_raw`]; `count` is what `check_local` returned for these
+    /// buffers' lengths, and `stream` passed it.
+    pub(crate) unsafe fn enqueue(
+        &self,
+        collective: Collective,
+        dtype: DataType,
+        send: sys::CUdeviceptr,
+        recv: sys::CUdeviceptr,
+        count: usize,
+        stream: &Stream,
+    ) -> Result<()> {
         let (src, dst, ty, st) =
             (send as *const c_void, recv as *mut c_void, dtype.to_nccl(), stream.cu_stream().cast());
         // SAFETY: the buffers, their lifetimes and the matching calls on other ranks are the
-        // caller's contract; the counts fit the buffers (checked above); `self.comm` is live and
-        // `stream` belongs to its device's context (checked above).
+        // caller's contract; the counts fit the buffers and `stream` belongs to the device's
+        // context (`check_local`, the caller's promise); `self.comm` is live.
         let status = unsafe {
             match collective {
                 Collective::AllReduce(op) => self.api.all_reduce(src, dst, count, ty, op.to_nccl(), self.comm, st),
@@ -392,7 +438,12 @@ impl Communicator {
                 Collective::Broadcast { root } => self.api.broadcast(src, dst, count, ty, root as c_int, self.comm, st),
             }
         };
-        self.check(status, &format!("nccl {collective} of {count} x {}", dtype.name()))
+        let op = format!("nccl {collective} of {count} x {}", dtype.name());
+        let checked = self.check(status, &op);
+        if checked.is_err() {
+            self.poison(&format!("{op} failed after the cross-rank check"));
+        }
+        checked
     }
 
     /// The shared path of the checked collectives.
@@ -418,7 +469,6 @@ impl Communicator {
         let stream = self.device.stream();
         check_same_stream(op, "send", stream, send.stream())?;
         check_same_stream(op, "recv", stream, recv.stream())?;
-        self.agree(collective, T::DATA_TYPE, send.elem_len(), recv.elem_len())?;
         // SAFETY: `send` and `recv` are live allocations of at least these lengths (`DeviceIn`'s
         // contract) on the main stream (checked above), so they outlive the collective in stream
         // order; `recv` is mutably borrowed and `send` shared, so they do not overlap.
@@ -455,7 +505,6 @@ impl Communicator {
         let stream = self.device.stream();
         check_same_stream(op, "buf", stream, buf.stream())?;
         let (addr, len) = (buf.device_addr(), buf.elem_len());
-        self.agree(collective, T::DATA_TYPE, len, len)?;
         // SAFETY: `buf` is a live allocation of `len` elements on the main stream (checked
         // above), mutably borrowed; all-reduce and broadcast may run exactly in place.
         unsafe { self.issue_raw_grouped(collective, T::DATA_TYPE, addr, len, addr, len, stream) }
@@ -463,20 +512,28 @@ impl Communicator {
 
     /// Agrees with the other ranks that they pass this collective with the same arguments
     /// (`nccl/agree.rs`), before it is issued: the next position in this communicator's
-    /// sequence of checked collectives. Lengths this rank's own check refuses are left to that
-    /// check (nothing is issued, and the other ranks' checks time out on this position).
-    pub(crate) fn agree(
-        &self,
-        collective: Collective,
-        dtype: DataType,
-        send_len: usize,
-        recv_len: usize,
-    ) -> Result<()> {
-        let Ok(count) = collective.check_lengths(self.world_size, send_len, recv_len) else { return Ok(()) };
+    /// sequence of checked collectives. Called only once this rank's own checks passed
+    /// ([`Communicator::check_local`]): a position agreed on is one every rank hands to NCCL,
+    /// or one after which this rank poisons the channel ([`Communicator::poison`]).
+    pub(crate) fn agree(&self, collective: Collective, dtype: DataType, count: usize) -> Result<()> {
         let seq = self.checked_calls.get();
         self.checked_calls.set(seq + 1);
         let call = CallSignature { seq, collective, dtype, count };
         self.agreement.borrow_mut().agree(&call).map_err(|d| self.disagreement(collective.name(), d))
+    }
+
+    /// How many positions this communicator has agreed on (or tried to), for a group to tell
+    /// whether its end enqueues any.
+    pub(crate) fn agreed_positions(&self) -> u64 {
+        self.checked_calls.get()
+    }
+
+    /// After a collective this rank agreed on did not reach NCCL (or NCCL refused it): every
+    /// later cross-rank check fails on every rank, so no rank issues a collective that NCCL
+    /// would pair with another position's. The communicator stays usable only through the
+    /// unchecked paths (`with_id`'s promise).
+    pub(crate) fn poison(&self, why: &str) {
+        self.agreement.borrow_mut().poison(why.to_string());
     }
 
     /// The error of a failed cross-rank check of `op`.

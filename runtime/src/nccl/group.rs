@@ -48,9 +48,16 @@ impl Communicator {
         let status = unsafe { self.api.group_start() };
         self.check(status, "ncclGroupStart")?;
         let open = OpenGroup::enter(self);
+        let agreed_before = self.agreed_positions();
         let out = f(&Group::new(self));
         let foreign = self.refuse_foreign_capture_at_group_end();
         let ended = open.end();
+        if (foreign.is_err() || ended.is_err()) && self.agreed_positions() != agreed_before {
+            // The group's collectives were agreed on with the other ranks, which enqueue theirs;
+            // this rank's never reach the stream (a refused capture records none; a failed
+            // ncclGroupEnd launches none), so its next collective would pair with theirs.
+            self.poison("the group's collectives were agreed on but did not reach the stream");
+        }
         match (foreign, ended) {
             (Err(Error::Graph(GraphError::Failed { op, detail })), Err(e)) => {
                 Err(Error::Graph(GraphError::Failed { op, detail: format!("{detail}; ncclGroupEnd then failed: {e}") }))
@@ -111,8 +118,11 @@ impl Drop for OpenGroup<'_> {
     fn drop(&mut self) {
         if !self.ended {
             // Unwinding out of the group's closure: close the group so the thread's NCCL state
-            // is balanced again; the panic is what gets reported.
-            let _ = self.close();
+            // is balanced again; the panic is what gets reported. Should NCCL refuse to launch
+            // the collectives agreed on so far, no later one may be agreed on.
+            if self.close().is_err() {
+                self.comm.poison("ncclGroupEnd failed while unwinding out of the group");
+            }
         }
     }
 }
