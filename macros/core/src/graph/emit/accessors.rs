@@ -112,7 +112,10 @@ fn tuning(cg: &CodegenInput<'_>) -> TokenStream {
         /// already in the cache with its spec block or a candidate takes it without timing. Candidates the kernel's
         /// checks refuse are skipped. The graph, if built, is updated in place; call
         /// [`Self::capture`] after to build with the chosen shapes otherwise. Returns one row per
-        /// tuned node (`kgraph::expert::tune::report_table` prints them).
+        /// tuned node (`kgraph::expert::tune::report_table` prints them). Timing runs the whole
+        /// graph: outputs are overwritten, `state` buffers advance, `pinned_out` memory is
+        /// written and collectives run (every rank must tune alike); tune before loading the
+        /// state you mean to keep.
         #[allow(unused_variables, unused_mut)]
         pub fn autotune(&mut self, cache_path: &::std::path::Path, iters: usize) -> ::kgraph::Result<::std::vec::Vec<::kgraph::expert::tune::TunedNode>> {
             let gpu = self.device.name()?;

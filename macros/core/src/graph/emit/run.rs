@@ -203,20 +203,25 @@ fn reload_kernels(cg: &CodegenInput<'_>) -> TokenStream {
         /// the variable unset this returns `Ok(false)` after one flag test.
         ///
         /// # Safety
-        /// The reloaded code is checked against the declarations only by each parameter's size
-        /// (the full check of a declaration runs at compile time). So each kernel in the files
-        /// on disk either still matches its `#[kernel]` declaration (the parameters' count,
-        /// order, types and constness, the extents its `unsafe(extents)` promises, and no more
-        /// dynamic shared memory than its `shared` states, none without one), or
-        /// differs from it in the size of a declared parameter or by missing one (then the
-        /// reload is refused with `kgraph::ModuleError::ParamMismatch`).
+        /// The reloaded code is checked against the declarations only by its parameters' sizes
+        /// and count (the full check of a declaration runs at compile time; a kernel with a
+        /// parameter of another size, a missing or an extra one is refused with
+        /// `kgraph::ModuleError::ParamMismatch`). So each kernel in the files on disk still
+        /// keeps what its `#[kernel]` declaration promised of the code the build compiled
+        /// (`kgraph::expert::ModuleCache::from_disk` lists it): the parameters' order, types
+        /// (a `bool` only where one is declared) and constness; the extents its
+        /// `unsafe(extents)` promises, for every launch its `requires` allow; correctness for
+        /// every block up to the build's `MAX_THREADS` (a static `__shared__` array indexed by
+        /// thread holds that many elements); and no more dynamic shared memory than its
+        /// `shared` states (none without one). PDL is off after a reload.
         pub unsafe fn reload_kernels(&mut self) -> ::kgraph::Result<bool> {
             if !::kgraph::expert::reload::enabled() || !self.kernel_watch.changed() {
                 return ::core::result::Result::Ok(false);
             }
-            // SAFETY: the reloaded handles never run with PDL: they replace the struct's only
-            // after `kernels_reloaded` is set and `pdl_enabled` cleared below, before the graph
-            // is rebuilt or any launch, and `set_pdl_enabled` keeps PDL off from then on.
+            // SAFETY: what `from_disk` requires of the code on disk is this function's own
+            // contract; and the reloaded handles never run with PDL: they replace the struct's
+            // only after `kernels_reloaded` is set and `pdl_enabled` cleared below, before the
+            // graph is rebuilt or any launch, and `set_pdl_enabled` keeps PDL off from then on.
             let mut modules = unsafe { ::kgraph::expert::ModuleCache::from_disk(self.device.context()) };
             let loaded: ::kgraph::Result<_> = (|| {
                 ::core::result::Result::Ok(( #( #types::load(&mut modules)?, )* ))
