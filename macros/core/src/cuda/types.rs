@@ -213,11 +213,50 @@ pub(crate) enum Def<'t> {
     /// `typedef TARGET NAME;` or `using NAME = TARGET;`: the target's tokens, with the
     /// declarator's pointers and array lengths.
     Alias { target: &'t [Token], pointers: u8, array: bool, line: usize },
-    /// `enum NAME { ... }`, `enum class NAME : T { ... }`: the underlying type's tokens, if given.
-    Enum { underlying: Option<&'t [Token]>, line: usize },
+    /// `enum NAME { ... }`, `enum class NAME : T { ... }`: the underlying type's tokens, if given,
+    /// and the enumerators (the body, whose values set a plain enum's size).
+    Enum { underlying: Option<&'t [Token]>, body: &'t [Token], line: usize },
     /// `struct NAME { BODY }` (also `typedef struct { BODY } NAME;`), with its `__align__(N)` /
     /// `alignas(N)`; `keyword` is `struct`, `class` or `union`.
     Struct { body: &'t [Token], align: Result<Option<usize>, &'t Token>, line: usize, keyword: &'t str, base: bool },
+}
+
+impl Def<'_> {
+    /// The line of the definition.
+    pub(crate) fn line(&self) -> usize {
+        match *self {
+            Def::Alias { line, .. } | Def::Enum { line, .. } | Def::Struct { line, .. } => line,
+        }
+    }
+}
+
+/// `typedef struct P P;` (or `using P = P;`): an alias of a name to the type of that name.
+fn is_self_alias(name: &str, def: &Def<'_>) -> bool {
+    let Def::Alias { target, pointers: 0, array: false, .. } = def else { return false };
+    let mut words = target
+        .iter()
+        .filter(|t| !matches!(t.ident(), Some("struct" | "class" | "union" | "enum" | "const" | "volatile")));
+    matches!((words.next(), words.next()), (Some(t), None) if t.ident() == Some(name))
+}
+
+/// Whether two definitions define the same type (token for token; lines aside).
+fn same_def(a: &Def<'_>, b: &Def<'_>) -> bool {
+    let text = |toks: &[Token]| toks.iter().map(Token::text).collect::<Vec<_>>();
+    let align = |a: &Result<Option<usize>, &Token>| a.as_ref().map(|a| *a).map_err(|t| t.text());
+    match (a, b) {
+        (
+            Def::Alias { target: t1, pointers: p1, array: a1, .. },
+            Def::Alias { target: t2, pointers: p2, array: a2, .. },
+        ) => text(t1) == text(t2) && p1 == p2 && a1 == a2,
+        (Def::Enum { underlying: u1, body: b1, .. }, Def::Enum { underlying: u2, body: b2, .. }) => {
+            u1.map(text) == u2.map(text) && text(b1) == text(b2)
+        }
+        (
+            Def::Struct { body: b1, align: l1, keyword: k1, base: s1, .. },
+            Def::Struct { body: b2, align: l2, keyword: k2, base: s2, .. },
+        ) => text(b1) == text(b2) && align(l1) == align(l2) && k1 == k2 && s1 == s2,
+        _ => false,
+    }
 }
 
 /// The types a file defines at file or namespace scope, by name, in order.
@@ -242,7 +281,7 @@ impl<'t> TypeEnv<'t> {
                 (!name.is_empty()).then_some((name, k + 1))
             })
             .collect();
-        let mut env = TypeEnv { defs: Vec::new(), packed: src.contains("pragma pack"), defines };
+        let mut env = TypeEnv { defs: Vec::new(), packed: uses_pragma_pack(src, toks), defines };
         env.scan(toks);
         env
     }
@@ -255,7 +294,18 @@ impl<'t> TypeEnv<'t> {
     /// The definition of `name`, if the file has one (the last one wins, as a complete
     /// definition follows forward declarations).
     pub(crate) fn def(&self, name: &str) -> Option<Def<'t>> {
-        self.defs.iter().rev().find(|(n, _)| *n == name).map(|(_, d)| *d)
+        self.defs.iter().rev().find(|(n, d)| *n == name && !is_self_alias(name, d)).map(|(_, d)| *d)
+    }
+
+    /// The lines of two definitions of `name` that differ, if the file has such: a name defined
+    /// in two namespaces (or struct scopes, or `#if` branches of an unpreprocessed file), which
+    /// kgraph, reading names without C++'s scopes, cannot tell apart. Repeats of one definition
+    /// and `typedef struct P P;` are no conflict.
+    pub(crate) fn conflict(&self, name: &str) -> Option<(usize, usize)> {
+        let defs: Vec<&Def<'t>> =
+            self.defs.iter().filter(|(n, d)| *n == name && !is_self_alias(name, d)).map(|(_, d)| d).collect();
+        let last = defs.last()?;
+        defs.iter().find(|d| !same_def(d, last)).map(|d| (d.line(), last.line()))
     }
 
     fn scan(&mut self, toks: &'t [Token]) {
@@ -337,8 +387,10 @@ impl<'t> TypeEnv<'t> {
         if head[..k].iter().any(|t| t.ident() == Some("template")) {
             return 0;
         }
-        // `struct Foo make() { ... }` is a function returning a struct, not a definition.
-        let call = head.windows(2).any(|w| w[1].is_punct("(") && w[0].ident().is_some() && !is_align_word(&w[0]));
+        // `struct Foo make() { ... }` is a function returning a struct, not a definition (an
+        // `aligned(16)` inside a `[[...]]` attribute is no call).
+        let plain = without_bracket_attributes(head);
+        let call = plain.windows(2).any(|w| w[1].is_punct("(") && w[0].ident().is_some() && !is_align_word(w[0]));
         if call {
             return 0;
         }
@@ -353,9 +405,13 @@ impl<'t> TypeEnv<'t> {
             let tag = rest.first().and_then(Token::ident);
             let colon = rest.iter().position(|t| t.is_punct(":"));
             let underlying = colon.map(|c| &rest[c + 1..]);
-            (Def::Enum { underlying, line }, tag.filter(|_| colon != Some(0)))
+            (Def::Enum { underlying, body, line }, tag.filter(|_| colon != Some(0)))
         } else {
             let (align, tag, base) = struct_head(rest);
+            // Attributes between the closing brace and the `;` or the typedef's names apply to
+            // the type too (`struct S { .. } __attribute__((aligned(16)));`): nvcc lays the
+            // struct out with them, so they count as the head's do.
+            let align = max_align(align, trailing_align(after));
             (Def::Struct { body, align, line, keyword, base }, tag)
         };
         if let Some(tag) = tag {
@@ -381,6 +437,26 @@ impl<'t> TypeEnv<'t> {
     }
 }
 
+/// Whether the file packs structs with a pragma: a `#pragma pack` line however spaced
+/// (`#  pragma\tpack(1)`), or the operator forms the lexer keeps as tokens
+/// (`_Pragma("pack(1)")`, `__pragma(pack(1))`).
+fn uses_pragma_pack(src: &str, toks: &[Token]) -> bool {
+    let directive = src.lines().any(|line| {
+        let Some(rest) = line.trim_start().strip_prefix('#') else { return false };
+        let Some(rest) = rest.trim_start().strip_prefix("pragma") else { return false };
+        rest.starts_with(char::is_whitespace) && rest.trim_start().starts_with("pack")
+    });
+    let operator = toks.windows(3).any(|w| {
+        matches!(w[0].ident(), Some("_Pragma" | "__pragma"))
+            && w[1].is_punct("(")
+            && match &w[2].tok {
+                Tok::Str(s) => s.trim_start().starts_with("pack"),
+                _ => w[2].ident() == Some("pack"),
+            }
+    });
+    directive || operator
+}
+
 /// After `struct`: attributes, then the tag, then `: base` (inheritance) or nothing.
 fn struct_head(rest: &[Token]) -> (Result<Option<usize>, &Token>, Option<&str>, bool) {
     let mut align: Result<Option<usize>, &Token> = Ok(None);
@@ -388,13 +464,15 @@ fn struct_head(rest: &[Token]) -> (Result<Option<usize>, &Token>, Option<&str>, 
     let mut k = 0;
     while k < rest.len() {
         let t = &rest[k];
+        if t.is_punct("[") && rest.get(k + 1).is_some_and(|n| n.is_punct("[")) {
+            let close = matching(rest, k, "[", "]");
+            align = max_align(align, bracket_attribute_align(&rest[k..=close]));
+            k = close + 1;
+            continue;
+        }
         if rest.get(k + 1).is_some_and(|n| n.is_punct("(")) && t.ident().is_some() {
             let close = matching(rest, k + 1, "(", ")");
-            let found = attribute_align(&rest[k..=close]);
-            align = match (align, found) {
-                (Err(e), _) | (_, Err(e)) => Err(e),
-                (Ok(a), Ok(b)) => Ok(a.max(b)),
-            };
+            align = max_align(align, attribute_align(&rest[k..=close]));
             k = close + 1;
             continue;
         }
@@ -409,6 +487,79 @@ fn struct_head(rest: &[Token]) -> (Result<Option<usize>, &Token>, Option<&str>, 
         k += 1;
     }
     (align, tag, false)
+}
+
+/// The larger of two alignments read from attributes; the first unreadable one wins.
+fn max_align<'a>(
+    a: Result<Option<usize>, &'a Token>,
+    b: Result<Option<usize>, &'a Token>,
+) -> Result<Option<usize>, &'a Token> {
+    match (a, b) {
+        (Err(e), _) | (_, Err(e)) => Err(e),
+        (Ok(a), Ok(b)) => Ok(a.max(b)),
+    }
+}
+
+/// The alignment the attributes right after a struct's closing brace ask for
+/// (`} __attribute__((aligned(16)))`, `} [[gnu::packed]]`); `Err` at one kgraph cannot read
+/// (`packed` among them).
+fn trailing_align(after: &[Token]) -> Result<Option<usize>, &Token> {
+    let mut align = Ok(None);
+    let mut k = 0;
+    while k < after.len() {
+        let t = &after[k];
+        if t.is_punct("[") && after.get(k + 1).is_some_and(|n| n.is_punct("[")) {
+            let close = matching(after, k, "[", "]");
+            align = max_align(align, bracket_attribute_align(&after[k..=close]));
+            k = close + 1;
+        } else if is_align_word(t) && after.get(k + 1).is_some_and(|n| n.is_punct("(")) {
+            let close = matching(after, k + 1, "(", ")");
+            align = max_align(align, attribute_align(&after[k..=close]));
+            k = close + 1;
+        } else {
+            break;
+        }
+    }
+    align
+}
+
+/// The alignment a C++11 attribute `[[...]]` asks for: `[[gnu::aligned(16)]]`; `Err` for
+/// `packed` or an `aligned` without a literal; `Ok(None)` for the others (`[[nodiscard]]`).
+fn bracket_attribute_align(attr: &[Token]) -> Result<Option<usize>, &Token> {
+    let mut align = Ok(None);
+    for (k, t) in attr.iter().enumerate() {
+        match t.ident() {
+            Some("packed" | "__packed__") => return Err(t),
+            Some("aligned" | "__aligned__") => {
+                let found = match (attr.get(k + 1), attr.get(k + 2), attr.get(k + 3)) {
+                    (Some(open), Some(Token { tok: Tok::Literal(text), .. }), Some(close))
+                        if open.is_punct("(") && close.is_punct(")") =>
+                    {
+                        parse_int(text).map(Some).ok_or(t)
+                    }
+                    _ => Err(t),
+                };
+                align = max_align(align, found);
+            }
+            _ => {}
+        }
+    }
+    align
+}
+
+/// `toks` without its `[[...]]` attribute groups.
+fn without_bracket_attributes(toks: &[Token]) -> Vec<&Token> {
+    let mut out = Vec::new();
+    let mut k = 0;
+    while k < toks.len() {
+        if toks[k].is_punct("[") && toks.get(k + 1).is_some_and(|n| n.is_punct("[")) {
+            k = matching(toks, k, "[", "]") + 1;
+            continue;
+        }
+        out.push(&toks[k]);
+        k += 1;
+    }
+    out
 }
 
 /// The alignment an attribute asks for: `__align__(16)`, `__builtin_align__(16)`,
