@@ -14,6 +14,11 @@ use crate::memory::pod::Pod;
 /// `bytemuck::Pod` (`#[derive(bytemuck::Pod, bytemuck::Zeroable, Clone, Copy)]`): bytemuck's
 /// derive refuses padding and non-`Pod` fields, which is exactly what makes every bit pattern
 /// a valid value.
+///
+/// The trait is safe to implement because nothing unsafe trusts its constants: `#[kernel]`
+/// checks a twin through `size_of`, `align_of` and `offset_of!` of the type itself, and reads
+/// `FIELDS` only to compare a nested twin's fields by name, offset and size, inside a field
+/// whose own offset and size are checked that way (what the bytes mean is `Pod`'s promise).
 pub trait DeviceStruct: Pod {
     /// The struct's Rust name.
     const NAME: &'static str;

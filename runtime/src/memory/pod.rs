@@ -28,9 +28,10 @@ use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 /// - every bit pattern of `size_of::<T>()` bytes is a valid `T` (a kernel may write any bytes,
 ///   and [`crate::Device::download`] turns them back into `T`s): so no `bool`, `char`, enums,
 ///   references, pointers or `NonZero*`;
-/// - the layout is fixed (`#[repr(C)]` or `#[repr(transparent)]`) and matches what kernels
-///   declare; padding is allowed but its bytes are unspecified after a round trip, so prefer
-///   structs without padding;
+/// - the layout is fixed (`#[repr(C)]` or `#[repr(transparent)]`), matches what kernels
+///   declare, and has no padding bytes: every `Pod` is a [`DeviceValue`], whose bytes kgraph
+///   copies and passes as they are, and that trait promises every byte initialised (make C's
+///   implicit padding an explicit field, as bytemuck's derive requires);
 /// - the type owns no resources (it is `Copy`, so it has no `Drop`).
 pub unsafe trait Pod: DeviceRepr + ValidAsZeroBits + Copy + Send + Sync + 'static {}
 
