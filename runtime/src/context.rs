@@ -145,8 +145,15 @@ impl Stream {
     }
 
     /// Whether the stream is capturing (`cuStreamIsCapturing`, which leaves a capture intact).
+    /// An error an earlier `Drop` recorded is left for [`Context::check_err`] (cudarc's own
+    /// `capture_status` would return that error instead, and clear it).
     pub fn capture_status(&self) -> Result<sys::CUstreamCaptureStatus> {
-        self.0.capture_status().map_err(|e| Error::driver("query capture status", e))
+        // SAFETY: the context is live (the stream holds it); making it current has no other effect.
+        unsafe { driver::ctx_set_current(self.0.context().cu_ctx()) }
+            .map_err(|e| Error::driver("query capture status", e))?;
+        // SAFETY: the stream is live (`self` holds it) and its context is current (above).
+        unsafe { driver::stream::is_capturing(self.0.cu_stream()) }
+            .map_err(|e| Error::driver("query capture status", e))
     }
 
     /// Waits for all work issued on this stream so far. It always waits: an error an earlier

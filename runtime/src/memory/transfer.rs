@@ -10,7 +10,7 @@
 //! This module sits below `device`: it works on a stream and raw device addresses, so a `Device`
 //! can own a [`Staging`] without the two modules importing each other.
 
-use cudarc::driver::{sys, CudaEvent, CudaStream, DriverError};
+use cudarc::driver::{sys, CudaContext, CudaEvent, CudaStream, DriverError};
 
 use crate::context::wait_stream_raw;
 use crate::driver;
@@ -96,7 +96,8 @@ impl Staging {
     /// Waits until no queued copy uses the staging bytes any more.
     fn wait_idle(&mut self, op: &str) -> Result<()> {
         if let (true, Some(event)) = (self.in_flight, self.last_copy.as_ref()) {
-            event.synchronize().map_err(|e| Error::driver(format!("{op}: wait for the previous staging copy"), e))?;
+            keeping_stored_err(event.context(), || event.synchronize())
+                .map_err(|e| Error::driver(format!("{op}: wait for the previous staging copy"), e))?;
         }
         self.in_flight = false;
         Ok(())
@@ -114,11 +115,12 @@ impl Staging {
                 drop(old);
                 let size = bytes.checked_next_power_of_two().unwrap_or(bytes).max(MIN_STAGING_BYTES);
                 let size = Error::byte_len::<u8>("MappedBuffer::new", size)?;
-                PinnedAlloc::new(ctx, "MappedBuffer::new", size)?
+                keeping_stored_err(ctx, || PinnedAlloc::new(ctx, "MappedBuffer::new", size))?
             }
         };
         if self.last_copy.is_none() {
-            let event = ctx.new_event(None).map_err(|e| Error::driver(format!("{op}: create staging event"), e))?;
+            let event = keeping_stored_err(ctx, || ctx.new_event(None))
+                .map_err(|e| Error::driver(format!("{op}: create staging event"), e))?;
             self.last_copy = Some(event);
         }
         let buffer = self.buffer.insert(buffer);
@@ -132,7 +134,7 @@ impl Staging {
             // `prepare` always leaves an event; without one, the stream wait is the fallback.
             return self.wait_or_leak(stream).map_err(|e| Error::driver(format!("{op}: synchronize"), e));
         };
-        match event.record(stream) {
+        match keeping_stored_err(stream.context(), || event.record(stream)) {
             Ok(()) => {
                 self.in_flight = true;
                 Ok(())
@@ -165,6 +167,17 @@ impl Drop for Staging {
     }
 }
 
+/// Runs `f` (cudarc calls on `ctx`, whose `bind_to_thread` first takes the error a `Drop`
+/// stored in the context and fails with it, without doing their work) with that stored error
+/// set aside and put back after: a transfer neither fails with an unrelated drop's error nor
+/// clears it before [`crate::Context::check_err`] reports it.
+fn keeping_stored_err<R>(ctx: &CudaContext, f: impl FnOnce() -> R) -> R {
+    let stored = ctx.check_err();
+    let result = f();
+    ctx.record_err(stored);
+    result
+}
+
 /// `cuMemcpyDtoDAsync` of `bytes` (> 0) bytes on `stream`.
 ///
 /// # Safety
@@ -177,7 +190,12 @@ unsafe fn copy_dtod(
     src: sys::CUdeviceptr,
     bytes: usize,
 ) -> Result<()> {
-    stream.context().bind_to_thread().map_err(|e| Error::driver(format!("{op}: bind context"), e))?;
+    // Straight to the driver: cudarc's `bind_to_thread` would first return (and clear) an error
+    // an unrelated earlier `Drop` stored, failing this copy and hiding that error from
+    // `Context::check_err`.
+    // SAFETY: the context is live (the stream holds it); making it current has no other effect.
+    unsafe { driver::ctx_set_current(stream.context().cu_ctx()) }
+        .map_err(|e| Error::driver(format!("{op}: bind context"), e))?;
     // SAFETY: both addresses are valid for `bytes` bytes in this context (caller's contract);
     // the stream belongs to this context.
     unsafe { driver::memory::memcpy_dtod_async(dst, src, bytes, stream.cu_stream()) }
