@@ -141,6 +141,15 @@ pub enum SetupError {
         /// The driver's error.
         source: DriverError,
     },
+    /// The device has no stream-ordered memory pools (`CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED`
+    /// is 0): kgraph frees device memory in stream order (`cuMemFreeAsync`), which its safety
+    /// rests on; without pools cudarc frees with `cuMemFree` after a synchronize that an
+    /// unrelated error can skip.
+    #[error("device {ordinal} has no stream-ordered memory pools (cudaMallocAsync), which kgraph needs")]
+    NoMemoryPools {
+        /// The device ordinal.
+        ordinal: usize,
+    },
     /// [`Device::split_sms`](crate::Device::split_sms): the number of SMs asked for cannot be
     /// reserved while leaving SMs for the rest (0, or too many once rounded up).
     #[error(

@@ -86,6 +86,7 @@ impl Device {
         }
         let ctx =
             CudaContext::new(ordinal).map_err(|e| Error::driver(format!("create context on device {ordinal}"), e))?;
+        require_memory_pools(&ctx, ordinal)?;
         // SAFETY: called before this context allocates anything through kgraph, so no slice
         // mixes tracked and untracked use; kgraph orders all work by stream (see the type docs).
         unsafe { ctx.disable_event_tracking() };
@@ -354,4 +355,17 @@ unsafe impl<S: DeviceIn<Bool>> DeviceIn<u8> for BoolBytes<'_, S> {
     fn stream(&self) -> &Stream {
         self.0.stream()
     }
+}
+
+/// [`SetupError::NoMemoryPools`] for a device without stream-ordered memory pools: cudarc then
+/// allocates with `cuMemAlloc` and frees with `cuMemFree` after a `synchronize` that returns early
+/// on an error an unrelated drop stored, so a buffer could be freed under work still using it.
+/// kgraph's ordering rule (every free in its stream's order) needs `cuMemFreeAsync`.
+pub(crate) fn require_memory_pools(ctx: &CudaContext, ordinal: usize) -> Result<()> {
+    let attribute = sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED;
+    let pools = ctx.attribute(attribute).map_err(|e| Error::driver("query memory pool support", e))?;
+    if pools == 0 {
+        return Err(Error::Setup(SetupError::NoMemoryPools { ordinal }));
+    }
+    Ok(())
 }

@@ -22,7 +22,7 @@ use crate::context::Stream;
 use crate::driver;
 use crate::driver::green::SmResource;
 use crate::error::{Error, Result, SetupError};
-use crate::memory::device::Device;
+use crate::memory::device::{require_memory_pools, Device};
 use crate::memory::transfer::Staging;
 
 /// A device split into two green contexts by [`Device::split_sms`]: `reserved` holds the SMs
@@ -175,6 +175,7 @@ fn green_device(parent: &Device, resource: &SmResource, role: &str) -> Result<De
     let ctx = unsafe { CudaContext::from_raw_context(ordinal, cu_device, cu_ctx) }
         .map_err(|e| Error::driver(what("wrap the green context"), e))?;
     std::mem::forget(Arc::clone(&ctx));
+    require_memory_pools(&ctx, ordinal)?;
     // SAFETY: nothing has been allocated in this context yet (as in `Device::new`).
     unsafe { ctx.disable_event_tracking() };
     // `cuStreamCreate` with the green context current makes a stream of the green context
