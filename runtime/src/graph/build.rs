@@ -481,9 +481,18 @@ impl<'p> GraphBuilder<'p> {
     }
 
     /// Instantiates the graph for launches on `stream` (and uploads it), consuming the builder.
+    /// `stream` must be of the builder's context ([`GraphError::Failed`](crate::GraphError::Failed)
+    /// otherwise), and should be the stream that owns the memory its nodes use: replays are
+    /// ordered with that memory's stream-ordered frees only there.
     pub fn instantiate(mut self, stream: &Stream) -> Result<Graph> {
         if !self.owned {
             return Err(Error::graph("build: instantiate", "a conditional node's body is instantiated with its graph"));
+        }
+        if stream.context().cu_ctx() != self.ctx.cu_ctx() {
+            return Err(Error::graph(
+                "build: instantiate",
+                "the stream belongs to another context than the graph's nodes (another Device)",
+            ));
         }
         self.ctx.bind_to_thread().map_err(|e| Error::driver("graph build: bind context", e))?;
         let exec = if self.node_count == 0 {
