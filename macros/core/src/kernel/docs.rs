@@ -100,7 +100,7 @@ const CHECKED_CONTRACT: [&str; 11] = [
     "pointer argument within their extents; nothing is launched when a check fails.",
 ];
 
-const UNSAFE_CONTRACT: [&str; 22] = [
+const UNSAFE_CONTRACT: [&str; 23] = [
     "",
     "# Safety",
     "",
