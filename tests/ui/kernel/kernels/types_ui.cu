@@ -23,3 +23,11 @@ extern "C" __global__ void flags_ptr(const bool* flags, int n) {}
 
 struct Flagged { float x; bool on; };
 extern "C" __global__ void flagged(Flagged f, float* out) {}
+
+// The layout nvcc compiles, read as nvcc does: an alignment attribute after the closing brace
+// makes `Vec3A` 16 bytes (12 without it), and a function-pointer member is refused.
+struct Vec3A { float x, y, z; } __attribute__((aligned(16)));
+extern "C" __global__ void vec3a_by_value(Vec3A v, float* out) {}
+
+struct WithCallback { float x; void (*cb)(int); };
+extern "C" __global__ void with_callback(WithCallback w, float* out) {}
