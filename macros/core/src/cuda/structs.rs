@@ -200,6 +200,16 @@ fn is_function(member: &[Token], is_own: &dyn Fn(&str) -> bool) -> bool {
     }
 }
 
+/// The index of the `)` closing the attribute (`alignas(..)`, `__align__(..)`,
+/// `__attribute__((..))`, `__declspec(..)`) that starts at `member[k]`, if one does.
+fn attribute_at(member: &[Token], k: usize) -> Option<usize> {
+    let is_attr = matches!(
+        member[k].ident(),
+        Some("__align__" | "alignas" | "__builtin_align__" | "__attribute__" | "__declspec")
+    );
+    (is_attr && member.get(k + 1).is_some_and(|n| n.is_punct("("))).then(|| matching(member, k + 1, "(", ")"))
+}
+
 /// A member declaration without its attributes (`alignas(16)`, `__attribute__((..))`,
 /// `[[..]]`) and cut at its default member initializer (a top-level `=` or `{`).
 fn declarator_part(member: &[Token]) -> Vec<&Token> {
@@ -207,10 +217,8 @@ fn declarator_part(member: &[Token]) -> Vec<&Token> {
     let mut k = 0;
     while k < member.len() {
         let t = &member[k];
-        let is_attr =
-            matches!(t.ident(), Some("__align__" | "alignas" | "__builtin_align__" | "__attribute__" | "__declspec"));
-        if is_attr && member.get(k + 1).is_some_and(|n| n.is_punct("(")) {
-            k = matching(member, k + 1, "(", ")") + 1;
+        if let Some(close) = attribute_at(member, k) {
+            k = close + 1;
             continue;
         }
         if t.is_punct("[") && member.get(k + 1).is_some_and(|n| n.is_punct("[")) {
@@ -289,10 +297,7 @@ fn fields_of(env: &TypeEnv<'_>, member: &[Token], depth: usize, local: &[String]
     let mut k = 0;
     while k < member.len() {
         let t = &member[k];
-        let is_attr =
-            matches!(t.ident(), Some("__align__" | "alignas" | "__builtin_align__" | "__attribute__" | "__declspec"));
-        if is_attr && member.get(k + 1).is_some_and(|n| n.is_punct("(")) {
-            let close = matching(member, k + 1, "(", ")");
+        if let Some(close) = attribute_at(member, k) {
             match attribute_align(&member[k..=close]) {
                 Ok(a) => align = align.max(a.unwrap_or(1)),
                 Err(t) => return Err(format!("cannot read the alignment at `{}`", t.text())),
