@@ -13,7 +13,7 @@
 // (snap_features.cuh, cfc.cuh, kg_dot_warp), called with the same lane layout, so probs, y and
 // the new state equal the multi-node graph's bit for bit (tests/gpu/model_graphs.rs checks it).
 // With n_hid <= 32, n_hid <= warps and 13 <= warps (block 1024 at n_hid 32) the weights sit in
-// registers and the same fmaf chains run on them (fused_preacts, fused_dot); model_fused.rs
+// registers and the same fmaf chains run on them (fused_partials, fused_dot); model_fused.rs
 // checks this path against the strided loops of smaller blocks, bit for bit.
 //
 // Layout (row-major, f32): snap [batch, 40], dt [batch], h [batch, n_hid],

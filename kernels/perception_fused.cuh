@@ -23,8 +23,9 @@
 // each lane at most one state element (n_hid <= 32 <= warps): the registers then hold exactly
 // the elements the strided loops below would load, and the same fmaf chains run on them.
 struct FusedWarpWeights {
-    float wg0, wg1, wgh, wt0, wt1, wth, bg, bt;  // unit j = warp: W_g, W_t row at k = lane, lane + 32, n_in + lane
-    float wo, bo;                                // output o = warp: its head or projection row at k = lane, its bias
+    float wg0, wg1, wgh, wt0, wt1, wth;  // unit j = warp: W_g, W_t row at k = lane, lane + 32, n_in + lane
+    float wo, bo;                        // output o = warp: its head or projection row at k = lane, its bias
+    float bgl, btl;                      // warp 0: unit j = lane's biases (level 2 adds them there)
 };
 
 __device__ __forceinline__ bool fused_preloads(int n_hid, int warps) {
@@ -36,7 +37,11 @@ __device__ __forceinline__ FusedWarpWeights fused_load_weights(
     const float* __restrict__ w_t, const float* __restrict__ b_t, const float* __restrict__ w_h,
     const float* __restrict__ b_h, const float* __restrict__ p, const float* __restrict__ c) {
     static_assert(N_FEAT > KG_WARP && N_FEAT <= 2 * KG_WARP, "two feature elements per lane");
-    FusedWarpWeights r = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+    FusedWarpWeights r = {};
+    if (warp == 0 && lane < n_hid) {
+        r.bgl = b_g[lane];
+        r.btl = b_t[lane];
+    }
     if (warp < n_hid) {
         const float* wg = w_g + warp * (N_FEAT + n_hid);
         const float* wt = w_t + warp * (N_FEAT + n_hid);
@@ -50,8 +55,6 @@ __device__ __forceinline__ FusedWarpWeights fused_load_weights(
             r.wgh = wg[N_FEAT + lane];
             r.wth = wt[N_FEAT + lane];
         }
-        r.bg = b_g[warp];
-        r.bt = b_t[warp];
     }
     if (warp < N_HORIZONS + N_PROJ) {
         const bool head = warp < N_HORIZONS;
@@ -62,11 +65,11 @@ __device__ __forceinline__ FusedWarpWeights fused_load_weights(
     return r;
 }
 
-// cfc_preacts for unit j = warp from preloaded weights: the same fmaf chain in the same order
-// (k = lane, lane + 32 over the features, then k = lane over the state), so the same bits.
-__device__ __forceinline__ void fused_preacts(const FusedWarpWeights& w, const float* feat,
-                                              const float* h_old, int lane, int n_hid,
-                                              float* pre_g, float* pre_t) {
+// This lane's terms of cfc_preacts for unit j = warp from preloaded weights: the same fmaf chain
+// in the same order (k = lane, lane + 32 over the features, then k = lane over the state).
+__device__ __forceinline__ void fused_partials(const FusedWarpWeights& w, const float* feat,
+                                               const float* h_old, int lane, int n_hid,
+                                               float* part_g, float* part_t) {
     const float v0 = feat[lane];
     float sg = fmaf(w.wg0, v0, 0.f), st = fmaf(w.wt0, v0, 0.f);
     if (lane + KG_WARP < N_FEAT) {
@@ -79,8 +82,26 @@ __device__ __forceinline__ void fused_preacts(const FusedWarpWeights& w, const f
         sg = fmaf(w.wgh, v, sg);
         st = fmaf(w.wth, v, st);
     }
-    *pre_g = kg_warp_sum(sg);
-    *pre_t = kg_warp_sum(st);
+    *part_g = sg;
+    *part_t = st;
+}
+
+// kg_warp_sum's result for the 32 values part[0..32][c], by one thread: its xor butterfly adds
+// lane l and lane l + h for h = 16, 8, 4, 2, 1 (lane 0's view; every lane holds the same bits),
+// so this adds the same pairs in the same order and gives the same bits, without 5 shuffles per
+// warp (a block's shuffles share one unit per multiprocessor: 32 warps' 10 shuffles each took
+// longer than this thread's loads and adds).
+__device__ __forceinline__ float fused_column_sum(const float (*part)[KG_WARP + 1], int c) {
+    float v[KG_WARP / 2];
+#pragma unroll
+    for (int l = 0; l < KG_WARP / 2; ++l) v[l] = part[l][c] + part[l + KG_WARP / 2][c];
+#pragma unroll
+    for (int l = 0; l < 8; ++l) v[l] = v[l] + v[l + 8];
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v[l] = v[l] + v[l + 4];
+    v[0] = v[0] + v[2];
+    v[1] = v[1] + v[3];
+    return v[0] + v[1];
 }
 
 // kg_dot_warp(h, row, n_hid) for n_hid <= 32 from the preloaded row: its one tail term, then
@@ -143,7 +164,7 @@ __device__ __forceinline__ void perception_fused_row(
     // level 600-800 cycles longer the other way round).
     KgSnapLevel level = {0.f, 0.f, 0.f, 0.f};
     if (warp == 0) level = kg_snap_load_level(snap + b * SNAP_LEN);
-    FusedWarpWeights wr = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+    FusedWarpWeights wr = {};
     if (cache != nullptr && cache->preloaded && preloaded)
         wr = cache->w;
     else if (preloaded)
@@ -161,22 +182,19 @@ __device__ __forceinline__ void perception_fused_row(
 
     // Level 2: one warp per hidden unit, as cfc_step.
     if (preloaded) {
-        // The gates' pre-activations gathered, then one warp computes every unit's new state
-        // (lane j: unit j), instead of lane 0 of each of 32 warps: the transcendentals then
-        // cost one warp's instructions, not eight warps' on each of the four schedulers (the
-        // probe: 430 cycles instead of 880, for one more __syncthreads).
-        __shared__ float pre_g[KG_WARP], pre_t[KG_WARP];
-        if (warp < n_hid) {
-            float pg, pt;
-            fused_preacts(wr, feat, h_old, lane, n_hid, &pg, &pt);
-            if (lane == 0) {
-                pre_g[warp] = pg + wr.bg;
-                pre_t[warp] = pt + wr.bt;
-            }
-        }
+        // Each warp's partial sums of its unit's two pre-activations go to shared memory
+        // ([lane][unit], padded: conflict-free both ways), and lane j of warp 0 sums unit j's
+        // (fused_column_sum: kg_warp_sum's bits) and computes its new state: one warp runs the
+        // transcendentals (430 cycles instead of 880 as lane 0 of 32 warps) and the sums take
+        // 32 warps' shuffles off the multiprocessor's one shuffle unit (about 400 cycles less
+        // than a kg_warp_sum per warp; scripts/probes/resident_latency.cu).
+        __shared__ float part_g[KG_WARP][KG_WARP + 1], part_t[KG_WARP][KG_WARP + 1];
+        if (warp < n_hid) fused_partials(wr, feat, h_old, lane, n_hid, &part_g[lane][warp], &part_t[lane][warp]);
         __syncthreads();
         KG_FUSED_STAMP(3)
-        if (warp == 0 && lane < n_hid) h_new[lane] = cfc_new_state(pre_g[lane], pre_t[lane], dt_row, h_old[lane]);
+        if (warp == 0 && lane < n_hid)
+            h_new[lane] = cfc_new_state(fused_column_sum(part_g, lane) + wr.bgl,
+                                        fused_column_sum(part_t, lane) + wr.btl, dt_row, h_old[lane]);
     } else {
         for (int j = warp; j < n_hid; j += warps) {
             float pg, pt;

@@ -35,7 +35,7 @@ struct PerceptionStep {
         Local l;
         l.preloaded = q.n_hid >= 1 && fused_preloads(q.n_hid, warps);
         l.h_in_shared = false;
-        l.w = FusedWarpWeights{0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+        l.w = FusedWarpWeights{};
         if (l.preloaded)
             l.w = fused_load_weights(warp, lane, q.n_hid, q.w_g, q.b_g, q.w_t, q.b_t, q.w_h, q.b_h, q.p, q.c);
         return l;

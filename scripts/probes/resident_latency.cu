@@ -9,7 +9,6 @@
 // and are summed into global memory after the step's output is sent, so they cost a few cycles
 // on the path they measure (a global read per stamp, as the first version did, added an L2
 // round trip to warp 0 at every stamp).
-// -DKG_PROBE_SMEM_SUM: a candidate body (below); its output hash must equal the base build's.
 // -DKG_PROBE_ECHO_IN=N -DKG_PROBE_ECHO_OUT=M: an empty body (the first input word copied to
 // every output word) with N input and M output words, so the protocol's own cost is measured.
 // Build (repository root): nvcc -O3 -arch=sm_90 -Ikernels -diag-suppress 128,177,550 \
@@ -40,97 +39,6 @@ __shared__ long long stamp_s[24];
 #endif
 #include "perception_resident.cu"
 
-
-#ifdef KG_PROBE_SMEM_SUM
-// -DKG_PROBE_SMEM_SUM: a candidate body (the resident, preloaded shape only: n_hid <= 32 warps)
-// whose level 2 sums each unit's partial pre-activations through shared memory instead of two
-// warp butterflies per warp: 32 warps x 10 shuffles share the multiprocessor's one shuffle unit
-// (about one warp-instruction per cycle), while lane j of warp 0 can add unit j's 32 partials
-// in the butterfly's own order (same pairs, same order: the same bits; the output hash printed
-// below must equal the base build's). Everything else as perception_fused_row.
-__device__ __forceinline__ float smem_column_sum(const float (*part)[KG_WARP + 1], int c) {
-    float v[KG_WARP / 2];
-#pragma unroll
-    for (int l = 0; l < KG_WARP / 2; ++l) v[l] = part[l][c] + part[l + KG_WARP / 2][c];
-#pragma unroll
-    for (int l = 0; l < 8; ++l) v[l] = v[l] + v[l + 8];
-#pragma unroll
-    for (int l = 0; l < 4; ++l) v[l] = v[l] + v[l + 4];
-    v[0] = v[0] + v[2];
-    v[1] = v[1] + v[3];
-    return v[0] + v[1];
-}
-
-struct PerceptionStepSmem {
-    typedef PerceptionStep::In In;
-    typedef PerceptionStep::Out Out;
-    typedef PerceptionStep::Params Params;
-    struct Local {
-        FusedWarpWeights w;
-        float bgl, btl;  // warp 0: unit j = lane's biases
-        bool h_in_shared;
-    };
-    __device__ static Local load(const Params& q) {
-        const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
-        Local l;
-        l.w = fused_load_weights(warp, lane, q.n_hid, q.w_g, q.b_g, q.w_t, q.b_t, q.w_h, q.b_h, q.p, q.c);
-        l.bgl = warp == 0 && lane < q.n_hid ? q.b_g[lane] : 0.f;
-        l.btl = warp == 0 && lane < q.n_hid ? q.b_t[lane] : 0.f;
-        l.h_in_shared = false;
-        return l;
-    }
-    __device__ static void run(const In& in, Out& out, const Params& q, Local& l) {
-        __shared__ float feat[N_FEAT];
-        __shared__ float h_old[KG_WARP], h_new[KG_WARP];
-        __shared__ float part_g[KG_WARP][KG_WARP + 1], part_t[KG_WARP][KG_WARP + 1];
-        const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, n_hid = q.n_hid;
-        KG_FUSED_STAMP(0)
-        KgSnapLevel level = {0.f, 0.f, 0.f, 0.f};
-        if (warp == 0) level = kg_snap_load_level(in.snap);
-        if ((int)threadIdx.x >= KG_WARP)
-            for (int k = threadIdx.x - KG_WARP; k < n_hid; k += blockDim.x - KG_WARP)
-                h_old[k] = l.h_in_shared ? h_new[k] : q.h[k];
-        if (warp == 0) kg_snap_features_from(level, feat);
-        KG_FUSED_STAMP(1)
-        __syncthreads();
-        KG_FUSED_STAMP(2)
-        if (warp < n_hid) {
-            const float v0 = feat[lane];
-            float sg = fmaf(l.w.wg0, v0, 0.f), st = fmaf(l.w.wt0, v0, 0.f);
-            if (lane + KG_WARP < N_FEAT) {
-                const float v1 = feat[lane + KG_WARP];
-                sg = fmaf(l.w.wg1, v1, sg);
-                st = fmaf(l.w.wt1, v1, st);
-            }
-            if (lane < n_hid) {
-                const float v = h_old[lane];
-                sg = fmaf(l.w.wgh, v, sg);
-                st = fmaf(l.w.wth, v, st);
-            }
-            part_g[lane][warp] = sg;
-            part_t[lane][warp] = st;
-        }
-        __syncthreads();
-        KG_FUSED_STAMP(3)
-        if (warp == 0 && lane < n_hid)
-            h_new[lane] = cfc_new_state(smem_column_sum(part_g, lane) + l.bgl, smem_column_sum(part_t, lane) + l.btl,
-                                        in.dt, h_old[lane]);
-        KG_FUSED_STAMP(4)
-        __syncthreads();
-        KG_FUSED_STAMP(5)
-        for (int k = threadIdx.x; k < n_hid; k += blockDim.x) q.h[k] = h_new[k];
-        if (warp < N_HORIZONS + N_PROJ)
-            fused_write_output(0, warp, fused_dot(l.w, h_new, lane, n_hid) + l.w.bo, lane, out.probs, out.y);
-        KG_FUSED_STAMP(6)
-        l.h_in_shared = true;
-    }
-};
-extern "C" __global__ void __launch_bounds__(1024)
-    perception_resident_smem(KgResidentBell* bell, const KgResidentPair* in, KgResidentPair* out,
-                             PerceptionStep::Params params) {
-    kg_resident_loop<PerceptionStepSmem>(bell, in, out, params);
-}
-#endif
 
 #ifdef KG_PROBE_ECHO_IN
 struct EchoStep : KgResidentStateless {
@@ -214,8 +122,6 @@ int main(int argc, char** argv) {
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
 #ifdef KG_PROBE_ECHO_IN
     echo_resident<<<1, 1024, 0, s>>>(d_bell, (const KgResidentPair*)d_in, d_out, EchoStep::Params{0});
-#elif defined(KG_PROBE_SMEM_SUM)
-    perception_resident_smem<<<1, 1024, 0, s>>>(d_bell, (const KgResidentPair*)d_in, d_out, q);
 #else
     perception_resident<<<1, 1024, 0, s>>>(d_bell, (const KgResidentPair*)d_in, d_out, q);
 #endif
