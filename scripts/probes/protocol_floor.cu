@@ -19,29 +19,10 @@
 #include <cstring>
 #include <vector>
 
-typedef unsigned long long Pair;
+// The loop's own accessors (relaxed system-scope 8- and 4-byte loads and stores, globaltimer).
+#include "../../runtime/src/resident/kg_resident.cuh"
 
-__device__ __forceinline__ Pair ld64(const Pair* p) {
-    Pair v;
-    asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-__device__ __forceinline__ void st64(Pair* p, Pair v) {
-    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-__device__ __forceinline__ unsigned ld32(const unsigned* p) {
-    unsigned v;
-    asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-__device__ __forceinline__ void st32(unsigned* p, unsigned v) {
-    asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-__device__ __forceinline__ unsigned long long gtimer() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
+typedef KgResidentPair Pair;
 
 __global__ void anchor(volatile unsigned* in, volatile unsigned* out, int n) {
     for (int k = 1; k <= n; k++) {
@@ -52,12 +33,14 @@ __global__ void anchor(volatile unsigned* in, volatile unsigned* out, int n) {
     }
 }
 
-__global__ void pair1(const Pair* in, Pair* out, int n) {
+// pair1 (fence = false) and pair1f (fence = true).
+__global__ void pair1(const Pair* in, Pair* out, int n, bool fence) {
     for (unsigned k = 1; k <= (unsigned)n; k++) {
         Pair v;
-        do v = ld64(in);
+        do v = kg_load_relaxed_sys64(in);
         while ((unsigned)(v >> 32) != k);
-        st64(out, (Pair)(unsigned)v | ((Pair)k << 32));
+        kg_store_relaxed_sys64(out, (Pair)(unsigned)v | ((Pair)k << 32));
+        if (fence) __threadfence_system();
     }
 }
 
@@ -73,13 +56,13 @@ enum : unsigned {
 __global__ void looped(const Pair* in, Pair* out, unsigned* bell, int n, unsigned flags) {
     __shared__ unsigned word, seq_s;
     const unsigned tid = threadIdx.x, lane = tid & 31u;
-    const unsigned long long since = gtimer();
+    const unsigned long long since = kg_globaltimer();
     const unsigned* stop_at = flags & F_ADJ ? (const unsigned*)(in + 1) : bell + 1;
     for (unsigned k = 1; k <= (unsigned)n; k++) {
         if (tid < 32u) {
             for (;;) {
-                const Pair v = lane == 0u ? ld64(in) : ((Pair)k << 32);
-                const unsigned stop = (flags & (F_STOP | F_ADJ)) && lane == 0u ? ld32(stop_at) : 0u;
+                const Pair v = lane == 0u ? kg_load_relaxed_sys64(in) : ((Pair)k << 32);
+                const unsigned stop = (flags & (F_STOP | F_ADJ)) && lane == 0u ? kg_load_relaxed_sys(stop_at) : 0u;
                 const bool ok = (unsigned)(v >> 32) == k;
                 if (__all_sync(0xffffffffu, ok)) {
                     if (lane == 0u) word = (unsigned)v;
@@ -87,7 +70,7 @@ __global__ void looped(const Pair* in, Pair* out, unsigned* bell, int n, unsigne
                 }
                 if (__shfl_sync(0xffffffffu, stop, 0) != 0u) return;
                 if (flags & F_TIMER) {
-                    const unsigned idle = gtimer() - since > 500000000000ull ? 1u : 0u;
+                    const unsigned idle = kg_globaltimer() - since > 500000000000ull ? 1u : 0u;
                     if (__shfl_sync(0xffffffffu, idle, 0) != 0u) return;
                 }
             }
@@ -96,20 +79,10 @@ __global__ void looped(const Pair* in, Pair* out, unsigned* bell, int n, unsigne
         if (flags & F_BLOCK) __syncthreads();
         if (flags & F_BLOCK) __syncthreads();
         if (tid == 0) {
-            st64(out, (Pair)word | ((Pair)k << 32));
-            if (flags & F_DONE) st32(bell + 16, seq_s);
+            kg_store_relaxed_sys64(out, (Pair)word | ((Pair)k << 32));
+            if (flags & F_DONE) kg_store_relaxed_sys(bell + 16, seq_s);
             if (flags & F_FENCE) __threadfence_system();
         }
-    }
-}
-
-__global__ void pair1_fence(const Pair* in, Pair* out, int n) {
-    for (unsigned k = 1; k <= (unsigned)n; k++) {
-        Pair v;
-        do v = ld64(in);
-        while ((unsigned)(v >> 32) != k);
-        st64(out, (Pair)(unsigned)v | ((Pair)k << 32));
-        __threadfence_system();
     }
 }
 
@@ -136,9 +109,9 @@ int main(int argc, char** argv) {
     if (a)
         anchor<<<1, 1, 0, s>>>((volatile unsigned*)d_in, (volatile unsigned*)d_out, steps);
     else if (!strcmp(v, "pair1"))
-        pair1<<<1, 1, 0, s>>>(d_in, d_out, steps);
+        pair1<<<1, 1, 0, s>>>(d_in, d_out, steps, false);
     else if (!strcmp(v, "pair1f"))
-        pair1_fence<<<1, 1, 0, s>>>(d_in, d_out, steps);
+        pair1<<<1, 1, 0, s>>>(d_in, d_out, steps, true);
     else if (!strncmp(v, "loop", 4)) {
         // loop[+block][+stop|+adj][+timer][+done][+fence]
         unsigned f = 0;
