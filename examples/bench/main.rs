@@ -14,6 +14,7 @@ mod memplan;
 mod ppo;
 mod report;
 mod resident;
+mod resident_grid;
 mod roundtrip;
 mod train;
 
@@ -71,8 +72,20 @@ use std::process::ExitCode;
 use report::Report;
 
 /// The bench's sections, in the order they run (`--only` picks some).
-const SECTIONS: [&str; 11] =
-    ["floor", "fanout", "roundtrip", "copy_nodes", "train", "ppo", "memplan", "adamw", "chain", "resident", "streamed"];
+const SECTIONS: [&str; 12] = [
+    "floor",
+    "fanout",
+    "roundtrip",
+    "copy_nodes",
+    "train",
+    "ppo",
+    "memplan",
+    "adamw",
+    "chain",
+    "resident",
+    "resident_grid",
+    "streamed",
+];
 
 /// The `resident` section's step counts.
 #[derive(Clone, Copy)]
@@ -171,6 +184,7 @@ fn run(quick: bool, resident_steps: &ResidentSteps, wanted: &dyn Fn(&str) -> boo
                 let ResidentSteps { steps, soak, window } = *resident_steps;
                 resident::run(&dev, if quick { steps.min(100_000) } else { steps }, soak, window, &mut report)?
             }
+            "resident_grid" => resident_grid::run(&dev, if quick { 20_000 } else { 100_000 }, &mut report)?,
             "streamed" => roundtrip::streamed(&dev, iters.max(3000), &mut report)?,
             other => unreachable!("section `{other}` is in SECTIONS but has no arm"),
         }

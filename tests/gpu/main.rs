@@ -39,6 +39,7 @@ mod ppo_fused;
 mod ppo_update;
 mod requires;
 mod resident;
+mod resident_grid;
 mod rows;
 mod smoke;
 mod types;

@@ -231,6 +231,18 @@ pub enum LaunchError {
         /// The parameter whose argument comes from another context.
         param: &'static str,
     },
+    /// A grid-wide resident loop's kernel cannot keep even one block of its shape on a
+    /// multiprocessor (registers, shared memory or threads), so no grid of it can be resident
+    /// at once, which its grid-wide barriers need.
+    #[error(
+        "`{kernel}`: not one block of {block} threads fits on a multiprocessor, so no grid of it can be resident at once (its grid-wide barriers need that); use a smaller block"
+    )]
+    NotCoResident {
+        /// The kernel.
+        kernel: &'static str,
+        /// Threads per block.
+        block: u32,
+    },
 }
 
 /// A parameter's size in [`ModuleError::ParamMismatch`]: `N bytes`, or `no parameter`.

@@ -185,13 +185,54 @@ pub unsafe fn launch_ex(
     opts: LaunchOptions,
     args: &mut [*mut c_void],
 ) -> Result<()> {
+    let id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    // SAFETY: the caller's promise (this function's, which covers PDL).
+    unsafe { launch_with(stream, function, kernel, cfg, opts.pdl.then_some(id), args) }
+}
+
+/// [`launch_ex`] as a cooperative launch (`CU_LAUNCH_ATTRIBUTE_COOPERATIVE`): the driver starts
+/// every block of the grid at once or refuses the launch, so the kernel may use grid-wide
+/// barriers (`cooperative_groups::this_grid().sync()`).
+///
+/// # Safety
+/// As [`launch_ex`] without PDL.
+pub(crate) unsafe fn launch_cooperative(
+    stream: &Stream,
+    function: &CudaFunction,
+    kernel: &'static str,
+    cfg: LaunchConfig,
+    args: &mut [*mut c_void],
+) -> Result<()> {
+    let id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    // SAFETY: the caller's promise.
+    unsafe { launch_with(stream, function, kernel, cfg, Some(id), args) }
+}
+
+/// `cuLaunchKernelEx` with at most one attribute, set to 1 (PDL's and cooperative launch's
+/// values are both a flag).
+///
+/// # Safety
+/// As [`launch_ex`], for the attribute given.
+unsafe fn launch_with(
+    stream: &Stream,
+    function: &CudaFunction,
+    kernel: &'static str,
+    cfg: LaunchConfig,
+    attribute: Option<sys::CUlaunchAttributeID>,
+    args: &mut [*mut c_void],
+) -> Result<()> {
     let stream = stream.inner();
     stream.context().bind_to_thread().map_err(|source| Error::LaunchFailed { kernel, source })?;
     check_stream(stream, || format!("launch kernel `{kernel}`"))?;
     // SAFETY: CUlaunchAttribute is a plain C struct (id + union of plain values); all-zero is valid.
     let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
-    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    attr.value.programmaticStreamSerializationAllowed = 1;
+    if let Some(id) = attribute {
+        attr.id = id;
+        match id {
+            sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE => attr.value.cooperative = 1,
+            _ => attr.value.programmaticStreamSerializationAllowed = 1,
+        }
+    }
     let config = sys::CUlaunchConfig {
         gridDimX: cfg.grid_dim.0,
         gridDimY: cfg.grid_dim.1,
@@ -202,7 +243,7 @@ pub unsafe fn launch_ex(
         sharedMemBytes: cfg.shared_mem_bytes,
         hStream: stream.cu_stream(),
         attrs: &mut attr,
-        numAttrs: u32::from(opts.pdl),
+        numAttrs: u32::from(attribute.is_some()),
     };
     // SAFETY: `config` and `attr` live across the call; the function handle is alive (borrowed);
     // the caller guarantees `args` matches the kernel (see # Safety).

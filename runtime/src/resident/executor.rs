@@ -10,11 +10,14 @@ use cudarc::driver::{CudaFunction, LaunchConfig};
 
 use crate::context::Stream;
 use crate::error::{Result, WaitError};
-use crate::launch::config::{launch_ex, LaunchOptions};
+use crate::launch::args::DeviceIn;
+use crate::launch::config::{launch_cooperative, launch_ex, LaunchOptions};
+use crate::memory::buffer::DeviceBuffer;
 use crate::memory::device::Device;
 use crate::memory::pod::Pod;
 use crate::resident::bell::{next_seq, Bell, Exit, DONE, EXIT, STOP};
 use crate::resident::done_word::query;
+use crate::resident::grid::{co_resident_blocks, scratch_words, GridShape};
 use crate::resident::pairs::Pairs;
 use crate::resident::spin::{spin_until, SpinEnd, SpinPolicy};
 
@@ -66,6 +69,8 @@ struct Owned<I: Pod, O: Pod, B> {
     bell: Bell,
     input: Pairs<I>,
     output: Pairs<O>,
+    /// The grid-wide loop's step words (`kg_resident_grid.cuh`); `None` for the one-block loop.
+    scratch: Option<DeviceBuffer<u32>>,
     body: B,
 }
 
@@ -87,6 +92,8 @@ pub struct Resident<I: Pod, O: Pod, P: Copy + Send + 'static, B: Send> {
     stream: Stream,
     function: CudaFunction,
     block: (u32, u32, u32),
+    /// Blocks per launch: 1 for the one-block loop, the co-resident grid for the grid-wide one.
+    blocks: u32,
     params: P,
     mem: ManuallyDrop<Owned<I, O, B>>,
     options: ResidentOptions,
@@ -129,12 +136,67 @@ impl<I: Pod, O: Pod, P: Copy + Send + 'static, B: Send> Resident<I, O, P, B> {
         body: B,
         options: ResidentOptions,
     ) -> Result<Self> {
+        // SAFETY: the caller's promise, for the one-block loop.
+        unsafe { Self::build(name, device, function, block, params, body, options) }
+    }
+
+    /// [`Self::new`] for a grid-wide body (`kg_resident_grid_loop<Body>` of
+    /// `kg_resident_grid.cuh`): every launch is cooperative, with as many blocks of
+    /// `shape.block` as `shape` asks and the device keeps resident at once
+    /// ([`Self::grid_blocks`] says how many), so the body's grid barriers never wait for a block
+    /// that cannot start. The step's words travel through a device buffer this allocates.
+    ///
+    /// # Errors
+    /// [`LaunchError::NotCoResident`](crate::LaunchError::NotCoResident) when not one block of
+    /// `shape.block` fits on a multiprocessor; the errors of [`Self::new`].
+    ///
+    /// # Safety
+    /// As [`Self::new`], with these differences: `function` takes `(KgResidentBell*, const
+    /// KgResidentPair*, KgResidentPair*, unsigned* scratch, Params)` and runs
+    /// `kg_resident_grid_loop<Body>` on them and nothing after it; `Body::run` keeps the
+    /// grid-wide body contract of `kg_resident_grid.cuh` (it returns; every thread of every block
+    /// reaches the same grid barriers; it writes only `Out` and the memory of `body`) and makes no
+    /// assumption about the number of blocks; `shape.block` fits its `__launch_bounds__` and
+    /// shared memory.
+    pub unsafe fn new_grid(
+        name: &'static str,
+        device: &Device,
+        function: CudaFunction,
+        shape: GridShape,
+        params: P,
+        body: B,
+        options: ResidentOptions,
+    ) -> Result<Self> {
+        // SAFETY: the caller's promise; the grid launch is set up below, before any submit.
+        let mut resident = unsafe { Self::build(name, device, function, shape.block, params, body, options) }?;
+        resident.blocks = co_resident_blocks(&resident.stream, &resident.function, name, shape)?;
+        let scratch = device.alloc_zeros::<u32>(scratch_words(Pairs::<I>::WORDS, Pairs::<O>::WORDS))?;
+        // Allocated (and zeroed) on the device's stream; the kernel runs on the resident's own.
+        device.synchronize()?;
+        resident.mem.scratch = Some(scratch);
+        Ok(resident)
+    }
+
+    /// The state both constructors start from: the mapped memory, a stream, one block.
+    ///
+    /// # Safety
+    /// The promise of [`Self::new`] or [`Self::new_grid`], for the loop the caller then sets up.
+    unsafe fn build(
+        name: &'static str,
+        device: &Device,
+        function: CudaFunction,
+        block: (u32, u32, u32),
+        params: P,
+        body: B,
+        options: ResidentOptions,
+    ) -> Result<Self> {
         let idle_ns =
             u64::try_from(options.idle_exit.min(ResidentOptions::MAX_IDLE_EXIT).as_nanos()).unwrap_or(u64::MAX);
         let mem = Owned {
             bell: Bell::new(device, idle_ns)?,
             input: Pairs::new(device, &format!("{name}: the input"))?,
             output: Pairs::new(device, &format!("{name}: the output"))?,
+            scratch: None,
             body,
         };
         // SAFETY: the stream is used only for this kernel, which touches only `mem` (owned
@@ -145,6 +207,7 @@ impl<I: Pod, O: Pod, P: Copy + Send + 'static, B: Send> Resident<I, O, P, B> {
             stream,
             function,
             block,
+            blocks: 1,
             params,
             mem: ManuallyDrop::new(mem),
             options,
@@ -261,6 +324,12 @@ impl<I: Pod, O: Pod, P: Copy + Send + 'static, B: Send> Resident<I, O, P, B> {
         self.submitted
     }
 
+    /// Blocks per launch: 1 for a resident made by [`Self::new`], the co-resident grid
+    /// [`Self::new_grid`] sized for one made by it.
+    pub fn grid_blocks(&self) -> u32 {
+        self.blocks
+    }
+
     /// Whether a launch of the kernel may be running (false before the first submit, after an
     /// idle exit was noticed, and after stop).
     pub fn is_running(&self) -> bool {
@@ -298,16 +367,30 @@ impl<I: Pod, O: Pod, P: Copy + Send + 'static, B: Send> Resident<I, O, P, B> {
         }
     }
 
-    /// Launches the loop on the resident's stream: one block of `block`.
+    /// Launches the loop on the resident's stream: one block of `block`, or the co-resident grid
+    /// of them, cooperatively, for the grid-wide loop.
     fn launch(&mut self) -> Result<()> {
-        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: self.block, shared_mem_bytes: 0 };
+        let cfg = LaunchConfig { grid_dim: (self.blocks, 1, 1), block_dim: self.block, shared_mem_bytes: 0 };
         let (mut bell, mut input, mut output) =
             (self.mem.bell.device_addr(), self.mem.input.device_addr(), self.mem.output.device_addr());
-        let mut args = [ptr(&mut bell), ptr(&mut input), ptr(&mut output), ptr(&mut self.params)];
-        // SAFETY: the argument list `new`'s caller promised for `function`; the three mapped
-        // buffers are owned by `self.mem`, dropped only after the kernel exits.
-        let launched =
-            unsafe { launch_ex(&self.stream, &self.function, self.name, cfg, LaunchOptions::default(), &mut args) };
+        let launched = match &self.mem.scratch {
+            None => {
+                let mut args = [ptr(&mut bell), ptr(&mut input), ptr(&mut output), ptr(&mut self.params)];
+                // SAFETY: the argument list `new`'s caller promised for `function`; the three
+                // mapped buffers are owned by `self.mem`, dropped only after the kernel exits.
+                unsafe { launch_ex(&self.stream, &self.function, self.name, cfg, LaunchOptions::default(), &mut args) }
+            }
+            Some(scratch) => {
+                let mut scratch = scratch.device_addr();
+                let mut args =
+                    [ptr(&mut bell), ptr(&mut input), ptr(&mut output), ptr(&mut scratch), ptr(&mut self.params)];
+                // SAFETY: the argument list `new_grid`'s caller promised for `function`; the
+                // mapped buffers and the scratch (`scratch_words` of the record sizes, the
+                // layout `kg_resident_grid.cuh` reads) are owned by `self.mem`, dropped only
+                // after the kernel exits. `blocks` is at most what the device keeps resident.
+                unsafe { launch_cooperative(&self.stream, &self.function, self.name, cfg, &mut args) }
+            }
+        };
         launched?;
         self.launched = true;
         Ok(())

@@ -56,8 +56,10 @@
 //     return an old value.
 //   - It must return: a body that loops forever holds the kernel, and the host's wait times
 //     out (a typed error) and its drop leaks every buffer rather than free them under it.
-//   - No grid-wide barrier, no device-side launch, no trap on bad input (a trap is a device
-//     fault: the host's wait returns it as an error and the resident kernel is gone).
+//   - No grid-wide barrier (a step spread over many blocks runs in kg_resident_grid_loop of
+//     kg_resident_grid.cuh, launched cooperatively by Resident::new_grid), no device-side
+//     launch, no trap on bad input (a trap is a device fault: the host's wait returns it as an
+//     error and the resident kernel is gone).
 #pragma once
 
 // Word indices of the doorbell (u32 words; host-written and device-written words sit in
@@ -212,16 +214,55 @@ __device__ unsigned kg_resident_poll(KgResidentBell* bell, const KgResidentPair*
     }
 }
 
+// Warp 0's start of a launch: the last step done (the next one to wait for follows it), the idle
+// limit, and the exit word cleared.
+__device__ __forceinline__ void kg_resident_begin(KgResidentBell* bell, unsigned lane, unsigned* last,
+                                                  unsigned long long* idle_ns) {
+    *last = kg_load_acquire_sys(&bell->words[KG_BELL_DONE]);
+    *idle_ns = (unsigned long long)kg_load_acquire_sys(&bell->words[KG_BELL_IDLE_LO]) |
+               ((unsigned long long)kg_load_acquire_sys(&bell->words[KG_BELL_IDLE_HI]) << 32);
+    if (lane == 0) kg_store_release_sys(&bell->words[KG_BELL_EXIT], 0u);
+}
+
+// Sends step `seq`'s output (`words`, N of them, readable by every thread of the block) as pairs,
+// thread `tid` of `threads` taking words tid, tid + threads, ...; then the done word.
+template <unsigned N>
+__device__ __forceinline__ void kg_resident_send(KgResidentBell* bell, KgResidentPair* out, const unsigned* words,
+                                                 unsigned seq, unsigned tid, unsigned threads) {
+    for (unsigned k = tid; k < N; k += threads)
+        kg_store_relaxed_sys64(out + k, (KgResidentPair)words[k] | ((KgResidentPair)seq << 32));
+    // Relaxed: only a relaunch reads it (after this launch ended, which makes every write
+    // visible).
+    if (tid == 0) kg_store_relaxed_sys(&bell->words[KG_BELL_DONE], seq);
+    // Not for ordering (each pair carries its sequence number) but for speed: without a
+    // system fence the pairs reach host memory about 1 us later (measured on the H200:
+    // an empty step's round trip 3.0 us p50 without, 1.9 us with, against 1.7 us for the
+    // anchor's ping-pong; scripts/probes/protocol_floor.cu). The fence holds the storing
+    // threads (warp 0's included) until the writes are out; the next input cannot arrive
+    // before the host has read them anyway.
+    if (tid < N || tid == 0) __threadfence_system();
+}
+
+// The words of a body's input and output records (both loops send them as 4-byte words and keep
+// them in 16-byte aligned memory).
+template <class Body>
+struct KgResidentWords {
+    typedef typename Body::In In;
+    typedef typename Body::Out Out;
+    static_assert(sizeof(In) % sizeof(unsigned) == 0, "the input travels as 4-byte words");
+    static_assert(sizeof(Out) % sizeof(unsigned) == 0, "the output travels as 4-byte words");
+    static_assert(alignof(In) <= 16 && alignof(Out) <= 16, "In and Out live in 16-byte aligned memory");
+    static constexpr unsigned IN = sizeof(In) / sizeof(unsigned);
+    static constexpr unsigned OUT = sizeof(Out) / sizeof(unsigned);
+};
+
 template <class Body>
 __device__ void kg_resident_loop(KgResidentBell* bell, const KgResidentPair* in, KgResidentPair* out,
                                  const typename Body::Params& params) {
     typedef typename Body::In In;
     typedef typename Body::Out Out;
-    static_assert(sizeof(In) % sizeof(unsigned) == 0, "the input travels as 4-byte words");
-    static_assert(sizeof(Out) % sizeof(unsigned) == 0, "the output travels as 4-byte words");
-    static_assert(alignof(In) <= 16 && alignof(Out) <= 16, "In and Out live in 16-byte aligned shared memory");
-    constexpr unsigned IN_WORDS = sizeof(In) / sizeof(unsigned);
-    constexpr unsigned OUT_WORDS = sizeof(Out) / sizeof(unsigned);
+    constexpr unsigned IN_WORDS = KgResidentWords<Body>::IN;
+    constexpr unsigned OUT_WORDS = KgResidentWords<Body>::OUT;
     __shared__ __align__(16) unsigned in_words[IN_WORDS];
     __shared__ __align__(16) unsigned out_words[OUT_WORDS];
     __shared__ unsigned seq_shared;
@@ -236,12 +277,7 @@ __device__ void kg_resident_loop(KgResidentBell* bell, const KgResidentPair* in,
     typename Body::Local local = Body::load(params);
     unsigned last = 0u;
     unsigned long long idle_ns = 0ull;
-    if (tid < 32u) {
-        last = kg_load_acquire_sys(&bell->words[KG_BELL_DONE]);
-        idle_ns = (unsigned long long)kg_load_acquire_sys(&bell->words[KG_BELL_IDLE_LO]) |
-                  ((unsigned long long)kg_load_acquire_sys(&bell->words[KG_BELL_IDLE_HI]) << 32);
-        if (tid == 0) kg_store_release_sys(&bell->words[KG_BELL_EXIT], 0u);
-    }
+    if (tid < 32u) kg_resident_begin(bell, tid, &last, &idle_ns);
     for (;;) {
         if (tid < 32u) {
             const unsigned seq = kg_resident_poll<IN_WORDS>(bell, in, last, idle_ns, tid, in_words);
@@ -259,18 +295,7 @@ __device__ void kg_resident_loop(KgResidentBell* bell, const KgResidentPair* in,
         // the pairs go out; each pair carries its own sequence number, so no fence orders them.
         __syncthreads();
         KG_RESIDENT_STAMP(3)
-        for (unsigned k = tid; k < OUT_WORDS; k += threads)
-            kg_store_relaxed_sys64(out + k, (KgResidentPair)out_words[k] | ((KgResidentPair)seq << 32));
-        // Relaxed: only a relaunch reads it (after this launch ended, which makes every write
-        // visible).
-        if (tid == 0) kg_store_relaxed_sys(&bell->words[KG_BELL_DONE], seq);
-        // Not for ordering (each pair carries its sequence number) but for speed: without a
-        // system fence the pairs reach host memory about 1 us later (measured on the H200:
-        // an empty step's round trip 3.0 us p50 without, 1.9 us with, against 1.7 us for the
-        // anchor's ping-pong; scripts/probes/protocol_floor.cu). The fence holds the storing
-        // threads (warp 0's included) until the writes are out; the next input cannot arrive
-        // before the host has read them anyway.
-        if (tid < OUT_WORDS || tid == 0) __threadfence_system();
+        kg_resident_send<OUT_WORDS>(bell, out, out_words, seq, tid, threads);
         KG_RESIDENT_STAMP(4)
     }
 }
