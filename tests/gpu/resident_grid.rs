@@ -106,11 +106,11 @@ fn quick() -> ResidentOptions {
     ResidentOptions { wait: SpinPolicy::with_timeout(Duration::from_secs(5)), ..ResidentOptions::default() }
 }
 
-/// `steps` steps with deltas 1..=13 in turn, each output checked against the invariant: every
-/// element is the sum of the deltas so far (min = max = that), the sum is n times it, and the
-/// output names the grid it ran on. Returns the sum of the deltas.
-fn run_steps(r: &mut GridResident, n: u32, steps: u32, first_step: u32) -> u32 {
-    let mut total = 0u32;
+/// `steps` more steps (after `first_step` steps whose deltas add up to `total`) with deltas
+/// 1..=13 in turn, each output checked against the invariant: every element is the sum of every
+/// delta so far (min = max = that), the sum is n times it, and the output names the grid it ran
+/// on. Returns the new sum of the deltas.
+fn run_steps(r: &mut GridResident, n: u32, steps: u32, first_step: u32, mut total: u32) -> u32 {
     for k in 0..steps {
         let delta = 1 + k % 13;
         total += delta;
@@ -150,7 +150,7 @@ fn a_grid_step_of_three_device_functions_keeps_its_invariants_on_every_grid() {
             }
             Some(asked) => assert_eq!(r.grid_blocks(), asked),
         }
-        let total = run_steps(&mut r, n, 300, 0);
+        let total = run_steps(&mut r, n, 300, 0, 0);
         r.stop().unwrap();
         // The state itself, read back once the kernel has exited: every element the same.
         let x = dev.download(&r.body().expect("stopped").x).unwrap();
@@ -167,7 +167,7 @@ fn a_grid_resident_carries_its_state_across_an_idle_exit() {
     let mut r = grid_resident(&dev, n, GridShape::per_sm(256), options);
     let mut total = 0;
     for round in 0..4 {
-        total += run_steps(&mut r, n, 50, round * 50);
+        total = run_steps(&mut r, n, 50, round * 50, total);
         std::thread::sleep(Duration::from_millis(30)); // the kernel exits meanwhile
     }
     r.stop().unwrap();
@@ -184,7 +184,7 @@ fn a_grid_resident_on_reserved_sms_stays_within_them() {
     let n = 1 << 18;
     let mut r = grid_resident(&split.reserved, n, GridShape::per_sm(256), quick());
     assert_eq!(r.grid_blocks(), split.reserved_sms, "one block per reserved multiprocessor");
-    run_steps(&mut r, n, 300, 0);
+    run_steps(&mut r, n, 300, 0, 0);
     // Stopped first: a resident grid counts on its multiprocessors being free of other resident
     // kernels (one that never exits would hold the blocks of the next).
     drop(r);
@@ -197,7 +197,7 @@ fn a_grid_resident_on_reserved_sms_stays_within_them() {
     );
     let whole = grid_resident(&dev, n, every, quick()).grid_blocks();
     assert!(blocks < whole, "{blocks} blocks on the reserved SMs, {whole} on the whole GPU");
-    run_steps(&mut all, n, 100, 0);
+    run_steps(&mut all, n, 100, 0, 0);
 }
 
 #[test]

@@ -1,7 +1,7 @@
 // A grid-wide resident body for the GPU suite (tests/gpu/resident_grid.rs): three kernels
 // written as device functions of their block index, run on the resident grid one after another
 // with grid barriers between them. Per step: every element of the state `x` gains the input's
-// `delta` (n elements over ceil(n / threads) virtual blocks), each of `parts` blocks reduces a
+// `delta` (n elements over ceil(n / threads) virtual blocks, rotated by the delta), each of `parts` blocks reduces a
 // strided share of `x` to a sum, a minimum and a maximum, and block 0 combines the parts into
 // the output. A missing barrier, a skipped or repeated virtual block, or a block that read an
 // old input shows in the output: after deltas d1..dk every element is d1 + ... + dk, so the
@@ -10,10 +10,13 @@
 
 #define GRID_TEST_MAX_WARPS 32
 
-// Node 1: element i of virtual block b gains `delta`.
+// Node 1: thread tid of virtual block b adds `delta` to element (b * threads + tid + rotate) % n:
+// every element once per step, but from a block that changes with the delta, so a step reads
+// what other blocks wrote in the step before.
 __device__ void grid_test_add(unsigned b, unsigned* x, unsigned n, unsigned delta, unsigned threads, unsigned tid) {
     const unsigned i = b * threads + tid;
-    if (i < n) x[i] += delta;
+    const unsigned rotate = (unsigned)(((unsigned long long)delta * 7919u) % n);
+    if (i < n) x[(i + rotate) % n] += delta;
 }
 
 // Node 2: block b of `parts` reduces elements b * threads + tid, stepping by parts * threads,
