@@ -51,7 +51,7 @@ const LAYERS: &[Layer] = &[
     },
     Layer {
         unit: "resident",
-        what: "resident kernels (doorbell, submit / wait / stop), the done-word wait of replays",
+        what: "resident kernels (doorbell, submit / wait / stop; one block or a cooperative grid), the done-word wait of replays",
         uses: &["context", "driver", "error", "graph", "launch", "memory"],
     },
     Layer {
