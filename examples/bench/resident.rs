@@ -105,7 +105,8 @@ fn timed(r: &mut PerceptionResident, inputs: &Inputs, steps: usize) -> anyhow::R
     Ok(t)
 }
 
-fn pct(sorted: &[f64], p: f64) -> f64 {
+/// The `p` percentile of `sorted` (nearest rank).
+pub fn pct(sorted: &[f64], p: f64) -> f64 {
     sorted[((p / 100.0) * (sorted.len() - 1) as f64).round() as usize]
 }
 

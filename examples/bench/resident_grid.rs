@@ -10,6 +10,7 @@ use kgraph::resident::{GridShape, Resident};
 use kgraph::Device;
 
 use crate::report::Report;
+use crate::resident::pct;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -78,11 +79,10 @@ pub fn run(dev: &Device, steps: usize, report: &mut Report) -> anyhow::Result<()
                 }
             }
             t.sort_by(f64::total_cmp);
-            let pct = |p: f64| t[((p / 100.0) * (t.len() - 1) as f64).round() as usize];
-            p50[i] = pct(50.0);
+            p50[i] = pct(&t, 50.0);
             let name = format!("kgraph_resident_grid_{tag}_syncs{}", 2 + syncs);
-            report.add(format!("{name}_roundtrip_p50"), pct(50.0), "us");
-            report.add(format!("{name}_roundtrip_p99"), pct(99.0), "us");
+            report.add(format!("{name}_roundtrip_p50"), pct(&t, 50.0), "us");
+            report.add(format!("{name}_roundtrip_p99"), pct(&t, 99.0), "us");
         }
         report.add(format!("kgraph_resident_grid_{tag}_blocks"), f64::from(grid), "blocks");
         report.add(format!("kgraph_resident_grid_{tag}_barrier"), (p50[1] - p50[0]) / f64::from(EXTRA_SYNCS), "us");

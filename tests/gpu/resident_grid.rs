@@ -75,10 +75,15 @@ const GRID_SOURCE: kgraph::expert::KernelSource = unsafe {
 /// up to 512 multiprocessors at full occupancy).
 const MAX_PARTS: u32 = 4096;
 
-fn grid_resident(dev: &Device, n: u32, shape: GridShape, options: ResidentOptions) -> GridResident {
-    let function = kgraph::expert::ModuleCache::new(dev.context())
+/// `test_resident_grid` (five parameters: three pointers, then the 32-byte `Params`).
+fn grid_function(dev: &Device) -> kgraph::cudarc::driver::CudaFunction {
+    kgraph::expert::ModuleCache::new(dev.context())
         .kernel_function(&GRID_SOURCE, "test_resident_grid", "test_resident_grid", &[8, 8, 8, 8, 32])
-        .unwrap();
+        .unwrap()
+}
+
+fn grid_resident(dev: &Device, n: u32, shape: GridShape, options: ResidentOptions) -> GridResident {
+    let function = grid_function(dev);
     let bufs = GridBuffers {
         x: dev.alloc_zeros::<u32>(n as usize).unwrap(),
         _partial: dev.alloc_zeros::<u32>(3 * MAX_PARTS as usize).unwrap(),
@@ -204,9 +209,7 @@ fn a_grid_resident_on_reserved_sms_stays_within_them() {
 #[ignore = "needs a CUDA GPU"]
 fn a_block_no_multiprocessor_holds_is_refused_before_any_launch() {
     let dev = device();
-    let function = kgraph::expert::ModuleCache::new(dev.context())
-        .kernel_function(&GRID_SOURCE, "test_resident_grid", "test_resident_grid", &[8, 8, 8, 8, 32])
-        .unwrap();
+    let function = grid_function(&dev);
     let params = GridParams { x: 0, partial: 0, steps: 0, n: 0, max_parts: 0 };
     // SAFETY: the kernel's contract as in `grid_resident` (n = 0: the body touches no memory);
     // the shape is refused before any launch (2048 threads exceed the kernel's bound of 1024).

@@ -185,9 +185,8 @@ pub unsafe fn launch_ex(
     opts: LaunchOptions,
     args: &mut [*mut c_void],
 ) -> Result<()> {
-    let id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
     // SAFETY: the caller's promise (this function's, which covers PDL).
-    unsafe { launch_with(stream, function, kernel, cfg, opts.pdl.then_some(id), args) }
+    unsafe { launch_with(stream, function, kernel, cfg, opts.pdl.then_some(Attribute::Pdl), args) }
 }
 
 /// [`launch_ex`] as a cooperative launch (`CU_LAUNCH_ATTRIBUTE_COOPERATIVE`): the driver starts
@@ -203,13 +202,20 @@ pub(crate) unsafe fn launch_cooperative(
     cfg: LaunchConfig,
     args: &mut [*mut c_void],
 ) -> Result<()> {
-    let id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
     // SAFETY: the caller's promise.
-    unsafe { launch_with(stream, function, kernel, cfg, Some(id), args) }
+    unsafe { launch_with(stream, function, kernel, cfg, Some(Attribute::Cooperative), args) }
 }
 
-/// `cuLaunchKernelEx` with at most one attribute, set to 1 (PDL's and cooperative launch's
-/// values are both a flag).
+/// The launch attributes kgraph sets (each a flag set to 1).
+#[derive(Clone, Copy)]
+enum Attribute {
+    /// `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`: programmatic dependent launch.
+    Pdl,
+    /// `CU_LAUNCH_ATTRIBUTE_COOPERATIVE`: every block resident at once, or no launch.
+    Cooperative,
+}
+
+/// `cuLaunchKernelEx` with at most one attribute.
 ///
 /// # Safety
 /// As [`launch_ex`], for the attribute given.
@@ -218,7 +224,7 @@ unsafe fn launch_with(
     function: &CudaFunction,
     kernel: &'static str,
     cfg: LaunchConfig,
-    attribute: Option<sys::CUlaunchAttributeID>,
+    attribute: Option<Attribute>,
     args: &mut [*mut c_void],
 ) -> Result<()> {
     let stream = stream.inner();
@@ -226,12 +232,16 @@ unsafe fn launch_with(
     check_stream(stream, || format!("launch kernel `{kernel}`"))?;
     // SAFETY: CUlaunchAttribute is a plain C struct (id + union of plain values); all-zero is valid.
     let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
-    if let Some(id) = attribute {
-        attr.id = id;
-        match id {
-            sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE => attr.value.cooperative = 1,
-            _ => attr.value.programmaticStreamSerializationAllowed = 1,
+    match attribute {
+        Some(Attribute::Pdl) => {
+            attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+            attr.value.programmaticStreamSerializationAllowed = 1;
         }
+        Some(Attribute::Cooperative) => {
+            attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+            attr.value.cooperative = 1;
+        }
+        None => {}
     }
     let config = sys::CUlaunchConfig {
         gridDimX: cfg.grid_dim.0,
