@@ -1,7 +1,8 @@
 //! Compiles the reference model's `kernels/*.cu`, the GPU suite's `tests/kernels/*.cu`, the
 //! benches' `examples/bench/kernels/*.cu`, the MLP example's `examples/mlp/kernels/*.cu` and the
 //! `#[kernel]` compile-fail cases' `tests/ui/kernel/kernels/*.cu` to cubins in `$OUT_DIR/kgraph`
-//! (see `kgraph-build`); the trybuild cases are checked against these records
+//! (see `kgraph-build`), and lowers the `resident = true` specs of `graphs/` and `tests/graphs/` to
+//! resident kernels; the trybuild cases are checked against these records
 //! (`tests/compile_fail.rs`).
 //! Where `tests/corpus2/src/` holds the corpus2 sources (third-party kernels kept out of git:
 //! `tests/corpus2/README.md`), it compiles them too and sets `cfg(kgraph_corpus2)`, which turns
@@ -22,7 +23,8 @@ fn main() {
         .add_kernel_dir("tests/kernels")
         .add_kernel_dir("examples/bench/kernels")
         .add_kernel_dir("examples/mlp/kernels")
-        .add_kernel_dir("tests/ui/kernel/kernels");
+        .add_kernel_dir("tests/ui/kernel/kernels")
+        .add_graph_dir("tests/graphs");
     if has_cu_files(Path::new(CORPUS2_SRC)) {
         build = build.add_kernel_dir(CORPUS2_SRC);
         println!("cargo::rustc-cfg=kgraph_corpus2");

@@ -16,16 +16,19 @@
 //! probabilities bit for bit at every step, and prints its latency too. `--done-word` adds the
 //! fused graph replayed with the done-word wait (its last node publishes a replay count into
 //! mapped memory, the host spins on it instead of synchronizing the stream); `--resident` adds
-//! `PerceptionResident` (the same step as a resident kernel: no launch per step), each checked
-//! bit for bit against Graph A at every step (probabilities and projection); the resident
-//! kernel's thread 0 polls mapped memory between its steps, beside the other paths' steps.
+//! `PerceptionResident` (the same step as a resident kernel: no launch per step, written by hand
+//! over the fused body) and Graph A's own spec as the resident kernel the build generated from it
+//! (`resident = true`: `Perception::into_resident`, its five nodes in three levels separated by
+//! grid barriers), each checked bit for bit against Graph A at every step (probabilities and
+//! projection); the resident kernels poll mapped memory between their steps, beside the other
+//! paths' steps.
 //! Without a GPU it exits non-zero with one line saying why.
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use kgraph_model::graphs::synthetic::BookStream;
-use kgraph_model::graphs::{ModelWeights, Perception, PerceptionFused};
+use kgraph_model::graphs::{ModelWeights, Perception, PerceptionFused, PerceptionResidentIn};
 use kgraph_model::model::{FEAT_VALID, SNAP_LEN};
 use kgraph_model::resident::{PerceptionIn, PerceptionResident};
 
@@ -86,6 +89,8 @@ struct Extras {
     done_word: Option<(PerceptionFused, Vec<Duration>)>,
     /// The resident kernel, and its latencies.
     resident: Option<(PerceptionResident, Vec<Duration>)>,
+    /// Graph A's spec as the generated resident kernel, and its latencies.
+    generated: Option<(kgraph_model::graphs::PerceptionResident, Vec<Duration>)>,
 }
 
 impl Extras {
@@ -105,7 +110,15 @@ impl Extras {
         } else {
             None
         };
-        Ok(Extras { done_word, resident })
+        let generated = if args.resident {
+            let mut g = Perception::new(dev)?;
+            g.load_weights(&ModelWeights::init(7))?;
+            let r = g.into_resident(None, Default::default())?;
+            Some((r, Vec::with_capacity(args.steps)))
+        } else {
+            None
+        };
+        Ok(Extras { done_word, resident, generated })
     }
 
     /// One step of each; true when each gave Graph A's `probs` and `y` bit for bit.
@@ -129,16 +142,25 @@ impl Extras {
             latency.push(start.elapsed());
             same &= bits(&out.probs, probs) && bits(&out.y, y);
         }
+        if let Some((r, latency)) = &mut self.generated {
+            let start = Instant::now();
+            let out = r.step(&PerceptionResidentIn { snap: *snap, dt: [dt] })?;
+            latency.push(start.elapsed());
+            same &= bits(&out.probs, probs) && bits(&out.y, y);
+        }
         Ok(same)
     }
 
-    fn into_latencies(self) -> Vec<(&'static str, Vec<Duration>)> {
+    fn into_latencies(self) -> Vec<(String, Vec<Duration>)> {
         let mut out = Vec::new();
         if let Some((_, l)) = self.done_word {
-            out.push(("Graph A fused, done-word wait", l));
+            out.push(("Graph A fused, done-word wait".into(), l));
         }
         if let Some((_, l)) = self.resident {
-            out.push(("Graph A resident (no launch)", l));
+            out.push(("Graph A resident (no launch)".into(), l));
+        }
+        if let Some((r, l)) = self.generated {
+            out.push((format!("Graph A resident, generated from the spec ({} blocks)", r.grid_blocks()), l));
         }
         out
     }
@@ -209,7 +231,7 @@ fn run(args: &Args) -> kgraph::Result<bool> {
     }
 
     let micros = |d: Duration| d.as_secs_f64() * 1e6;
-    let mut rows = vec![("Graph A", latency), ("Graph A fused (one kernel)", fused_latency)];
+    let mut rows = vec![("Graph A".to_string(), latency), ("Graph A fused (one kernel)".to_string(), fused_latency)];
     rows.extend(extras.into_latencies());
     for (name, mut latency) in rows {
         latency.sort_unstable();

@@ -39,15 +39,15 @@
 #include "adamw.cuh"
 #include "cfc.cuh"
 
-extern "C" __global__ void __launch_bounds__(128)
-    cfc_step(const float* __restrict__ x, const float* __restrict__ h_old,
-             const float* __restrict__ w_g, const float* __restrict__ b_g,
-             const float* __restrict__ w_t, const float* __restrict__ b_t,
-             const float* __restrict__ dt, int batch, int n_in, int n_hid,
-             float* __restrict__ h_new) {
-    kg_pdl_enter();
+// Block `block` of `cfc_step`: what a resident step runs (`unsafe(device_fn)`).
+__device__ __forceinline__ void cfc_step_block(unsigned block, unsigned blocks, const float* __restrict__ x,
+                                               const float* __restrict__ h_old, const float* __restrict__ w_g,
+                                               const float* __restrict__ b_g, const float* __restrict__ w_t,
+                                               const float* __restrict__ b_t, const float* __restrict__ dt,
+                                               int batch, int n_in, int n_hid, float* __restrict__ h_new) {
+    (void)blocks;
     if (kg_not_whole_warps()) return;
-    const long long gw = kg_global_warp();
+    const long long gw = kg_global_warp_in(block);
     if (gw >= (long long)batch * n_hid) return;  // warp-uniform
     const int b = (int)((unsigned)gw / (unsigned)n_hid);
     const int j = (int)gw - b * n_hid;
@@ -56,6 +56,16 @@ extern "C" __global__ void __launch_bounds__(128)
     if ((threadIdx.x & 31) != 0) return;
     const int i = b * n_hid + j;
     h_new[i] = cfc_new_state(pg + b_g[j], pt + b_t[j], dt[b], h_old[i]);
+}
+
+extern "C" __global__ void __launch_bounds__(128)
+    cfc_step(const float* __restrict__ x, const float* __restrict__ h_old,
+             const float* __restrict__ w_g, const float* __restrict__ b_g,
+             const float* __restrict__ w_t, const float* __restrict__ b_t,
+             const float* __restrict__ dt, int batch, int n_in, int n_hid,
+             float* __restrict__ h_new) {
+    kg_pdl_enter();
+    cfc_step_block(blockIdx.x, gridDim.x, x, h_old, w_g, b_g, w_t, b_t, dt, batch, n_in, n_hid, h_new);
 }
 
 // cfc_step that also stores what the backward needs of each unit (cfc_backward_coeffs, cfc.cuh),

@@ -32,18 +32,29 @@
 // Deterministic (reductions in an order fixed by the launch shape, no atomics).
 #include "model_common.cuh"
 
+// Block `block` of `multi_horizon_heads`: what a resident step runs (`unsafe(device_fn)`).
+__device__ __forceinline__ void multi_horizon_heads_block(unsigned block, unsigned blocks,
+                                                          const float* __restrict__ h,
+                                                          const float* __restrict__ w_h,
+                                                          const float* __restrict__ b_h, int batch,
+                                                          int n_hid, float* __restrict__ logits,
+                                                          float* __restrict__ probs) {
+    (void)blocks;
+    if (kg_not_whole_warps()) return;
+    int i;
+    float logit;
+    if (!kg_linear_forward_warp<N_HORIZONS>(block, h, w_h, b_h, batch, n_hid, &i, &logit)) return;
+    if ((threadIdx.x & 31) != 0) return;
+    logits[i] = logit;
+    probs[i] = kg_sigmoid(logit);
+}
+
 extern "C" __global__ void __launch_bounds__(128)
     multi_horizon_heads(const float* __restrict__ h, const float* __restrict__ w_h,
                         const float* __restrict__ b_h, int batch, int n_hid,
                         float* __restrict__ logits, float* __restrict__ probs) {
     kg_pdl_enter();
-    if (kg_not_whole_warps()) return;
-    int i;
-    float logit;
-    if (!kg_linear_forward_warp<N_HORIZONS>(h, w_h, b_h, batch, n_hid, &i, &logit)) return;
-    if ((threadIdx.x & 31) != 0) return;
-    logits[i] = logit;
-    probs[i] = kg_sigmoid(logit);
+    multi_horizon_heads_block(blockIdx.x, gridDim.x, h, w_h, b_h, batch, n_hid, logits, probs);
 }
 
 // The effective logit gradient, folding the probs path in.

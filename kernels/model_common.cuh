@@ -83,9 +83,10 @@ __device__ __forceinline__ double kg_warp_sum_f64(double v) {
 // Index of the calling warp among all warps of the grid (64-bit: the thread count can exceed
 // 2^31 when B * n does not). Element indices are 32-bit: sizes are ints and every tensor must
 // stay below 2^31 elements, which also keeps every division 32-bit (no call, no stack frame).
-__device__ __forceinline__ long long kg_global_warp() {
-    return (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+__device__ __forceinline__ long long kg_global_warp_in(unsigned block) {
+    return (long long)block * (blockDim.x >> 5) + (threadIdx.x >> 5);
 }
+__device__ __forceinline__ long long kg_global_warp() { return kg_global_warp_in(blockIdx.x); }
 
 // sum_k w[k] h[k] over k < n by the whole calling warp (every lane gets the same bits): lanes
 // stride over k (coalesced), two chains for ILP combined in a fixed order, then a butterfly.
@@ -105,14 +106,15 @@ __device__ __forceinline__ float kg_dot_warp(const float* __restrict__ h,
 // The linear-layer pieces shared by heads.cu and projection.cu (y = W h + c, W [n_out, n_hid]).
 //
 // Forward: one warp per output element (b, o): lanes stride over k, so a warp reads one
-// contiguous row of W and of h (coalesced), then a butterfly reduction.
+// contiguous row of W and of h (coalesced), then a butterfly reduction. `block` is the block's
+// index (`blockIdx.x` in a kernel; the virtual block in a resident step).
 template <int N_OUT>
-__device__ __forceinline__ bool kg_linear_forward_warp(const float* __restrict__ h,
+__device__ __forceinline__ bool kg_linear_forward_warp(unsigned block, const float* __restrict__ h,
                                                        const float* __restrict__ w,
                                                        const float* __restrict__ c, int batch,
                                                        int n_hid, int* out_index,
                                                        float* out_value) {
-    const long long gw = kg_global_warp();
+    const long long gw = kg_global_warp_in(block);
     if (gw >= (long long)batch * N_OUT) return false;
     const int b = (int)gw / N_OUT;
     const int o = (int)gw - b * N_OUT;

@@ -1,5 +1,5 @@
 // perception_resident: Graph A fused (perception_fused.cu) as a resident kernel. One block of
-// 1024 threads stays on the GPU and runs kg_resident_loop (runtime/src/resident/kg_resident.cuh):
+// 1024 threads stays on the GPU and runs kg_resident_loop (kgraph-record/src/cuda/kg_resident.cuh):
 // it waits for the host's input in mapped pinned memory (pairs carrying the step's sequence
 // number), runs perception_fused_row on the snapshot and dt (in shared memory), sends probs and
 // y back as pairs, and waits again. No launch per step; the same device function as the fused
@@ -11,7 +11,7 @@
 // kernel's device buffers (h updated in place, carried from step to step) at batch = 1.
 // Launch: one block of 1024 threads (kgraph::resident::Resident launches it).
 #include "perception_fused.cuh"
-#include "../runtime/src/resident/kg_resident.cuh"
+#include "../kgraph-record/src/cuda/kg_resident.cuh"
 
 struct PerceptionStep {
     struct In {

@@ -13,15 +13,24 @@
 // Deterministic (reductions in an order fixed by the launch shape, no atomics).
 #include "model_common.cuh"
 
+// Block `block` of `projection` (of any number of blocks): what a resident step runs
+// (`unsafe(device_fn = "projection_block")`, docs/resident.md).
+__device__ __forceinline__ void projection_block(unsigned block, unsigned blocks, const float* __restrict__ h,
+                                                 const float* __restrict__ p, const float* __restrict__ c,
+                                                 int batch, int n_hid, float* __restrict__ y) {
+    (void)blocks;
+    if (kg_not_whole_warps()) return;
+    int i;
+    float v;
+    if (!kg_linear_forward_warp<N_PROJ>(block, h, p, c, batch, n_hid, &i, &v)) return;
+    if ((threadIdx.x & 31) == 0) y[i] = v;
+}
+
 extern "C" __global__ void __launch_bounds__(128)
     projection(const float* __restrict__ h, const float* __restrict__ p,
                const float* __restrict__ c, int batch, int n_hid, float* __restrict__ y) {
     kg_pdl_enter();
-    if (kg_not_whole_warps()) return;
-    int i;
-    float v;
-    if (!kg_linear_forward_warp<N_PROJ>(h, p, c, batch, n_hid, &i, &v)) return;
-    if ((threadIdx.x & 31) == 0) y[i] = v;
+    projection_block(blockIdx.x, gridDim.x, h, p, c, batch, n_hid, y);
 }
 
 struct ProjectionGrad {

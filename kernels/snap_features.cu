@@ -39,15 +39,25 @@ extern "C" __global__ void __launch_bounds__(128)
 // `dt_dst [batch]`: on the latency path both inputs are host-written mapped memory, and reading
 // them in one kernel costs one bus round trip instead of a separate copy node before cfc_step.
 // Same launch; thread t < batch of the grid copies row t (`dt_src` may be mapped pinned memory).
+// Block `block` of `snap_feature_assemble_dt`: what a resident step runs (`unsafe(device_fn)`).
+__device__ __forceinline__ void snap_feature_assemble_dt_block(unsigned block, unsigned blocks,
+                                                               const float* __restrict__ snap,
+                                                               const float* __restrict__ dt_src, int batch,
+                                                               float* __restrict__ feat,
+                                                               float* __restrict__ dt_dst) {
+    (void)blocks;
+    if (kg_not_whole_warps()) return;
+    const long long t = (long long)block * blockDim.x + threadIdx.x;
+    // Issued before the features so the two reads of host memory overlap.
+    const float dt = t < batch ? dt_src[t] : 0.f;
+    const long long row = kg_global_warp_in(block);
+    if (row < batch) kg_snap_features_row(snap + row * SNAP_LEN, feat + row * N_FEAT);
+    if (t < batch) dt_dst[t] = dt;
+}
+
 extern "C" __global__ void __launch_bounds__(128)
     snap_feature_assemble_dt(const float* __restrict__ snap, const float* __restrict__ dt_src,
                              int batch, float* __restrict__ feat, float* __restrict__ dt_dst) {
     kg_pdl_enter();
-    if (kg_not_whole_warps()) return;
-    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    // Issued before the features so the two reads of host memory overlap.
-    const float dt = t < batch ? dt_src[t] : 0.f;
-    const long long row = kg_global_warp();
-    if (row < batch) kg_snap_features_row(snap + row * SNAP_LEN, feat + row * N_FEAT);
-    if (t < batch) dt_dst[t] = dt;
+    snap_feature_assemble_dt_block(blockIdx.x, gridDim.x, snap, dt_src, batch, feat, dt_dst);
 }

@@ -112,7 +112,11 @@ pub mod kernels {
     /// `dt_src [batch]` (mapped pinned) into the device buffer `dt_dst [batch]` that
     /// [`CfcStep`] reads: the latency graph's two host inputs in one kernel, one bus round trip.
     /// Launch: [`super::launch::snap_feature_assemble`].
-    #[kernel("snap_features.cu", name = "snap_feature_assemble_dt", unsafe(extents))]
+    #[kernel(
+        "snap_features.cu",
+        name = "snap_feature_assemble_dt",
+        unsafe(extents, device_fn = "snap_feature_assemble_dt_block")
+    )]
     pub fn snap_feature_assemble_dt_pinned(
         snap: Pinned<[f32; batch * 40]>,
         dt_src: Pinned<[f32; batch]>,
@@ -125,7 +129,7 @@ pub mod kernels {
     /// `z = [x; h_old]`. `x [batch, n_in]`, `h_old`, `h_new [batch, n_hid]`, `dt [batch]`,
     /// `w_g`, `w_t [n_hid, n_in + n_hid]`, `b_g`, `b_t [n_hid]`. `dt` is clamped to ≥ 0.
     /// Launch: [`super::launch::cfc_step`].
-    #[kernel("cfc_step.cu", unsafe(extents))]
+    #[kernel("cfc_step.cu", unsafe(extents, device_fn = "cfc_step_block"))]
     pub fn cfc_step(
         x: &[f32; batch * n_in],
         h_old: &[f32; batch * n_hid],
@@ -314,7 +318,7 @@ pub mod kernels {
     /// Heads: `logits = W_h h + b_h`, `probs = sigmoid(logits)`; `h [batch, n_hid]`,
     /// `w_h [5, n_hid]`, `b_h [5]`, `logits`, `probs [batch, 5]`.
     /// Launch: [`super::launch::multi_horizon_heads`].
-    #[kernel("heads.cu", unsafe(extents))]
+    #[kernel("heads.cu", unsafe(extents, device_fn = "multi_horizon_heads_block"))]
     pub fn multi_horizon_heads(
         h: &[f32; batch * n_hid],
         w_h: &[f32; 5 * n_hid],
@@ -329,7 +333,7 @@ pub mod kernels {
     /// [`kgraph::MappedBuffer`] lent through `device_ptr_mut`): a zero-copy output the host reads
     /// after synchronizing the stream, with no download copy. `logits` stay in device memory.
     /// Launch: [`super::launch::multi_horizon_heads`].
-    #[kernel("heads.cu", name = "multi_horizon_heads", unsafe(extents))]
+    #[kernel("heads.cu", name = "multi_horizon_heads", unsafe(extents, device_fn = "multi_horizon_heads_block"))]
     pub fn multi_horizon_heads_pinned(
         h: &[f32; batch * n_hid],
         w_h: &[f32; 5 * n_hid],
@@ -397,7 +401,7 @@ pub mod kernels {
 
     /// Projection `y = P h + c`; `h [batch, n_hid]`, `p [8, n_hid]`, `c [8]`, `y [batch, 8]`.
     /// Launch: [`super::launch::projection`].
-    #[kernel("projection.cu", unsafe(extents))]
+    #[kernel("projection.cu", unsafe(extents, device_fn = "projection_block"))]
     pub fn projection(
         h: &[f32; batch * n_hid],
         p: &[f32; 8 * n_hid],
@@ -409,7 +413,7 @@ pub mod kernels {
 
     /// [`Projection`] writing `y` straight into mapped pinned host memory (zero-copy output,
     /// read by the host after synchronizing the stream). Launch: [`super::launch::projection`].
-    #[kernel("projection.cu", name = "projection", unsafe(extents))]
+    #[kernel("projection.cu", name = "projection", unsafe(extents, device_fn = "projection_block"))]
     pub fn projection_pinned(
         h: &[f32; batch * n_hid],
         p: &[f32; 8 * n_hid],

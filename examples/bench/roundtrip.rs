@@ -3,12 +3,13 @@
 //! probabilities read on the host (the heads write them straight into mapped pinned memory, so
 //! the read is one stream sync and five loads: no download copy). p50 / p99 of the whole step,
 //! PDL on and off. Graph A fused waited for by the stream and by the done word its last node
-//! writes (`set_done_word_wait`), and Graph A as a resident kernel (`PerceptionResident`: no
-//! launch per step), interleaved (`wait_modes`).
+//! writes (`set_done_word_wait`), Graph A as a resident kernel (`PerceptionResident`: no
+//! launch per step) and Graph A's spec as the resident kernel the build generated from it
+//! (`Perception::into_resident`), interleaved (`wait_modes`).
 
 use kgraph::Device;
 use kgraph_model::graphs::synthetic::BookStream;
-use kgraph_model::graphs::{ModelWeights, Perception, PerceptionFused};
+use kgraph_model::graphs::{ModelWeights, Perception, PerceptionFused, PerceptionResidentIn};
 use kgraph_model::model::SNAP_LEN;
 use kgraph_model::resident::{PerceptionIn, PerceptionResident};
 
@@ -127,8 +128,8 @@ fn fused(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()> 
 
 /// Graph A fused's round trip three ways, in alternating blocks (a drift in the machine's state
 /// hits all alike): the replay waited for by a stream synchronize, the replay waited for by a
-/// spin on its done word, and the resident kernel (no launch). p50, p99 and p99.9 of each are
-/// the medians over the blocks.
+/// spin on its done word, the resident kernel (no launch), and Graph A's spec lowered to one
+/// resident kernel. p50, p99 and p99.9 of each are the medians over the blocks.
 fn wait_modes(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()> {
     let weights = ModelWeights::init(7);
     let mut synced = PerceptionFused::new(dev)?;
@@ -142,7 +143,7 @@ fn wait_modes(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result
     let mut ticks = Ticks::new(2024);
     let mut probs = [0.0f32; PerceptionFused::PROBS_LEN];
     let ps = [50.0, 99.0, 99.9];
-    let mut blocks: [Vec<Vec<f64>>; 3] = Default::default();
+    let mut blocks: [Vec<Vec<f64>>; 5] = Default::default();
     for _ in 0..5 {
         macro_rules! replayed {
             ($g:expr) => {
@@ -166,8 +167,24 @@ fn wait_modes(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result
             probs = resident.step(&PerceptionIn { snap: *snap, dt: *dt })?.probs;
             Ok(())
         })?);
+        drop(resident);
+        // Graph A's own spec as the resident kernel the build generated from it (its five nodes,
+        // three levels, grid barriers between them).
+        // On its widest node's grid (8 blocks: the CfC step's), and on one block (the barriers
+        // are the block's own).
+        for (slot, max_blocks) in [(3, None), (4, Some(1))] {
+            let mut graph_a = Perception::new(dev)?;
+            graph_a.load_weights(&weights)?;
+            let mut generated = graph_a.into_resident(max_blocks, Default::default())?;
+            blocks[slot].push(percentiles_us(iters, &ps, || {
+                let (snap, dt) = ticks.next();
+                probs = generated.step(&PerceptionResidentIn { snap: *snap, dt: [*dt] })?.probs;
+                Ok(())
+            })?);
+        }
     }
-    for (tag, runs) in ["fused_stream_sync", "fused_done_word", "resident"].iter().zip(&blocks) {
+    let tags = ["fused_stream_sync", "fused_done_word", "resident", "generated_resident", "generated_resident_1block"];
+    for (tag, runs) in tags.iter().zip(&blocks) {
         for (i, p) in ["p50", "p99", "p999"].iter().enumerate() {
             let mut v: Vec<f64> = runs.iter().map(|r| r[i]).collect();
             v.sort_by(f64::total_cmp);

@@ -45,6 +45,7 @@ mod outputs;
 pub use kgraph_record::preprocessed;
 mod ptx;
 pub mod record;
+mod resident;
 mod resources;
 mod sources;
 
@@ -88,6 +89,9 @@ pub struct KernelBuild {
     defines: Vec<(String, Option<String>)>,
     /// `-I` folders after the kernel folder's own (absolute, or relative to `manifest_dir`).
     include_dirs: Vec<PathBuf>,
+    /// Folders of graph specs whose `resident = true` specs are lowered to resident kernels
+    /// (`graphs/` by default; absent folders have none).
+    graph_dirs: Vec<PathBuf>,
     emit_cargo: bool,
     nvcc: NvccChoice,
     require_nvcc: Option<bool>,
@@ -154,6 +158,7 @@ impl KernelBuild {
     /// `$CARGO_MANIFEST_DIR/kernels`, output in `$OUT_DIR/kgraph`, arch from `KGRAPH_CUDA_ARCH`.
     pub fn new() -> Self {
         let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from).unwrap_or_default();
+        let graphs_dir = manifest_dir.join("graphs");
         KernelBuild {
             kernel_dir: manifest_dir.join("kernels"),
             manifest_dir,
@@ -163,6 +168,7 @@ impl KernelBuild {
             extra_nvcc_args: Vec::new(),
             defines: Vec::new(),
             include_dirs: Vec::new(),
+            graph_dirs: vec![graphs_dir],
             emit_cargo: true,
             nvcc: NvccChoice::Search,
             require_nvcc: None,
@@ -182,6 +188,15 @@ impl KernelBuild {
     /// from their own folder. Adding a folder twice adds it once.
     pub fn add_kernel_dir(mut self, dir: impl AsRef<Path>) -> Self {
         self.extra_kernel_dirs.push(self.manifest_dir.join(dir));
+        self
+    }
+
+    /// One more folder of graph specs (absolute, or relative to `CARGO_MANIFEST_DIR`): each
+    /// spec in it that says `resident = true` is lowered to one resident kernel,
+    /// `<out>/resident/<stem>_resident.cu`, compiled with the kernels (`graphs/` is always
+    /// searched). A spec that does not check is skipped with a warning; `graph!` reports it.
+    pub fn add_graph_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.graph_dirs.push(self.manifest_dir.join(dir));
         self
     }
 
@@ -276,11 +291,18 @@ impl KernelBuild {
             Some(a) => a.clone(),
             None => parse_archs(&std::env::var("KGRAPH_CUDA_ARCH").unwrap_or_default())?,
         };
-        let mut report = match self.find_nvcc() {
-            Some(nvcc) => self.compile_stale(&sources, &out_dir, &nvcc, &archs)?,
+        let nvcc = self.find_nvcc();
+        let mut report = match &nvcc {
+            Some(nvcc) => self.compile_stale(&sources, &out_dir, nvcc, &archs)?,
             None => self.fall_back_to_nvrtc(&dirs, &sources, &out_dir)?,
         };
         report.kernel_dirs = dirs.iter().map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone())).collect();
+        let version = match &nvcc {
+            Some(n) => Some(nvcc::version(n)?),
+            None => None,
+        };
+        let with = nvcc.as_ref().zip(version.as_deref()).map(|(n, v)| (n, v, archs.as_slice()));
+        self.build_residents(&out_dir, &report.kernel_dirs, with)?;
         let directive = kernel_dirs_directive(&report.kernel_dirs)?;
         if self.emit_cargo {
             println!("{directive}");

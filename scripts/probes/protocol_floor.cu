@@ -20,7 +20,7 @@
 #include <vector>
 
 // The loop's own accessors (relaxed system-scope 8- and 4-byte loads and stores, globaltimer).
-#include "../../runtime/src/resident/kg_resident.cuh"
+#include "../../kgraph-record/src/cuda/kg_resident.cuh"
 
 typedef KgResidentPair Pair;
 

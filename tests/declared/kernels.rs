@@ -19,32 +19,32 @@ pub mod bce {
 /// The kernels of `kernels/cfc_step.cu`, as `kgraph declare` writes them.
 #[kgraph::kernels]
 pub mod cfc_step {
-    // `cfc_step` (kernels/cfc_step.cu:43); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
+    // `cfc_step` (kernels/cfc_step.cu:62); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
     #[kernel("cfc_step.cu")] pub fn cfc_step(x: &[f32], h_old: &[f32], w_g: &[f32], b_g: &[f32], w_t: &[f32], b_t: &[f32], dt: &[f32], batch: i32, n_in: i32, n_hid: i32, h_new: &mut [f32]);
-    // `cfc_step_save` (kernels/cfc_step.cu:67); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
+    // `cfc_step_save` (kernels/cfc_step.cu:77); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
     #[kernel("cfc_step.cu")] pub fn cfc_step_save(x: &[f32], h_old: &[f32], w_g: &[f32], b_g: &[f32], w_t: &[f32], b_t: &[f32], dt: &[f32], batch: i32, n_in: i32, n_hid: i32, h_new: &mut [f32], coeffs: &mut [f32]);
-    // `cfc_step_backward_gates` (kernels/cfc_step.cu:121); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
+    // `cfc_step_backward_gates` (kernels/cfc_step.cu:131); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
     #[kernel("cfc_step.cu")] pub fn cfc_step_backward_gates(x: &[f32], h_old: &[f32], w_g: &[f32], b_g: &[f32], w_t: &[f32], b_t: &[f32], dt: &[f32], g_h_new: &[f32], batch: i32, n_in: i32, n_hid: i32, d_pre_g: &mut [f32], d_pre_t: &mut [f32], g_h_old: &mut [f32]);
-    // `cfc_step_backward_pre` (kernels/cfc_step.cu:135); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
+    // `cfc_step_backward_pre` (kernels/cfc_step.cu:145); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
     #[kernel("cfc_step.cu")] pub fn cfc_step_backward_pre(x: &[f32], h_old: &[f32], w_g: &[f32], b_g: &[f32], w_t: &[f32], b_t: &[f32], dt: &[f32], g_h_new: &[f32], batch: i32, n_in: i32, n_hid: i32, d_pre_g: &mut [f32], d_pre_t: &mut [f32]);
-    // `cfc_step_backward_params` (kernels/cfc_step.cu:225); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
+    // `cfc_step_backward_params` (kernels/cfc_step.cu:235); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
     #[kernel("cfc_step.cu")] pub fn cfc_step_backward_params(x: &[f32], h_old: &[f32], w_g: &[f32], w_t: &[f32], d_pre_g: &[f32], d_pre_t: &[f32], batch: i32, n_in: i32, n_hid: i32, g_x: &mut [f32], g_h_old: &mut [f32], g_w_g: &mut [f32], g_b_g: &mut [f32], g_w_t: &mut [f32], g_b_t: &mut [f32]);
-    // `cfc_step_backward_weights` (kernels/cfc_step.cu:267); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
+    // `cfc_step_backward_weights` (kernels/cfc_step.cu:277); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
     #[kernel("cfc_step.cu")] pub fn cfc_step_backward_weights(x: &[f32], h_old: &[f32], d_pre_g: &[f32], d_pre_t: &[f32], batch: i32, n_in: i32, n_hid: i32, g_w_g: &mut [f32], g_b_g: &mut [f32], g_w_t: &mut [f32], g_b_t: &mut [f32]);
-    // `cfc_step_backward_weights_adamw` (kernels/cfc_step.cu:289); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
+    // `cfc_step_backward_weights_adamw` (kernels/cfc_step.cu:299); for a safe `launch`, give each pointer the elements the kernel may access (`x: &[f32; batch]`) and write `#[kernel("cfc_step.cu", unsafe(extents))]`
     #[kernel("cfc_step.cu")] pub fn cfc_step_backward_weights_adamw(x: &[f32], h_old: &[f32], d_pre_g: &[f32], d_pre_t: &[f32], g_w_h: &[f32], g_b_h: &[f32], schedule: &[f32], beta1: f32, beta2: f32, eps: f32, weight_decay: f32, batch: i32, n_in: i32, n_hid: i32, g_w_g: &mut [f32], g_b_g: &mut [f32], g_w_t: &mut [f32], g_b_t: &mut [f32], w_g: &mut [f32], m_w_g: &mut [f32], v_w_g: &mut [f32], b_g: &mut [f32], m_b_g: &mut [f32], v_b_g: &mut [f32], w_t: &mut [f32], m_w_t: &mut [f32], v_w_t: &mut [f32], b_t: &mut [f32], m_b_t: &mut [f32], v_b_t: &mut [f32], w_h: &mut [f32], m_w_h: &mut [f32], v_w_h: &mut [f32], b_h: &mut [f32], m_b_h: &mut [f32], v_b_h: &mut [f32]);
 }
 
 /// The kernels of `kernels/heads.cu`, as `kgraph declare` writes them.
 #[kgraph::kernels]
 pub mod heads {
-    // `multi_horizon_heads` (kernels/heads.cu:36); for a safe `launch`, give each pointer the elements the kernel may access (`h: &[f32; batch]`) and write `#[kernel("heads.cu", unsafe(extents))]`
+    // `multi_horizon_heads` (kernels/heads.cu:53); for a safe `launch`, give each pointer the elements the kernel may access (`h: &[f32; batch]`) and write `#[kernel("heads.cu", unsafe(extents))]`
     #[kernel("heads.cu")] pub fn multi_horizon_heads(h: &[f32], w_h: &[f32], b_h: &[f32], batch: i32, n_hid: i32, logits: &mut [f32], probs: &mut [f32]);
-    // `multi_horizon_heads_backward` (kernels/heads.cu:61); for a safe `launch`, give each pointer the elements the kernel may access (`h: &[f32; batch]`) and write `#[kernel("heads.cu", unsafe(extents))]`
+    // `multi_horizon_heads_backward` (kernels/heads.cu:72); for a safe `launch`, give each pointer the elements the kernel may access (`h: &[f32; batch]`) and write `#[kernel("heads.cu", unsafe(extents))]`
     #[kernel("heads.cu")] pub fn multi_horizon_heads_backward(h: &[f32], w_h: &[f32], probs: &[f32], g_logits: &[f32], g_probs: &[f32], batch: i32, n_hid: i32, g_h: &mut [f32], g_w_h: &mut [f32], g_b_h: &mut [f32]);
-    // `multi_horizon_heads_bce_backward` (kernels/heads.cu:104); for a safe `launch`, give each pointer the elements the kernel may access (`h: &[f32; batch]`) and write `#[kernel("heads.cu", unsafe(extents))]`
+    // `multi_horizon_heads_bce_backward` (kernels/heads.cu:115); for a safe `launch`, give each pointer the elements the kernel may access (`h: &[f32; batch]`) and write `#[kernel("heads.cu", unsafe(extents))]`
     #[kernel("heads.cu")] pub fn multi_horizon_heads_bce_backward(h: &[f32], w_h: &[f32], logits: &[f32], targets: &[f32], batch: i32, n_hid: i32, loss: &mut [f32], g_h: &mut [f32], g_w_h: &mut [f32], g_b_h: &mut [f32]);
-    // `multi_horizon_heads_bce_cfc_backward` (kernels/heads.cu:132); for a safe `launch`, give each pointer the elements the kernel may access (`h: &[f32; batch]`) and write `#[kernel("heads.cu", unsafe(extents))]`
+    // `multi_horizon_heads_bce_cfc_backward` (kernels/heads.cu:143); for a safe `launch`, give each pointer the elements the kernel may access (`h: &[f32; batch]`) and write `#[kernel("heads.cu", unsafe(extents))]`
     #[kernel("heads.cu")] pub fn multi_horizon_heads_bce_cfc_backward(h: &[f32], w_h: &[f32], logits: &[f32], targets: &[f32], coeffs: &[f32], batch: i32, n_hid: i32, loss: &mut [f32], d_pre_g: &mut [f32], d_pre_t: &mut [f32], g_w_h: &mut [f32], g_b_h: &mut [f32]);
 }
 
@@ -100,9 +100,9 @@ pub mod ppo {
 /// The kernels of `kernels/projection.cu`, as `kgraph declare` writes them.
 #[kgraph::kernels]
 pub mod projection {
-    // `projection` (kernels/projection.cu:17); for a safe `launch`, give each pointer the elements the kernel may access (`h: &[f32; batch]`) and write `#[kernel("projection.cu", unsafe(extents))]`
+    // `projection` (kernels/projection.cu:30); for a safe `launch`, give each pointer the elements the kernel may access (`h: &[f32; batch]`) and write `#[kernel("projection.cu", unsafe(extents))]`
     #[kernel("projection.cu")] pub fn projection(h: &[f32], p: &[f32], c: &[f32], batch: i32, n_hid: i32, y: &mut [f32]);
-    // `projection_backward` (kernels/projection.cu:33); for a safe `launch`, give each pointer the elements the kernel may access (`h: &[f32; batch]`) and write `#[kernel("projection.cu", unsafe(extents))]`
+    // `projection_backward` (kernels/projection.cu:42); for a safe `launch`, give each pointer the elements the kernel may access (`h: &[f32; batch]`) and write `#[kernel("projection.cu", unsafe(extents))]`
     #[kernel("projection.cu")] pub fn projection_backward(h: &[f32], p: &[f32], g_y: &[f32], batch: i32, n_hid: i32, g_h: &mut [f32], g_p: &mut [f32], g_c: &mut [f32]);
 }
 
@@ -118,7 +118,7 @@ pub mod saxpy {
 pub mod snap_features {
     // `snap_feature_assemble` (kernels/snap_features.cu:30); for a safe `launch`, give each pointer the elements the kernel may access (`snap: &[f32; batch]`) and write `#[kernel("snap_features.cu", unsafe(extents))]`
     #[kernel("snap_features.cu")] pub fn snap_feature_assemble(snap: &[f32], batch: i32, feat: &mut [f32]);
-    // `snap_feature_assemble_dt` (kernels/snap_features.cu:43); for a safe `launch`, give each pointer the elements the kernel may access (`snap: &[f32; batch]`) and write `#[kernel("snap_features.cu", unsafe(extents))]`
+    // `snap_feature_assemble_dt` (kernels/snap_features.cu:59); for a safe `launch`, give each pointer the elements the kernel may access (`snap: &[f32; batch]`) and write `#[kernel("snap_features.cu", unsafe(extents))]`
     #[kernel("snap_features.cu")] pub fn snap_feature_assemble_dt(snap: &[f32], dt_src: &[f32], batch: i32, feat: &mut [f32], dt_dst: &mut [f32]);
 }
 

@@ -40,6 +40,7 @@ mod ppo_update;
 mod requires;
 mod resident;
 mod resident_grid;
+mod resident_spec;
 mod rows;
 mod smoke;
 mod types;

@@ -2,7 +2,7 @@
 // echoes the input's `value`, counts the steps in device memory, and first spins for the
 // input's `spin_ns` nanoseconds (globaltimer), so a test can make a step outlast a wait's
 // timeout without a body that never returns.
-#include "../../runtime/src/resident/kg_resident.cuh"
+#include "../../kgraph-record/src/cuda/kg_resident.cuh"
 
 struct SpinStep : KgResidentStateless {
     struct In {

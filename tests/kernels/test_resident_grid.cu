@@ -6,7 +6,7 @@
 // the output. A missing barrier, a skipped or repeated virtual block, or a block that read an
 // old input shows in the output: after deltas d1..dk every element is d1 + ... + dk, so the
 // minimum equals the maximum and the sum is n times it (mod 2^32).
-#include "../../runtime/src/resident/kg_resident_grid.cuh"
+#include "../../kgraph-record/src/cuda/kg_resident_grid.cuh"
 
 #define GRID_TEST_MAX_WARPS 32
 

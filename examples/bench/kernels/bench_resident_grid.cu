@@ -2,7 +2,7 @@
 // nothing but `syncs` grid barriers beyond the loop's two, then block 0 answers value + blocks.
 // Timed on grids of one block, a few and one per multiprocessor, it gives the round trip of the
 // loop itself and the price of one grid barrier on this GPU.
-#include "../../../runtime/src/resident/kg_resident_grid.cuh"
+#include "../../../kgraph-record/src/cuda/kg_resident_grid.cuh"
 
 struct BarrierStep : KgResidentStateless {
     struct In {

@@ -103,6 +103,8 @@ pub struct Resident<I: Pod, O: Pod, P: Copy + Send + 'static, B: Send> {
     /// A launch of the kernel may be running.
     launched: bool,
     state: State,
+    /// [`Self::into_body`] took `mem` (after the kernel exited).
+    body_taken: bool,
 }
 
 impl<I: Pod, O: Pod, P: Copy + Send + 'static, B: Send> Resident<I, O, P, B> {
@@ -215,6 +217,7 @@ impl<I: Pod, O: Pod, P: Copy + Send + 'static, B: Send> Resident<I, O, P, B> {
             completed: 0,
             launched: false,
             state: State::Live,
+            body_taken: false,
         })
     }
 
@@ -319,6 +322,21 @@ impl<I: Pod, O: Pod, P: Copy + Send + 'static, B: Send> Resident<I, O, P, B> {
         }
     }
 
+    /// Stops the kernel ([`Self::stop`]) and hands back what the body owns (a generated
+    /// resident's graph struct, to read its state, reload it or replay it as a graph again).
+    ///
+    /// # Errors
+    /// Those of [`Self::stop`]: a kernel that did not exit keeps its memory (leaked).
+    pub fn into_body(mut self) -> Result<B> {
+        self.stop()?;
+        // `stop` succeeded, so the kernel has exited (or never ran): nothing uses the memory.
+        debug_assert!(!self.launched);
+        self.body_taken = true;
+        // SAFETY: taken once; `body_taken` keeps `Drop` from dropping it again.
+        let Owned { body, .. } = unsafe { ManuallyDrop::take(&mut self.mem) };
+        Ok(body)
+    }
+
     /// The sequence number of the last step submitted (0 before the first).
     pub fn submitted(&self) -> u32 {
         self.submitted
@@ -415,6 +433,9 @@ impl<I: Pod, O: Pod, P: Copy + Send + 'static, B: Send> Drop for Resident<I, O, 
     /// Stops the kernel and waits for it (up to `options.stop_timeout`), also while a panic
     /// unwinds; the memory is freed only when the kernel has exited, leaked otherwise.
     fn drop(&mut self) {
+        if self.body_taken {
+            return;
+        }
         let _ = self.stop();
         if !self.launched {
             // SAFETY: the kernel has exited (or never ran, or a fault ended the context's

@@ -84,7 +84,7 @@ mod tests {
         assert_eq!(scratch_words(1, 1), 4 + 4 + 1);
         assert_eq!(scratch_words(4, 3), 4 + 4 + 3);
         assert_eq!(scratch_words(5, 2), 4 + 8 + 2);
-        let header = include_str!("kg_resident_grid.cuh");
+        let header = crate::resident::GRID_HEADER;
         assert!(header.contains("#define KG_GRID_IN_OFFSET 4u"));
         assert!(
             header.contains("#define KG_GRID_OUT_OFFSET(in_words) (KG_GRID_IN_OFFSET + (((in_words) + 3u) / 4u) * 4u)")

@@ -22,10 +22,10 @@ pub use spin::SpinPolicy;
 
 /// The device side of [`Resident`]: `kg_resident_loop<Body>` and the doorbell layout. Include it
 /// from the `.cu` that instantiates the loop (copy it next to your kernels, or include it by
-/// path: kgraph's reference model includes `runtime/src/resident/kg_resident.cuh`).
-pub const HEADER: &str = include_str!("kg_resident.cuh");
+/// path: kgraph's reference model includes `kgraph-record/src/cuda/kg_resident.cuh`).
+pub const HEADER: &str = kgraph_record::cuda::RESIDENT_HEADER;
 
 /// The device side of [`Resident::new_grid`]: `kg_resident_grid_loop<Body>`, the grid-wide loop
 /// for steps spread over a cooperative grid (it includes `kg_resident.cuh`: keep the two
 /// files side by side).
-pub const GRID_HEADER: &str = include_str!("kg_resident_grid.cuh");
+pub const GRID_HEADER: &str = kgraph_record::cuda::RESIDENT_GRID_HEADER;

@@ -176,11 +176,15 @@ pub fn expand(input: TokenStream) -> TokenStream {
         read_file: &read_file,
     };
     let record_dir = crate::compiled::record_dir_from_env();
+    let kernel_dirs = crate::kernel::config::Config::from_env().kernel_dirs;
     let options = Options {
+        kernel_dirs: &kernel_dirs,
         record_dir: record_dir.as_deref(),
         repeat,
         no_memory_plan: args.no_memory_plan,
         pdl_waits_first: args.pdl_waits_first,
+        // The build lowered the spec as written: a variant of it has no resident kernel.
+        resident: args.dims.is_empty() && repeat.is_none(),
     };
     match generate_with(&req, &options) {
         Ok(tokens) => tokens,

@@ -393,6 +393,9 @@ pub struct GraphIr {
     pub includes: Vec<Include>,
     /// Plan memory (`plan_memory`, default true; `graph!(.., plan_memory = false)` overrides).
     pub plan_memory: bool,
+    /// `resident = true`, asked for by the request (not with `repeat` or `dims`): the build
+    /// lowers the spec to one resident kernel and the struct gets `into_resident`.
+    pub resident: bool,
 }
 
 /// A spec spliced in by `[[include]]`.

@@ -23,6 +23,7 @@ pub mod ir;
 pub mod memplan;
 mod pipeline;
 pub mod plan;
+pub mod resident;
 pub mod spec;
 
 pub use expand::{expand, MANIFEST_DIR_VAR};

@@ -97,6 +97,11 @@ pub struct Options<'a> {
     /// may take programmatic edges as ordering. Without it, only edges into kernels whose
     /// compiled records in `record_dir` prove it (`pdl_wait_first`) order.
     pub pdl_waits_first: bool,
+    /// The kernel folders of the build (where a resident kernel's `.cu` includes come from).
+    pub kernel_dirs: &'a [std::path::PathBuf],
+    /// Honour the spec's `resident = true` (the build's request, and `graph!` without `repeat`
+    /// or `dims`, whose spec is the one the build lowered).
+    pub resident: bool,
 }
 
 /// At most this many levels of `[[include]]` nest: far more than a spec needs, far less than
@@ -154,7 +159,8 @@ fn analyze_in(
     let mut diags = Ctxt::new();
     let kernels = load_kernels(&raw, req, &mut diags);
     let repeat = if chain.is_empty() { options.repeat } else { None };
-    let ir = check::validate(&raw, &kernels, req.spec_path, repeat, &mut diags);
+    let resident = chain.is_empty() && options.resident && repeat.is_none();
+    let ir = check::validate(&raw, &kernels, req.spec_path, repeat, resident, &mut diags);
     if let (Some(ir), Some(dir)) = (&ir, options.record_dir) {
         check::pdl::check_pdl_waits(&raw, ir, dir, &mut diags);
     }
@@ -359,6 +365,13 @@ pub fn generate_with(req: &GraphRequest<'_>, options: &Options<'_>) -> Result<To
     let dot = a.dot(&name.to_string());
     let mermaid = a.mermaid();
     let mut tracked = vec![join(req.root, req.spec_path), join(req.root, &a.ir.kernel_source)];
+    if let (true, Some(dir)) = (a.ir.resident, options.record_dir) {
+        let built =
+            crate::graph::resident::check_built(&a.ir, &a.edges, dir, options.kernel_dirs).map_err(|message| {
+                SourceMap::new(req.spec_path, req.spec_text).render_errors(&Errors::one(Location::SpecFile, message))
+            })?;
+        tracked.push(built);
+    }
     for inc in &a.ir.includes {
         let path = join(req.root, &inc.spec);
         if !tracked.contains(&path) {

@@ -17,6 +17,7 @@ pub mod config;
 pub mod declare;
 mod declare_line;
 mod declare_record;
+mod device_fn;
 mod docs;
 mod emit;
 mod emit_registry;

@@ -10,6 +10,7 @@ use std::rc::Rc;
 
 use super::check::{check_decl, check_shared_memory_in_source};
 use super::config::{Config, CuFile, Files};
+use super::device_fn::check_device_fn;
 use super::record_check::check_record;
 use crate::compiled::demangle::demangle;
 use crate::compiled::{display_name, is_mangled, pdl_waits, Compiled, KernelRecord, Lookup};
@@ -165,6 +166,9 @@ pub(crate) fn resolve(
     if cx.len() == before && !agree {
         check_decl(decl, &file_display, &found, cx);
     }
+    if cx.len() == before {
+        check_device_fn(decl, &file_display, source.toks(), cx);
+    }
     match found {
         Ok(mut kernel) if cx.len() == before => {
             // The compiled launch bounds win over the source's reading of them.
@@ -215,6 +219,7 @@ fn source_only(decl: &KernelDecl, cu: &CuFile, source: &Source, cx: &mut Ctxt) -
     check_decl(decl, &cu.display, &found, cx);
     if found.is_ok() {
         check_shared_memory_in_source(decl, &cu.display, source.toks(), cx);
+        check_device_fn(decl, &cu.display, source.toks(), cx);
     }
     match found {
         Ok(kernel) if cx.len() == before => Ok(Found {

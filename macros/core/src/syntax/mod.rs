@@ -12,6 +12,7 @@ pub mod extent;
 pub mod model;
 pub mod naming;
 pub mod parse;
+pub(crate) mod promise;
 pub(crate) mod registry;
 pub mod requires;
 pub mod source;

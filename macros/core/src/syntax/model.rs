@@ -224,6 +224,10 @@ pub struct KernelDecl {
     /// promise that the kernel accesses each pointer argument only within its extent (and
     /// then the generated `launch` is safe and checked).
     pub extents_promise: Option<Span>,
+    /// `unsafe(device_fn = "name")` in the attribute: the kernel author's promise that the
+    /// `__device__` function `name(block, blocks, <the kernel's parameters>)` does what the
+    /// kernel does as block `block` of a 1-D grid of `blocks` (what resident graphs run).
+    pub device_fn: Option<DeviceFn>,
     /// `shared = <bytes>` in the attribute: the dynamic shared memory the kernel uses, over its
     /// integer scalars and `block.x/.y/.z` (part of the promise; a checked launch refuses a
     /// configuration giving less).
@@ -238,6 +242,15 @@ pub struct KernelDecl {
     /// `align(<param> = <bytes>, ...)` in the attribute: pointer parameters whose address must
     /// be a multiple of `bytes` (part of the promise; a checked launch refuses one that is not).
     pub align: Vec<Align>,
+}
+
+/// `unsafe(device_fn = "name")` in `#[kernel(...)]`: the kernel's block as a device function.
+#[derive(Debug, Clone)]
+pub struct DeviceFn {
+    /// The `__device__` function's C name.
+    pub name: String,
+    /// The name literal's span.
+    pub span: Span,
 }
 
 /// `max_block = 128` in `#[kernel(...)]`: a bound on threads per block (`block.x * block.y *

@@ -98,3 +98,10 @@ pub fn is_cpp_kernel_name(name: &str) -> bool {
     });
     head_ok && args_ok
 }
+
+/// A C identifier: a letter or `_`, then letters, digits and `_`.
+pub(crate) fn is_c_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}

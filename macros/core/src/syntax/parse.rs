@@ -12,7 +12,7 @@ use syn::spanned::Spanned;
 use syn::{Attribute, Ident, LitStr, Token, Type, Visibility};
 
 use super::extent::extent_from_expr;
-use super::model::{Align, Extent, KernelDecl, MaxBlock, Param, ParamKind, Rename, Requirement};
+use super::model::{Align, DeviceFn, Extent, KernelDecl, MaxBlock, Param, ParamKind, Rename, Requirement};
 use super::naming::ident_text;
 use super::requires::{parse_align, parse_requires};
 use super::text::tidy_tokens;
@@ -35,6 +35,8 @@ pub struct KernelArgs {
     pub symbol: Option<(String, Span)>,
     /// The span of `unsafe(extents)`, when given.
     pub extents_promise: Option<Span>,
+    /// `unsafe(device_fn = "name")`, when given.
+    pub device_fn: Option<DeviceFn>,
     /// `shared = <bytes>`, when given.
     pub shared: Option<Extent>,
     /// `max_block = <threads>`, when given.
@@ -121,6 +123,7 @@ impl DeclParse {
             symbol_span,
             params_span: self.params_span,
             extents_promise: args.extents_promise,
+            device_fn: args.device_fn,
             shared: args.shared,
             max_block: args.max_block,
             requires: args.requires,
@@ -146,7 +149,7 @@ fn kernel_attr_tokens(attr: &Attribute) -> syn::Result<TokenStream> {
 }
 
 const ARGS_HELP: &str = "expected `#[kernel(\"file.cu\")]`, optionally followed by `name = \"symbol\"`, \
-     `unsafe(extents)`, `shared = <bytes>`, `max_block = <threads>`, `requires(<cond>, ...)`, `align(param = <bytes>)` and `rename(param = cu_name)`";
+     `unsafe(extents)`, `unsafe(device_fn = \"name\")`, `shared = <bytes>`, `max_block = <threads>`, `requires(<cond>, ...)`, `align(param = <bytes>)` and `rename(param = cu_name)`";
 
 /// Parses the attribute's arguments: the `.cu` file, then an optional `name = "symbol"`.
 /// `span` is where to report an empty argument list (the attribute itself).
@@ -161,6 +164,7 @@ pub(crate) fn parse_kernel_args(tokens: TokenStream, span: Span) -> syn::Result<
         check_file_name(&file)?;
         let mut symbol: Option<(String, Span)> = None;
         let mut extents_promise: Option<Span> = None;
+        let mut device_fn: Option<DeviceFn> = None;
         let mut shared: Option<Extent> = None;
         let mut max_block: Option<MaxBlock> = None;
         let mut renames: Vec<Rename> = Vec::new();
@@ -172,9 +176,17 @@ pub(crate) fn parse_kernel_args(tokens: TokenStream, span: Span) -> syn::Result<
                 break;
             }
             if input.peek(Token![unsafe]) {
-                let span = parse_extents_promise(input)?;
-                if extents_promise.replace(span).is_some() {
-                    return Err(syn::Error::new(span, "`unsafe(extents)` given twice"));
+                let promises = super::promise::parse_promises(input)?;
+                if let Some(span) = promises.extents {
+                    if extents_promise.replace(span).is_some() {
+                        return Err(syn::Error::new(span, "`unsafe(extents)` given twice"));
+                    }
+                }
+                if let Some(f) = promises.device_fn {
+                    let span = f.span;
+                    if device_fn.replace(f).is_some() {
+                        return Err(syn::Error::new(span, "`unsafe(device_fn = ..)` given twice"));
+                    }
                 }
                 continue;
             }
@@ -220,6 +232,7 @@ pub(crate) fn parse_kernel_args(tokens: TokenStream, span: Span) -> syn::Result<
                     format!(
                         "unknown option `{key}`: the options are `name = \"symbol\"` (the kernel's extern \"C\" name or C++ name), \
                          `unsafe(extents)` (the promise that the kernel stays within the declared extents), \
+                         `unsafe(device_fn = \"name\")` (its block as a device function, for resident graphs), \
                          `shared = <bytes>` (the dynamic shared memory it uses, over its scalars and `block.x`), \
                          `max_block = <threads>` (the most threads per block it is written for), \
                          `requires(<cond>, ...)` (the conditions on its scalars and launch shape the promise is made under), \
@@ -234,7 +247,7 @@ pub(crate) fn parse_kernel_args(tokens: TokenStream, span: Span) -> syn::Result<
                 return Err(syn::Error::new(lit.span(), "`name` given twice"));
             }
             let value = lit.value();
-            if !is_c_identifier(&value) && !super::naming::is_cpp_kernel_name(&value) {
+            if !super::naming::is_c_identifier(&value) && !super::naming::is_cpp_kernel_name(&value) {
                 return Err(syn::Error::new(
                     lit.span(),
                     format!(
@@ -251,6 +264,7 @@ pub(crate) fn parse_kernel_args(tokens: TokenStream, span: Span) -> syn::Result<
             file_span: file.span(),
             symbol,
             extents_promise,
+            device_fn,
             shared,
             max_block,
             renames,
@@ -309,22 +323,6 @@ fn parse_max_block(input: ParseStream) -> syn::Result<MaxBlock> {
     }
 }
 
-/// `unsafe(extents)`, returning the span of `unsafe` (where promise errors point).
-fn parse_extents_promise(input: ParseStream) -> syn::Result<Span> {
-    let unsafe_token: Token![unsafe] = input.parse()?;
-    let content;
-    syn::parenthesized!(content in input);
-    let word: Ident = content.parse().map_err(|e| syn::Error::new(e.span(), "expected `unsafe(extents)`"))?;
-    if word != "extents" || !content.is_empty() {
-        return Err(syn::Error::new(
-            word.span(),
-            "expected `unsafe(extents)`: the kernel author's promise that the kernel accesses each pointer \
-             argument only within its declared extent",
-        ));
-    }
-    Ok(unsafe_token.span)
-}
-
 fn check_file_name(file: &LitStr) -> syn::Result<()> {
     let value = file.value();
     let stem = value.strip_suffix(".cu").unwrap_or("");
@@ -338,12 +336,6 @@ fn check_file_name(file: &LitStr) -> syn::Result<()> {
         ));
     }
     Ok(())
-}
-
-fn is_c_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars.next().is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
-        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
 }
 
 /// Parses one declaration. `outer` is the standalone attribute's arguments (`#[kernel(...)]`

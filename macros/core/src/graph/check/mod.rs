@@ -9,7 +9,7 @@
 //! (every launch within its kernel's declared extents and thread limit), `module` (the
 //! `[kernels] module` path against the declarations' source), `control` (`[[while]]`/`[[if]]`
 //! bodies and conditions), `usage` (node order, everything used), `repeat` (the loop of
-//! `graph!(.., repeat = K)` around every node). `context` is the state they share, `values` the typed constants. [`pdl`] runs after
+//! `graph!(.., repeat = K)` around every node), `resident` (what `resident = true` needs). `context` is the state they share, `values` the typed constants. [`pdl`] runs after
 //! validation, against the compiled-kernel records (PDL nodes need a proven wait).
 //! Nothing here depends on code generation.
 
@@ -28,6 +28,7 @@ pub mod names;
 pub mod pdl;
 mod repeat;
 mod requires;
+mod resident;
 mod usage;
 mod values;
 
@@ -58,6 +59,7 @@ pub fn validate(
     kernels: &Kernels,
     spec_path: &str,
     repeat: Option<NonZeroU32>,
+    resident: bool,
     diags: &mut Ctxt,
 ) -> Option<GraphIr> {
     let errors_before = diags.len();
@@ -94,7 +96,12 @@ pub fn validate(
         let lists = (&buffers.items[..], &buffers.spans[..], &scalars.items[..], &scalars.spans[..]);
         usage::check_usage(&mut cx, &bound, lists, &conditions);
         let looped = repeat.and_then(|k| repeat::repeat_all(&mut cx, raw, &bound, k));
-        controls.into_iter().chain(looped).collect()
+        let controls: Vec<_> = controls.into_iter().chain(looped).collect();
+        if let (true, Some(at)) = (resident, resident_key(raw)) {
+            let buffers = (&buffers.items[..], &buffers.spans[..]);
+            resident::check_lowerable(&mut cx, raw, &at, (&bound.nodes, &bound.kernels), buffers, &controls);
+        }
+        controls
     } else {
         Vec::new()
     };
@@ -114,5 +121,11 @@ pub fn validate(
         controls,
         includes: raw.included.iter().map(|f| Include { name: f.name.clone(), spec: f.spec.clone() }).collect(),
         plan_memory: raw.plan_memory.as_ref().map_or(true, |p| p.v),
+        resident: resident && resident_key(raw).is_some(),
     })
+}
+
+/// The span of `resident = true`, when the spec says so.
+fn resident_key(raw: &RawSpec) -> Option<crate::graph::spec::Span> {
+    raw.resident.as_ref().filter(|r| r.v).map(|r| r.span.clone())
 }

@@ -2,7 +2,7 @@
 //! the struct and its fields (`fields`), the associated constants (`consts`), `new`
 //! (`construct`), buffer and scalar accessors (`accessors`), host transfer methods (`host`),
 //! and the running API (`run`: eager run, `capture`, `replay`, with `launch`, `capture` and
-//! `update`). The struct's rustdoc and diagrams are text, built by [`docs`] and [`diagram`].
+//! `update`), and a resident spec's `into_resident` and step structs (`resident`). The struct's rustdoc and diagrams are text, built by [`docs`] and [`diagram`].
 
 mod accessors;
 pub mod arena;
@@ -19,6 +19,7 @@ mod host;
 mod input;
 mod launch;
 mod literal;
+mod resident;
 mod run;
 mod update;
 
@@ -105,6 +106,8 @@ pub fn generate(cg: &CodegenInput<'_>) -> TokenStream {
     let accessors = accessors::accessors(cg);
     let host = host::host_methods_tokens(cg);
     let run = run::run_methods(cg);
+    let into_resident = resident::into_resident_fn(cg);
+    let resident_types = resident::resident_types(cg);
     let body = quote! {
         #struct_def
 
@@ -120,6 +123,7 @@ pub fn generate(cg: &CodegenInput<'_>) -> TokenStream {
             #accessors
             #host
             #run
+            #into_resident
         }
 
         /// Waits for the device stream before the fields drop: the graph and a communicator
@@ -143,5 +147,6 @@ pub fn generate(cg: &CodegenInput<'_>) -> TokenStream {
         #( const _: &[u8] = include_bytes!(#tracked); )*
 
         #graph
+        #resident_types
     }
 }

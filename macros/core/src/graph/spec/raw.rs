@@ -304,6 +304,8 @@ pub struct RawSpec {
     pub pdl: Option<S<bool>>,
     /// Top-level `plan_memory = true|false`: whether buffers share the memory plan's arena.
     pub plan_memory: Option<S<bool>>,
+    /// Top-level `resident = true`: the build also lowers the spec to one resident kernel.
+    pub resident: Option<S<bool>>,
     /// `[kernels]`.
     pub kernels: Option<RawKernels>,
     /// `[dims]`, in file order.

@@ -156,8 +156,20 @@ impl Reader<'_> {
     }
 }
 
-const TOP_KEYS: &[&str] =
-    &["doc", "pdl", "plan_memory", "kernels", "dims", "buffers", "scalars", "node", "while", "if", "include"];
+const TOP_KEYS: &[&str] = &[
+    "doc",
+    "pdl",
+    "plan_memory",
+    "resident",
+    "kernels",
+    "dims",
+    "buffers",
+    "scalars",
+    "node",
+    "while",
+    "if",
+    "include",
+];
 const KERNELS_KEYS: &[&str] = &["source", "module"];
 const BUFFER_KEYS: &[&str] = &["dtype", "len", "role", "doc", "plan"];
 const SCALAR_KEYS: &[&str] = &["dtype", "default", "doc"];
@@ -204,6 +216,7 @@ pub fn read(text: &str, diags: &mut Ctxt) -> RawSpec {
             "doc" => spec.doc = r.string(value, "`doc`").map(|s| s.v),
             "pdl" => spec.pdl = r.boolean(value, "`pdl`"),
             "plan_memory" => spec.plan_memory = r.boolean(value, "`plan_memory`"),
+            "resident" => spec.resident = r.boolean(value, "`resident`"),
             "kernels" => spec.kernels = read_kernels(&mut r, key.span(), value),
             "dims" => {
                 let Some(t) = r.table(value, "`dims`") else { continue };

@@ -45,7 +45,8 @@
 //     co-resident; the host decides, so never assume a count): `grid.for_each_block(n, f)` runs a
 //     kernel written for n blocks as a device function of its block index on any grid.
 //   - `grid.sync()` is a grid-wide barrier: every thread of every block must call it, the same
-//     number of times per step (as `cooperative_groups::this_grid().sync()`, which it is). Writes
+//     number of times per step (as `cooperative_groups::this_grid().sync()`, which it is; on a
+//     grid of one block, `__syncthreads()`). Writes
 //     to device memory before it are visible to every block after it; without it, one block's
 //     writes are not ordered before another block's reads within the step.
 //   - `in` is this block's shared-memory copy of the step's input; `out` is in device memory,
@@ -63,14 +64,54 @@ struct KgResidentGrid {
     // This block's index (linear over the grid) and the grid's blocks.
     unsigned block;
     unsigned blocks;
-    // A grid-wide barrier (every thread of every block).
-    __device__ __forceinline__ void sync() const { cooperative_groups::this_grid().sync(); }
+    // A grid-wide barrier (every thread of every block). A grid of one block needs only the
+    // block's barrier, which orders its threads' global memory accesses too.
+    __device__ __forceinline__ void sync() const {
+        if (blocks == 1u) __syncthreads();
+        else cooperative_groups::this_grid().sync();
+    }
     // f(v) for the virtual blocks v of a grid of n: this block takes block, block + blocks, ...
     // Every thread of a block makes the same calls, so f may use __syncthreads.
     template <class F>
     __device__ __forceinline__ void for_each_block(unsigned n, F&& f) const {
         for (unsigned v = block; v < n; v += blocks) f(v);
     }
+    // This thread's index over the grid and the grid's threads (for grid-stride loops).
+    __device__ __forceinline__ unsigned long long thread_rank() const {
+        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+        return (unsigned long long)block * threads + threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    }
+    __device__ __forceinline__ unsigned long long num_threads() const {
+        return (unsigned long long)blocks * blockDim.x * blockDim.y * blockDim.z;
+    }
+    // `bytes` bytes from `src` to `dst` (not overlapping), spread over the grid: a spec's memcpy
+    // node in a generated resident step. Words where both ends and the length allow.
+    __device__ void copy(void* dst, const void* src, unsigned long long bytes) const {
+        if ((((unsigned long long)dst | (unsigned long long)src | bytes) & 3ull) == 0ull) {
+            for (unsigned long long i = thread_rank(); i < bytes / 4u; i += num_threads())
+                static_cast<unsigned*>(dst)[i] = static_cast<const unsigned*>(src)[i];
+        } else {
+            for (unsigned long long i = thread_rank(); i < bytes; i += num_threads())
+                static_cast<unsigned char*>(dst)[i] = static_cast<const unsigned char*>(src)[i];
+        }
+    }
+    // `count` elements of `elem_size` bytes (1, 2 or 4) at `dst` set to `pattern`'s low bytes:
+    // a spec's memset node.
+    __device__ void fill(void* dst, unsigned pattern, unsigned elem_size, unsigned long long count) const {
+        for (unsigned long long i = thread_rank(); i < count; i += num_threads()) {
+            if (elem_size == 4u) static_cast<unsigned*>(dst)[i] = pattern;
+            else if (elem_size == 2u) static_cast<unsigned short*>(dst)[i] = (unsigned short)pattern;
+            else static_cast<unsigned char*>(dst)[i] = (unsigned char)pattern;
+        }
+    }
+};
+
+// Converts to any pointer type: what a generated resident step passes for a buffer, so the call
+// takes the device function's own parameter types (the kernel's, which `#[kernel]` checked).
+struct KgAnyPtr {
+    void* p;
+    template <class T>
+    __device__ __forceinline__ operator T*() const { return static_cast<T*>(p); }
 };
 
 // Where the step's sequence number, input words and output words sit in `scratch` (u32 words);
@@ -114,7 +155,7 @@ __device__ void kg_resident_grid_loop(KgResidentBell* bell, const KgResidentPair
             if (tid == 0) *seq_word = seq;
             last = seq;
         }
-        grid.sync();
+        g.sync();
         // Past the L1 (__ldcg): block 0 rewrote these words since this block last read them.
         const unsigned seq = __ldcg(seq_word);
         if (seq == 0u) return;
@@ -122,7 +163,7 @@ __device__ void kg_resident_grid_loop(KgResidentBell* bell, const KgResidentPair
             for (unsigned k = tid; k < IN_WORDS; k += threads) in_words[k] = __ldcg(in_scratch + k);
         __syncthreads();
         Body::run(*reinterpret_cast<const In*>(in_words), *reinterpret_cast<Out*>(out_scratch), params, local, g);
-        grid.sync();
+        g.sync();
         if (g.block == 0) kg_resident_send<OUT_WORDS>(bell, out, out_scratch, seq, tid, threads);
     }
 }
