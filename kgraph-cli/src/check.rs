@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use kgraph_codegen::diagnostics::Errors;
 use kgraph_codegen::graph::spec::diag::SourceMap;
-use kgraph_codegen::graph::{analyze_with_records, once_each, GraphRequest};
+use kgraph_codegen::graph::{analyze_with, once_each, GraphRequest, Options as AnalyzeOptions};
 use kgraph_codegen::{check_rust_source, Config};
 
 use crate::args::{run_command, Arg, Args, CliError, Exit};
@@ -161,7 +161,9 @@ fn check_spec(root: &Path, spec: &Path, records: Option<&Path>, report: &mut Rep
         root: &root_text,
         read_file: &read_file,
     };
-    if let Err(errors) = analyze_with_records(&request, records) {
+    // As `graph!` checks the spec: a `resident = true` spec must lower.
+    let options = AnalyzeOptions { record_dir: records, resident: true, ..AnalyzeOptions::default() };
+    if let Err(errors) = analyze_with(&request, &options) {
         report.errors.extend(errors);
     }
 }

@@ -102,6 +102,7 @@ fn execute(o: Options) -> Result<Exit, CliError> {
     let analyze_options = AnalyzeOptions {
         record_dir: records.as_deref(),
         pdl_waits_first: o.pdl_waits_first,
+        resident: true,
         ..AnalyzeOptions::default()
     };
     let analysis = match analyze_with(&request, &analyze_options) {

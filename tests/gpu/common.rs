@@ -41,3 +41,9 @@ pub fn reachability(n: usize, edges: &BTreeSet<(usize, usize)>) -> Vec<Vec<bool>
     }
     reach
 }
+
+/// Steps of a long step-by-step comparison: `default`, or `KGRAPH_TEST_STEPS` when set (to run
+/// it short under compute-sanitizer, whose instrumented spins on mapped memory are slow).
+pub fn steps(default: usize) -> usize {
+    std::env::var("KGRAPH_TEST_STEPS").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}

@@ -15,7 +15,7 @@ use kgraph_model::graphs::{ModelWeights, Perception, PerceptionFused};
 use kgraph_model::model::SNAP_LEN;
 use kgraph_model::resident::{PerceptionIn, PerceptionResident};
 
-use super::common::device;
+use super::common::{device, steps};
 
 /// `SpinStep::In` of tests/kernels/test_resident.cu.
 #[repr(C)]
@@ -84,7 +84,7 @@ fn perception_resident_equals_the_fused_graph_bit_for_bit_at_every_step() {
     let mut resident = PerceptionResident::new(&dev, &w, ResidentOptions::default()).unwrap();
     let mut stream = BookStream::new(2024);
     let (mut snap, mut probs, mut y) = ([0f32; SNAP_LEN], [0f32; 5], [0f32; 8]);
-    for step in 0..3000 {
+    for step in 0..steps(3000) {
         let tick = stream.next_into(&mut snap);
         fused.write_snap(&snap).unwrap();
         fused.write_dt(&[tick.dt]).unwrap();
@@ -121,7 +121,7 @@ fn perception_resident_on_reserved_sms_equals_the_fused_graph_on_the_rest() {
     let mut stream = BookStream::new(2025);
     let (mut snap, mut probs, mut y) = ([0f32; SNAP_LEN], [0f32; 5], [0f32; 8]);
     let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-    for step in 0..500 {
+    for step in 0..steps(500) {
         let tick = stream.next_into(&mut snap);
         fused.write_snap(&snap).unwrap();
         fused.write_dt(&[tick.dt]).unwrap();

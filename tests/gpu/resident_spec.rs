@@ -161,7 +161,7 @@ fn graph_a_lowered_from_its_spec_gives_graph_as_bits_at_every_step() {
     let mut resident = lowered.into_resident(None, quick()).unwrap();
     let mut stream = BookStream::new(2024);
     let (mut snap, mut probs, mut y) = ([0f32; SNAP_LEN], [0f32; 5], [0f32; 8]);
-    for step in 0..3000 {
+    for step in 0..super::common::steps(3000) {
         let tick = stream.next_into(&mut snap);
         graph_a.write_snap(&snap).unwrap();
         graph_a.write_dt(&[tick.dt]).unwrap();

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kgraph_codegen::graph::{analyze_with_records, GraphRequest};
+use kgraph_codegen::graph::{analyze_with, GraphRequest, Options};
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("workspace root")
@@ -29,7 +29,9 @@ fn errors_of(rel: &str) -> Vec<String> {
     let text = std::fs::read_to_string(root.join(rel)).expect("spec");
     let read_file = |p: &str| std::fs::read_to_string(root.join(p));
     let req = GraphRequest { spec_path: rel, spec_text: &text, struct_name: None, root: "", read_file: &read_file };
-    match analyze_with_records(&req, Some(&record_dir())) {
+    // As `graph!` analyzes a spec it expands without `repeat` or `dims`: `resident = true` holds.
+    let dir = record_dir();
+    match analyze_with(&req, &Options { record_dir: Some(&dir), resident: true, ..Options::default() }) {
         Ok(_) => panic!("{rel} must not validate"),
         Err(e) => e,
     }

@@ -15,6 +15,7 @@ const DECLS: &str = r#"
 #[kernel("k.cu", unsafe(extents, device_fn = "k_step_block"))] pub fn k_step(x: &[f32; n], y: &mut [f32; n], a: f32, n: i32);
 #[kernel("k.cu", unsafe(extents, device_fn = "k_out_block"))] pub fn k_out(x: &[f32; n], y: PinnedMut<[f32; n]>, n: i32);
 #[kernel("k.cu", unsafe(extents))] pub fn k_plain(x: &[f32; n], y: &mut [f32; n], n: i32);
+#[kernel("k.cu", unsafe(extents, device_fn = "k_wide_block"), align(x = 16))] pub fn k_wide(x: Pinned<[f32; n]>, y: &mut [f32; n], n: i32);
 "#;
 
 const BUFFERS: &[(&str, &str, &str, &str)] = &[
@@ -189,4 +190,29 @@ fn device_fn_names_a_device_function_with_the_block_and_the_count_first() {
     assert!(unknown[0].starts_with("unknown promise `bounds`"), "{unknown:?}");
     let twice = errors_of(quote!("blocks.cu", unsafe(device_fn = "scale_block", device_fn = "scale_block")), item);
     assert!(twice[0].contains("`device_fn` given twice"), "{twice:?}");
+}
+
+#[test]
+fn a_wide_read_of_a_misaligned_input_field_is_an_error() {
+    let buffers = [
+        ("one", "f32", "1", "pinned"),
+        ("x", "f32", "n", "pinned"),
+        ("a", "f32", "n", "scratch"),
+        ("y", "f32", "n", "pinned_out"),
+    ];
+    let node = |name: &str, kernel: &str, args: &str| {
+        format!("[[node]]\nname = \"{name}\"\nkernel = \"{kernel}\"\ngrid = 1\nblock = 64\nargs = {{ {args} }}\n")
+    };
+    let body = [
+        node("first", "k_in", "x = \"one\", y = \"a\", n = 1"),
+        node("wide", "k_wide", "x = \"x\", y = \"a\", n = \"n\""),
+        node("publish", "k_out", "x = \"a\", y = \"y\", n = \"n\""),
+    ]
+    .concat();
+    let e = match run_with(&buffers, &body, None) {
+        Ok(_) => panic!("x sits at byte 4 of the input"),
+        Err(e) => e.join("\n"),
+    };
+    assert!(e.contains("node `wide`: kernel `k_wide` needs `x` aligned to 16 bytes"), "{e}");
+    assert!(e.contains("buffer `x` sits at byte 4 of the resident step's input"), "{e}");
 }

@@ -7,7 +7,7 @@
 
 use super::context::Ctx;
 use crate::graph::ir::{Buffer, Control, Node, NodeOp};
-use crate::graph::resident::layout::{elem_size, StepSide, MAX_IN_BYTES, MAX_OUT_BYTES};
+use crate::graph::resident::layout::{elem_size, struct_fields, StepSide, MAX_IN_BYTES, MAX_OUT_BYTES, STRUCT_ALIGN};
 use crate::graph::spec::{RawSpec, Span};
 use crate::syntax::model::{Elem, KernelDecl};
 
@@ -36,6 +36,55 @@ pub(crate) fn check_lowerable(
         node_lowerable(cx, &span, node, kernels, &mut block);
     }
     step_structs(cx, at, nodes, buffers, buffer_spans);
+    for (n, node) in nodes.iter().enumerate() {
+        let span = raw.nodes.get(n).map_or_else(|| at.clone(), |r| r.span.clone());
+        aligned_fields(cx, &span, node, kernels, buffers, nodes);
+    }
+}
+
+/// A parameter the kernel reads as a wider type (`align(param = N)`) bound to a field of the
+/// step's input or output: the field's offset in its struct must be a multiple of N, and N at
+/// most the structs' own alignment.
+fn aligned_fields(
+    cx: &mut Ctx<'_>,
+    span: &Span,
+    node: &Node,
+    kernels: &[KernelDecl],
+    buffers: &[Buffer],
+    nodes: &[Node],
+) {
+    let NodeOp::Kernel(launch) = &node.op else { return };
+    let decl = &kernels[launch.kernel];
+    let used =
+        |b: usize| nodes.iter().flat_map(|n| &n.args).any(|a| a.binding.buffer_access().is_some_and(|(x, _)| x == b));
+    for align in &decl.align {
+        let param = crate::syntax::naming::ident_text(&align.param);
+        let Some((b, _)) = node.args.iter().find(|a| a.param == param).and_then(|a| a.binding.buffer_access()) else {
+            continue;
+        };
+        let side = StepSide::of(buffers[b].role);
+        if side == StepSide::Device {
+            continue;
+        }
+        let fields: Vec<usize> =
+            (0..buffers.len()).filter(|&x| used(x) && StepSide::of(buffers[x].role) == side).collect();
+        let offset = struct_fields(buffers, &fields).into_iter().find(|(x, _)| *x == b).map_or(0, |(_, o)| o);
+        if offset % align.bytes != 0 || align.bytes > STRUCT_ALIGN {
+            cx.diags.push(
+                span.clone(),
+                format!(
+                    "node `{}`: kernel `{}` needs `{param}` aligned to {} bytes (`align({param} = {})`), but buffer `{}` sits at byte {offset} of the resident step's {} (aligned to {STRUCT_ALIGN}); give the buffers before it a multiple of {} bytes, or pass it through a device buffer",
+                    node.name,
+                    decl.symbol,
+                    align.bytes,
+                    align.bytes,
+                    buffers[b].name,
+                    if side == StepSide::In { "input" } else { "output" },
+                    align.bytes
+                ),
+            );
+        }
+    }
 }
 
 /// One node: a kernel with a device function on a 1-D grid and the step's block, or a copy or

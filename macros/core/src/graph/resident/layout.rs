@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::graph::dataflow::Edge;
-use crate::graph::ir::{GraphIr, NodeOp, Role};
+use crate::graph::ir::{Buffer, GraphIr, NodeOp, Role};
 use crate::syntax::model::Elem;
 
 /// Where a buffer lives in a resident step.
@@ -56,10 +56,8 @@ impl StepLayout {
     pub fn of(ir: &GraphIr, edges: &[Edge]) -> Self {
         let used = used_buffers(ir);
         let on = |side: StepSide| -> Vec<usize> {
-            let mut v: Vec<usize> =
-                used.iter().copied().filter(|&b| StepSide::of(ir.buffers[b].role) == side).collect();
-            v.sort_by_key(|&b| std::cmp::Reverse(elem_size(ir.buffers[b].elem)));
-            v
+            let v: Vec<usize> = used.iter().copied().filter(|&b| StepSide::of(ir.buffers[b].role) == side).collect();
+            struct_fields(&ir.buffers, &v).into_iter().map(|(b, _)| b).collect()
         };
         let mut scalars: Vec<usize> = (0..ir.scalars.len())
             .filter(|&s| {
@@ -84,6 +82,26 @@ impl StepLayout {
         buffers.iter().map(|&b| ir.buffers[b].len * elem_size(ir.buffers[b].elem)).sum()
     }
 }
+
+/// The fields of a step struct holding `fields` (buffers), in the struct's order (largest element
+/// first, then declaration order: no padding between whole words), with each one's byte offset.
+pub fn struct_fields(buffers: &[Buffer], fields: &[usize]) -> Vec<(usize, u64)> {
+    let mut order = fields.to_vec();
+    order.sort_by_key(|&b| std::cmp::Reverse(elem_size(buffers[b].elem)));
+    let mut at = 0;
+    order
+        .into_iter()
+        .map(|b| {
+            let field = (b, at);
+            at += buffers[b].len * elem_size(buffers[b].elem);
+            field
+        })
+        .collect()
+}
+
+/// How the step's input (in every block's shared memory) and output (in device memory) are
+/// aligned: a field at a multiple of this offset is aligned to it.
+pub const STRUCT_ALIGN: u64 = 16;
 
 /// A buffer element's size in bytes (1 for what has none: a struct is refused before).
 pub fn elem_size(elem: Elem) -> u64 {
