@@ -77,6 +77,16 @@ pub enum BuildError {
         /// The file found second.
         second: PathBuf,
     },
+    /// Two resident specs of the graph folders share a file stem, so their resident kernels
+    /// would share one file (`<stem>_resident.cu`).
+    DuplicateResident {
+        /// The generated kernel's symbol, `<stem>_resident`.
+        symbol: String,
+        /// The spec found first (folders in the order they were added).
+        first: PathBuf,
+        /// The spec found second.
+        second: PathBuf,
+    },
     /// The kernel folders cannot be joined into `KGRAPH_KERNEL_DIRS` (a folder name contains
     /// the platform's path separator).
     UnjoinableKernelDirs {
@@ -175,6 +185,12 @@ impl std::fmt::Display for BuildError {
             BuildError::DuplicateStem { stem, first, second } => write!(
                 f,
                 "kernel files {} and {} both compile to {stem}.cubin: rename one (cubins are named by file stem)",
+                first.display(),
+                second.display()
+            ),
+            BuildError::DuplicateResident { symbol, first, second } => write!(
+                f,
+                "resident specs {} and {} both lower to {symbol}.cu: rename one (resident kernels are named by the spec's file stem)",
                 first.display(),
                 second.display()
             ),

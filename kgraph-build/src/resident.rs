@@ -26,7 +26,8 @@ impl KernelBuild {
         nvcc: Option<(&Nvcc, &str, &[String])>,
     ) -> Result<(), BuildError> {
         let dir = out_dir.join(RESIDENT_DIR);
-        let mut made = Vec::new();
+        let mut made: Vec<KernelFile> = Vec::new();
+        let mut specs: Vec<(String, PathBuf)> = Vec::new();
         for spec in self.resident_candidates() {
             let rel = spec.strip_prefix(&self.manifest_dir).unwrap_or(&spec).to_string_lossy().replace('\\', "/");
             let lowered = kgraph_codegen::graph::resident::lower::resident_kernel(
@@ -44,6 +45,14 @@ impl KernelBuild {
                     continue;
                 }
             };
+            if let Some((_, first)) = specs.iter().find(|(symbol, _)| *symbol == kernel.symbol) {
+                return Err(BuildError::DuplicateResident {
+                    symbol: kernel.symbol,
+                    first: first.clone(),
+                    second: spec,
+                });
+            }
+            specs.push((kernel.symbol.clone(), spec.clone()));
             for input in &kernel.inputs {
                 self.cargo(&format!("rerun-if-changed={}", self.manifest_dir.join(input).display()));
             }

@@ -142,23 +142,22 @@ fn the_struct_comes_back_from_the_resident_and_replays_again() {
     assert_ne!(bits(&first.y), bits(&second.y), "the state moves the output");
 }
 
-/// Graph A's own spec (`graphs/perception.toml`, `resident = true`): the five nodes lowered to
-/// one resident kernel give Graph A's probabilities and projection bit for bit at every step
-/// of the synthetic book, and leave the state Graph A's replays leave.
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn graph_a_lowered_from_its_spec_gives_graph_as_bits_at_every_step() {
+/// Graph A's own spec (`graphs/perception.toml`, `resident = true`) lowered to one resident
+/// kernel on `lowered_on`, against Graph A replayed on `replayed_on`: the probabilities and the
+/// projection bit for bit at every step of the synthetic book, and the state Graph A's replays
+/// leave. Returns the resident's grid.
+fn graph_a_lowered_against_its_replays(lowered_on: &kgraph::Device, replayed_on: &kgraph::Device) -> u32 {
     use kgraph_model::graphs::synthetic::BookStream;
     use kgraph_model::graphs::{ModelWeights, Perception, PerceptionResidentIn};
     use kgraph_model::model::SNAP_LEN;
-    let dev = device();
     let w = ModelWeights::init(7);
-    let mut graph_a = Perception::new(&dev).unwrap();
+    let mut graph_a = Perception::new(replayed_on).unwrap();
     graph_a.load_weights(&w).unwrap();
     graph_a.capture().unwrap();
-    let mut lowered = Perception::new(&dev).unwrap();
+    let mut lowered = Perception::new(lowered_on).unwrap();
     lowered.load_weights(&w).unwrap();
     let mut resident = lowered.into_resident(None, quick()).unwrap();
+    let blocks = resident.grid_blocks();
     let mut stream = BookStream::new(2024);
     let (mut snap, mut probs, mut y) = ([0f32; SNAP_LEN], [0f32; 5], [0f32; 8]);
     for step in 0..super::common::steps(3000) {
@@ -174,4 +173,25 @@ fn graph_a_lowered_from_its_spec_gives_graph_as_bits_at_every_step() {
     }
     let back = resident.into_body().unwrap();
     assert_eq!(bits(&back.download_h().unwrap()), bits(&graph_a.download_h().unwrap()), "h");
+    blocks
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn graph_a_lowered_from_its_spec_gives_graph_as_bits_at_every_step() {
+    let dev = device();
+    // The widest node is the CfC step: 32 outputs, 4 per block of 128 threads.
+    assert_eq!(graph_a_lowered_against_its_replays(&dev, &dev), 8);
+}
+
+/// Issue #30 item 3 for the generated form: Graph A lowered on a green context's 8 SMs, Graph A
+/// replayed on the other SMs at the same time.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn graph_a_lowered_on_reserved_sms_gives_graph_as_bits_beside_its_replays() {
+    let dev = device();
+    // SAFETY: both parts are used from this test's thread only.
+    let split = unsafe { dev.split_sms(8) }.unwrap();
+    let blocks = graph_a_lowered_against_its_replays(&split.reserved, &split.rest);
+    assert_eq!(blocks, 8, "the CfC step's 8 blocks, all on the 8 reserved multiprocessors");
 }
