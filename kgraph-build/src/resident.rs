@@ -70,6 +70,7 @@ impl KernelBuild {
             match nvcc {
                 Some((nvcc, version, archs)) => {
                     self.build_one(src, &dir, nvcc, version, archs)?;
+                    self.warn_non_coherent_loads(&dir, &src.stem());
                 }
                 None => {
                     let cubin = dir.join(format!("{}.cubin", src.stem()));
@@ -78,6 +79,20 @@ impl KernelBuild {
             }
         }
         Ok(())
+    }
+
+    /// A warning when the resident kernel reads through the non-coherent cache (`ld.global.nc`:
+    /// `__ldg`, or a `const __restrict__` pointer the compiler took to be read-only): a kernel
+    /// that stays resident may see stale values there of memory a step writes, so only memory
+    /// no node writes may be read so (part of each `unsafe(device_fn)` promise).
+    fn warn_non_coherent_loads(&self, dir: &Path, stem: &str) {
+        let ptx = std::fs::read_to_string(dir.join(format!("{stem}.ptx"))).unwrap_or_default();
+        let loads = ptx.matches("ld.global.nc").count();
+        if loads > 0 {
+            self.cargo(&format!(
+                "warning=kgraph: resident kernel {stem} has {loads} loads through the non-coherent cache (ld.global.nc): each must read memory no node of the step writes (weights), which the kernels' `unsafe(device_fn)` promise says (docs/resident.md)"
+            ));
+        }
     }
 
     /// The `.toml` files of the graph folders that mention `resident` (the lowering decides),

@@ -195,3 +195,25 @@ fn graph_a_lowered_on_reserved_sms_gives_graph_as_bits_beside_its_replays() {
     let blocks = graph_a_lowered_against_its_replays(&split.reserved, &split.rest);
     assert_eq!(blocks, 8, "the CfC step's 8 blocks, all on the 8 reserved multiprocessors");
 }
+
+/// `into_resident` runs the spec's launch shapes, which the scalars were not checked against once
+/// `set_launch` changed a node's: refused, and accepted again once the spec's shape is back.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn into_resident_refuses_a_struct_whose_launch_was_changed() {
+    use kgraph::{Error, GraphError, LaunchConfig};
+    let dev = device();
+    let mut g = loaded(&dev);
+    let spec = LaunchConfig { grid_dim: (3, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 };
+    g.set_launch(0, LaunchConfig { grid_dim: (6, 1, 1), block_dim: (64, 1, 1), shared_mem_bytes: 0 }).unwrap();
+    match g.into_resident(None, quick()) {
+        Err(Error::Graph(GraphError::LaunchChanged { node, .. })) => assert_eq!(node, "mix"),
+        other => panic!("a changed launch must be refused, got {other:?}"),
+    }
+    let mut g = loaded(&dev);
+    g.set_launch(0, LaunchConfig { grid_dim: (6, 1, 1), block_dim: (64, 1, 1), shared_mem_bytes: 0 }).unwrap();
+    g.set_launch(0, spec).unwrap();
+    let mut r = g.into_resident(None, quick()).unwrap();
+    let out = r.step(&TestResidentSpecResidentIn::default()).unwrap();
+    assert_eq!(out.hist.iter().sum::<u32>() as usize, Spec::Z_LEN);
+}

@@ -93,16 +93,16 @@ fn a_lowerable_spec_gets_its_layout_and_its_cuda_source() {
     let src = cuda::source(&a.ir, &a.edges, &[]);
     for want in [
         "#include \"kg_resident_grid.cuh\"",
-        "#include \"k.cu\"",
-        "struct In {\n        float x[64];\n    };",
-        "struct Out {\n        float y[64];\n    };",
-        "void* s;\n        void* a;\n        void* b;\n        float gain;",
-        "g.for_each_block(1u, [&](unsigned b) { k_in_block(b, 1u, KgAnyPtr{(void*)in.x}, KgAnyPtr{p.a}, (int)(64ull)); __syncthreads(); });",
-        "g.fill(p.s, 0u, 4u, 128ull);", // a zero fill of f64 as 4-byte words
-        "k_step_block(b, 2u, KgAnyPtr{p.a}, KgAnyPtr{p.b}, p.gain, (int)(64ull))",
-        "KgAnyPtr{(void*)out.y}",
-        "extern \"C\" __global__ void __launch_bounds__(64)\ng_resident(",
-        "kg_resident_grid_loop<KgStep_g_resident>(bell, in, out, scratch, params);",
+        "#define __restrict__\n#include \"k.cu\"\n#undef __restrict__",
+        "struct In {\n        float kg_x[64];\n    };",
+        "struct Out {\n        float kg_y[64];\n    };",
+        "void* kg_s;\n        void* kg_a;\n        void* kg_b;\n        float kg_gain;",
+        "g.for_each_block(1u, [&](unsigned b) { k_in_block(b, 1u, KgAnyPtr{(void*)in.kg_x}, KgAnyPtr{p.kg_a}, (int)(64ull)); __syncthreads(); });",
+        "g.fill(p.kg_s, 0u, 4u, 128ull);", // a zero fill of f64 as 4-byte words
+        "k_step_block(b, 2u, KgAnyPtr{p.kg_a}, KgAnyPtr{p.kg_b}, p.kg_gain, (int)(64ull))",
+        "KgAnyPtr{(void*)out.kg_y}",
+        "extern \"C\" __global__ void __launch_bounds__(64)\nkg_g_resident(",
+        "kg_resident_grid_loop<KgStep_kg_g_resident>(bell, in, out, scratch, params);",
     ] {
         assert!(src.contains(want), "missing `{want}` in:\n{src}");
     }

@@ -98,6 +98,18 @@ pub enum GraphError {
         /// The buffer's length in elements.
         len: u64,
     },
+    /// `into_resident` of a generated graph struct whose node runs with a launch configuration
+    /// other than the spec's (`set_launch`, `apply_tuning`): the resident kernel runs the
+    /// spec's, which the scalars' current values were not checked against.
+    #[error(
+        "{graph}::into_resident: refused: node `{node}` runs with a launch configuration other than the spec's, and the resident kernel runs the spec's; set it back with `set_launch` first"
+    )]
+    LaunchChanged {
+        /// The graph struct's name.
+        graph: &'static str,
+        /// The node.
+        node: &'static str,
+    },
 }
 
 /// A spinning wait got no answer, or a resident kernel cannot take work ([`Error::Wait`](super::Error::Wait)).

@@ -365,12 +365,14 @@ pub fn generate_with(req: &GraphRequest<'_>, options: &Options<'_>) -> Result<To
     let dot = a.dot(&name.to_string());
     let mermaid = a.mermaid();
     let mut tracked = vec![join(req.root, req.spec_path), join(req.root, &a.ir.kernel_source)];
+    let mut resident_source = None;
     if let (true, Some(dir)) = (a.ir.resident, options.record_dir) {
         let built =
             crate::graph::resident::check_built(&a.ir, &a.edges, dir, options.kernel_dirs).map_err(|message| {
                 SourceMap::new(req.spec_path, req.spec_text).render_errors(&Errors::one(Location::SpecFile, message))
             })?;
-        tracked.push(built);
+        tracked.push(built.clone());
+        resident_source = Some(built);
     }
     for inc in &a.ir.includes {
         let path = join(req.root, &inc.spec);
@@ -391,6 +393,7 @@ pub fn generate_with(req: &GraphRequest<'_>, options: &Options<'_>) -> Result<To
         doc: &doc,
         dot: &dot,
         mermaid: &mermaid,
+        resident_source: resident_source.as_deref(),
     }))
 }
 

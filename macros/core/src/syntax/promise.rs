@@ -19,7 +19,7 @@ pub(crate) struct Promises {
 
 const PROMISE_HELP: &str = "the promises are `unsafe(extents)` (the kernel accesses each pointer argument only within \
      its declared extent) and `unsafe(device_fn = \"name\")` (the `__device__` function `name(block, blocks, <the \
-     kernel's parameters>)` does what the kernel does as block `block` of a grid of `blocks`), alone or together: \
+     kernel's parameters>)` does what the kernel does as block `block` of a grid of `blocks`, docs/kernels.md), alone or together: \
      `unsafe(extents, device_fn = \"name\")`";
 
 /// `unsafe(<promise>, ...)`.

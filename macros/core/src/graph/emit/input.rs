@@ -33,4 +33,8 @@ pub struct CodegenInput<'a> {
     pub dot: &'a str,
     /// Mermaid source.
     pub mermaid: &'a str,
+    /// The resident kernel's source the build generated, as `graph!` found it equal to its own
+    /// lowering (its cubin beside it): what `into_resident` embeds. `None` without a record
+    /// folder (the kernel is then named by `$OUT_DIR`).
+    pub resident_source: Option<&'a str>,
 }

@@ -51,6 +51,8 @@ pub(crate) fn resident_types(cg: &CodegenInput<'_>) -> TokenStream {
     let pointer_fields = layout.pointers.iter().map(|&b| ident(&ir.buffers[b].name));
     let scalar_fields = layout.scalars.iter().map(|&s| ident(&ir.scalars[s].name));
     let scalar_types = layout.scalars.iter().map(|&s| ir.scalars[s].elem.rust_tokens());
+    // The kernel's `Params` has one word when it would be empty (`resident::cuda`).
+    let empty_field = (layout.pointers.is_empty() && layout.scalars.is_empty()).then(|| quote!(kg_unused: u32,));
     quote! {
         #in_struct
         #out_struct
@@ -64,6 +66,7 @@ pub(crate) fn resident_types(cg: &CodegenInput<'_>) -> TokenStream {
         pub struct #params {
             #( #pointer_fields: u64, )*
             #( #scalar_fields: #scalar_types, )*
+            #empty_field
         }
 
         /// The graph running as one resident kernel: see [`#name::into_resident`].
@@ -117,8 +120,23 @@ pub(crate) fn into_resident_fn(cg: &CodegenInput<'_>) -> TokenStream {
     let (params, resident) = (&n.params, &n.resident);
     let graph = cg.name.to_string();
     let symbol = resident_symbol(&ir.spec_path);
-    let cubin = format!("/kgraph/resident/{symbol}.cubin");
-    let cu = format!("/kgraph/resident/{symbol}.cu");
+    // The files `graph!` compared with its own lowering, else (no record folder) `$OUT_DIR`'s.
+    let (cubin_bytes, source_text, header_dir) = match cg.resident_source {
+        Some(cu) => {
+            let cubin = format!("{}.cubin", cu.strip_suffix(".cu").unwrap_or(cu));
+            let dir = std::path::Path::new(cu).parent().map_or_else(String::new, |d| d.to_string_lossy().into_owned());
+            (quote!(::core::include_bytes!(#cubin)), quote!(::core::include_str!(#cu)), quote!(#dir))
+        }
+        None => {
+            let cubin = format!("/kgraph/resident/{symbol}.cubin");
+            let cu = format!("/kgraph/resident/{symbol}.cu");
+            (
+                quote!(::core::include_bytes!(::core::concat!(::core::env!("OUT_DIR"), #cubin))),
+                quote!(::core::include_str!(::core::concat!(::core::env!("OUT_DIR"), #cu))),
+                quote!(::core::concat!(::core::env!("OUT_DIR"), "/kgraph/resident")),
+            )
+        }
+    };
     let spec = &ir.spec_path;
     let pointer_fields = layout.pointers.iter().map(|&b| ident(&ir.buffers[b].name));
     let pointer_values = layout.pointers.iter().map(|&b| {
@@ -127,6 +145,17 @@ pub(crate) fn into_resident_fn(cg: &CodegenInput<'_>) -> TokenStream {
     });
     let scalar_fields = layout.scalars.iter().map(|&s| ident(&ir.scalars[s].name));
     let scalar_values = layout.scalars.iter().map(|&s| scalar_field(ir, s));
+    let launch_checks = ir.nodes.iter().enumerate().filter_map(|(n, node)| {
+        let l = node.launch()?;
+        let ([gx, gy, gz], [bx, by, bz], shared, name) = (l.grid.value, l.block.value, l.shared, &node.name);
+        Some(quote! {
+            let cfg = &self.node_cfgs[#n];
+            if cfg.grid_dim != (#gx, #gy, #gz) || cfg.block_dim != (#bx, #by, #bz) || cfg.shared_mem_bytes != #shared {
+                return ::core::result::Result::Err(::kgraph::GraphError::LaunchChanged { graph: #graph, node: #name }.into());
+            }
+        })
+    });
+    let empty_value = (layout.pointers.is_empty() && layout.scalars.is_empty()).then(|| quote!(kg_unused: 0,));
     let threads = block_threads(ir);
     let block = ir.nodes.iter().find_map(|n| n.launch()).map_or([threads, 1, 1], |l| l.block.value);
     let [bx, by, bz] = block;
@@ -156,13 +185,11 @@ pub(crate) fn into_resident_fn(cg: &CodegenInput<'_>) -> TokenStream {
             // SAFETY: the cubin kgraph-build compiled from the generated source beside it (or
             // empty: NVRTC), and that source's folder, which holds the headers it includes.
             const SOURCE: ::kgraph::expert::KernelSource = unsafe {
-                ::kgraph::expert::KernelSource::new(
-                    #spec,
-                    ::core::include_bytes!(::core::concat!(::core::env!("OUT_DIR"), #cubin)),
-                    ::core::include_str!(::core::concat!(::core::env!("OUT_DIR"), #cu)),
-                    ::core::concat!(::core::env!("OUT_DIR"), "/kgraph/resident"),
-                )
+                ::kgraph::expert::KernelSource::new(#spec, #cubin_bytes, #source_text, #header_dir)
             };
+            // The kernel runs the spec's launch shapes: the scalars were checked against the
+            // current ones (`set_<scalar>`), so they must be the spec's.
+            #( #launch_checks )*
             let device = ::core::clone::Clone::clone(&self.device);
             let param_bytes = ::core::mem::size_of::<super::#params>() as u32;
             let function = ::kgraph::expert::ModuleCache::new(device.context())
@@ -171,6 +198,7 @@ pub(crate) fn into_resident_fn(cg: &CodegenInput<'_>) -> TokenStream {
             let params = super::#params {
                 #( #pointer_fields: #pointer_values, )*
                 #( #scalar_fields: self.#scalar_values, )*
+                #empty_value
             };
             // Every upload, replay and eager run of this struct has ended before the kernel,
             // on a stream of its own, touches the buffers.

@@ -133,9 +133,10 @@ pub fn is_copy_or_fill(ir: &GraphIr, n: usize) -> bool {
     matches!(ir.nodes[n].op, NodeOp::Memcpy | NodeOp::Memset { .. })
 }
 
-/// The file a spec's resident kernel is compiled from and its symbol: `<stem>_resident`.
+/// The file a spec's resident kernel is compiled from and its symbol: `kg_<stem>_resident` (a
+/// C identifier whatever the stem starts with).
 pub fn resident_symbol(spec_path: &str) -> String {
     let stem = Path::new(spec_path).file_stem().map_or_else(|| "graph".into(), |s| s.to_string_lossy().into_owned());
     let clean: String = stem.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
-    format!("{clean}_resident")
+    format!("kg_{clean}_resident")
 }
