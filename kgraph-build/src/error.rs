@@ -78,9 +78,9 @@ pub enum BuildError {
         second: PathBuf,
     },
     /// Two resident specs of the graph folders share a file stem, so their resident kernels
-    /// would share one file (`<stem>_resident.cu`).
+    /// would share one file (`kg_<stem>_resident.cu`).
     DuplicateResident {
-        /// The generated kernel's symbol, `<stem>_resident`.
+        /// The generated kernel's symbol, `kg_<stem>_resident`.
         symbol: String,
         /// The spec found first (folders in the order they were added).
         first: PathBuf,

@@ -35,6 +35,11 @@
 //! folder's files include headers from their own folder (`-I<folder>`), and the folders are
 //! passed on to `#[kernel]` in `KGRAPH_KERNEL_DIRS` ([`KERNEL_DIRS_ENV`]).
 //!
+//! Graph specs of `graphs/` (and [`KernelBuild::add_graph_dir`] folders) that say
+//! `resident = true` are lowered, after the kernels, to one resident kernel each,
+//! `$OUT_DIR/kgraph/resident/kg_<stem>_resident.cu`, and compiled the same way; `graph!` checks
+//! that file against its own lowering (the repository's `docs/resident.md`).
+//!
 //! Without nvcc the build still succeeds, loudly: the cubins are left empty and kgraph compiles
 //! the embedded `.cu` source with NVRTC when the module is first loaded. `KGRAPH_REQUIRE_NVCC=1`
 //! turns that fallback into a build error (use it for release builds).
@@ -193,7 +198,7 @@ impl KernelBuild {
 
     /// One more folder of graph specs (absolute, or relative to `CARGO_MANIFEST_DIR`): each
     /// spec in it that says `resident = true` is lowered to one resident kernel,
-    /// `<out>/resident/<stem>_resident.cu`, compiled with the kernels (`graphs/` is always
+    /// `<out>/resident/kg_<stem>_resident.cu`, compiled with the kernels (`graphs/` is always
     /// searched). A spec that does not check is skipped with a warning; `graph!` reports it.
     pub fn add_graph_dir(mut self, dir: impl AsRef<Path>) -> Self {
         self.graph_dirs.push(self.manifest_dir.join(dir));

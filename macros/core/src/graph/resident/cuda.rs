@@ -1,7 +1,7 @@
 //! The CUDA source of a spec's resident kernel: the kernels' `.cu` files included, a step body
 //! over `kg_resident_grid_loop` (`kg_resident_grid.cuh`) calling each node's device function
 //! on the node's virtual blocks, a grid barrier between dataflow levels, and the `extern "C"`
-//! entry `<stem>_resident`.
+//! entry `kg_<stem>_resident`.
 
 use std::fmt::Write;
 use std::path::{Path, PathBuf};

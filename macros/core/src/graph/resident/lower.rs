@@ -10,7 +10,7 @@ use crate::graph::pipeline::{analyze_with, GraphRequest, Options};
 /// A spec's resident kernel, as the build writes it.
 #[derive(Debug, Clone)]
 pub struct ResidentKernel {
-    /// `<stem>_resident`: the entry's symbol and the name of its files.
+    /// `kg_<stem>_resident`: the entry's symbol and the name of its files.
     pub symbol: String,
     /// The CUDA source.
     pub source: String,
