@@ -31,7 +31,8 @@ pub(crate) fn check_device_fn(decl: &KernelDecl, file: &str, toks: &[Token], cx:
         format!("{file} has no `__device__` function `{}`", device_fn.name)
     } else {
         let listed: Vec<String> = arities.iter().map(ToString::to_string).collect();
-        format!("`{}` in {file} takes {} parameters", device_fn.name, listed.join(" or "))
+        let noun = if arities == [1] { "parameter" } else { "parameters" };
+        format!("`{}` in {file} takes {} {noun}", device_fn.name, listed.join(" or "))
     };
     cx.push(
         device_fn.span,
