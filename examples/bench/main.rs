@@ -10,6 +10,7 @@
 mod adamw;
 mod chain;
 mod fanout;
+mod host;
 mod memplan;
 mod ppo;
 mod report;
@@ -72,7 +73,8 @@ use std::process::ExitCode;
 use report::Report;
 
 /// The bench's sections, in the order they run (`--only` picks some).
-const SECTIONS: [&str; 12] = [
+const SECTIONS: [&str; 13] = [
+    "host",
     "floor",
     "fanout",
     "roundtrip",
@@ -171,6 +173,7 @@ fn run(quick: bool, resident_steps: &ResidentSteps, wanted: &dyn Fn(&str) -> boo
     // tracked-context comparison there, and `streamed` last, create further streams.
     for section in SECTIONS.into_iter().filter(|s| wanted(s)) {
         match section {
+            "host" => host::jitter(&mut report),
             "floor" => chain::floor(&dev, &kernels, iters, &mut report)?,
             "fanout" => fanout::run(&dev, iters, &mut report)?,
             "roundtrip" => roundtrip::run(&dev, iters.max(3000), &mut report)?,

@@ -19,6 +19,7 @@ use kgraph_model::graphs::{ModelWeights, TrainBatch, TrainStep};
 use kgraph_model::model::SNAP_LEN;
 use kgraph_model::resident::{PerceptionIn, PerceptionResident};
 
+use crate::host::Realtime;
 use crate::report::Report;
 
 /// SMs asked for the resident kernel's partition (it runs one block; the hardware rounds the
@@ -28,36 +29,39 @@ const RESERVED_SMS: u32 = 8;
 /// Steps dropped before timing (the first launches the kernel).
 const WARMUP: usize = 1000;
 
-/// `steps` timed resident round trips in every configuration, then `soak` steps in windows of
-/// `window` (no soak when 0).
+/// `steps` timed resident round trips in every configuration, each with the timing thread
+/// placed by the system and again pinned under `SCHED_FIFO` (`_rt` figures, where allowed), then
+/// `soak` steps in windows of `window` (no soak when 0).
 pub fn run(dev: &Device, steps: usize, soak: usize, window: usize, report: &mut Report) -> anyhow::Result<()> {
     let inputs = Inputs::new(2024);
     let weights = ModelWeights::init(7);
-    let alone = timed(&mut PerceptionResident::new(dev, &weights, Default::default())?, &inputs, steps)?;
-    add(report, "resident_alone", &alone);
-    // The train loop beside it on the primary context: it may take any SM, the resident's too.
-    let shared = with_train_load(&Device::new(0)?, || {
-        timed(&mut PerceptionResident::new(dev, &weights, Default::default())?, &inputs, steps)
-    })?;
-    add(report, "resident_under_train", &shared.0);
-    report.add("resident_under_train_train_steps_per_s", shared.1, "1/s");
-    // SAFETY: each part is used by one thread at a time: `reserved` (the residents) by this
-    // thread, `rest` by the train loop's thread only, from its spawn until it is joined.
-    match unsafe { dev.split_sms(RESERVED_SMS) } {
-        Ok(split) => {
-            report.add("resident_partition_reserved_sms", f64::from(split.reserved_sms), "SMs");
-            report.add("resident_partition_rest_sms", f64::from(split.rest_sms), "SMs");
-            let reserved = &split.reserved;
-            let green_alone =
-                timed(&mut PerceptionResident::new(reserved, &weights, Default::default())?, &inputs, steps)?;
-            add(report, "resident_green_alone", &green_alone);
-            let green = with_train_load(&split.rest, || {
-                timed(&mut PerceptionResident::new(reserved, &weights, Default::default())?, &inputs, steps)
-            })?;
-            add(report, "resident_green_under_train", &green.0);
-            report.add("resident_green_under_train_train_steps_per_s", green.1, "1/s");
+    let new = |d: &Device| PerceptionResident::new(d, &weights, Default::default());
+    for (placement, suffix) in [(Placement::Default, ""), (Placement::Realtime, "_rt")] {
+        let alone = timed(&mut new(dev)?, &inputs, steps, placement)?;
+        add(report, &format!("resident_alone{suffix}"), alone.as_deref());
+        // The train loop beside it on the primary context: it may take any SM, the resident's too.
+        let shared = with_train_load(&Device::new(0)?, || timed(&mut new(dev)?, &inputs, steps, placement))?;
+        add(report, &format!("resident_under_train{suffix}"), shared.0.as_deref());
+        report.add(format!("resident_under_train{suffix}_train_steps_per_s"), shared.1, "1/s");
+        // SAFETY: each part is used by one thread at a time: `reserved` (the residents) by this
+        // thread, `rest` by the train loop's thread only, from its spawn until it is joined.
+        match unsafe { dev.split_sms(RESERVED_SMS) } {
+            Ok(split) => {
+                if placement == Placement::Default {
+                    report.add("resident_partition_reserved_sms", f64::from(split.reserved_sms), "SMs");
+                    report.add("resident_partition_rest_sms", f64::from(split.rest_sms), "SMs");
+                }
+                let reserved = &split.reserved;
+                let green_alone = timed(&mut new(reserved)?, &inputs, steps, placement)?;
+                add(report, &format!("resident_green_alone{suffix}"), green_alone.as_deref());
+                let green = with_train_load(&split.rest, || timed(&mut new(reserved)?, &inputs, steps, placement))?;
+                add(report, &format!("resident_green_under_train{suffix}"), green.0.as_deref());
+                report.add(format!("resident_green_under_train{suffix}_train_steps_per_s"), green.1, "1/s");
+            }
+            Err(e) => {
+                println!("resident: no SM partition on this device ({e}); the green-context figures are missing")
+            }
         }
-        Err(e) => println!("resident: no SM partition on this device ({e}); the green-context figures are missing"),
     }
     if soak > 0 {
         soak_windows(dev, &weights, &inputs, soak, window.max(1), report)?;
@@ -87,8 +91,31 @@ impl Inputs {
     }
 }
 
+/// Where the timing thread runs: as the system places it, or pinned under `SCHED_FIFO`.
+#[derive(Clone, Copy, PartialEq)]
+enum Placement {
+    Default,
+    Realtime,
+}
+
 /// Round-trip times of `steps` steps (after the warm-up), sorted, in us; every output finite.
-fn timed(r: &mut PerceptionResident, inputs: &Inputs, steps: usize) -> anyhow::Result<Vec<f64>> {
+/// With [`Placement::Realtime`], `None` when the system refuses it.
+fn timed(
+    r: &mut PerceptionResident,
+    inputs: &Inputs,
+    steps: usize,
+    placement: Placement,
+) -> anyhow::Result<Option<Vec<f64>>> {
+    let _rt = match placement {
+        Placement::Default => None,
+        Placement::Realtime => match Realtime::enter() {
+            Ok(rt) => Some(rt),
+            Err(e) => {
+                println!("resident: no real-time placement ({e}); its figures are missing");
+                return Ok(None);
+            }
+        },
+    };
     for s in 0..WARMUP {
         r.step(inputs.get(s))?;
     }
@@ -102,7 +129,7 @@ fn timed(r: &mut PerceptionResident, inputs: &Inputs, steps: usize) -> anyhow::R
     }
     anyhow::ensure!(bad == 0, "{bad} resident steps gave non-finite probabilities");
     t.sort_by(f64::total_cmp);
-    Ok(t)
+    Ok(Some(t))
 }
 
 /// The `p` percentile of `sorted` (nearest rank).
@@ -110,8 +137,9 @@ pub fn pct(sorted: &[f64], p: f64) -> f64 {
     sorted[((p / 100.0) * (sorted.len() - 1) as f64).round() as usize]
 }
 
-/// p50, p99, p99.9, max and p99.9 / p50 of one run.
-fn add(report: &mut Report, tag: &str, sorted: &[f64]) {
+/// p50, p99, p99.9, max and p99.9 / p50 of one run (nothing for a run that did not happen).
+fn add(report: &mut Report, tag: &str, sorted: Option<&[f64]>) {
+    let Some(sorted) = sorted else { return };
     let (p50, p999) = (pct(sorted, 50.0), pct(sorted, 99.9));
     report.add(format!("kgraph_{tag}_roundtrip_p50"), p50, "us");
     report.add(format!("kgraph_{tag}_roundtrip_p99"), pct(sorted, 99.0), "us");

@@ -26,3 +26,22 @@ extern "C" __global__ void __launch_bounds__(256)
                         BarrierStep::Params params) {
     kg_resident_grid_loop<BarrierStep>(bell, in, out, scratch, params);
 }
+
+// The same step in the one-block loop (kg_resident_loop, launched plainly): beside the grid
+// loop on one block, the difference is the grid loop's own cost (its scratch hand-offs and the
+// cooperative launch), not the bus's.
+struct BlockBarrierStep : KgResidentStateless {
+    typedef BarrierStep::In In;
+    typedef BarrierStep::Out Out;
+    typedef BarrierStep::Params Params;
+    __device__ static void run(const In& in, Out& out, const Params&, Local&) {
+        for (unsigned s = 0; s < in.syncs; ++s) __syncthreads();
+        if (threadIdx.x == 0) out.answer = in.value + 1u;
+    }
+};
+
+extern "C" __global__ void __launch_bounds__(256)
+    bench_resident_block(KgResidentBell* bell, const KgResidentPair* in, KgResidentPair* out,
+                         BlockBarrierStep::Params params) {
+    kg_resident_loop<BlockBarrierStep>(bell, in, out, params);
+}

@@ -13,14 +13,14 @@
 //!    is one unit), or the body nodes of one control for a buffer used only inside it.
 //! 3. Two buffers may share bytes only when every step of one finishes before any step of the
 //!    other starts, in every way the graph runs ([`order`]): the branched graph of `capture()`,
-//!    the stream capture of `capture_streamed()` ([`streamed`]), and the one-stream chain of
+//!    the stream capture of `capture_streamed()` (`streamed`), and the one-stream chain of
 //!    `run_eager`, `capture_serialized` and `profile`, including the next iteration of a loop
 //!    and the next run of the graph. A PDL kernel counts as ordered
 //!    after the kernel before it only when it waits on its grid dependency before it touches any
 //!    buffer (`waits_first`: proven from its compiled PTX, or the `graph!` caller's promise). In
 //!    the chain a control is not one launch: `run_eager` launches its body nodes one by one, so
 //!    it enters as the first of them that does not wait first, and a body node that may overlap
-//!    the one before it leaves the control unfinished at its end ([`unit_in_chain`]).
+//!    the one before it leaves the control unfinished at its end (`unit_in_chain`).
 //! 4. Packing: largest first, each at the lowest offset (a multiple of [`ARENA_ALIGN`]) that
 //!    overlaps no placed buffer it may not share with.
 
