@@ -96,7 +96,7 @@ impl Lexer {
                 }
                 '/' if self.peek(1) == Some('/') => self.skip_line_comment(),
                 '/' if self.peek(1) == Some('*') => self.skip_block_comment(),
-                '#' if self.line_start => self.skip_directive(),
+                '#' if self.line_start => self.directive(line),
                 '"' => {
                     let s = self.string_body();
                     self.push(Tok::Str(s), line);
@@ -147,6 +147,24 @@ impl Lexer {
                 self.pos += 1;
                 return;
             }
+        }
+    }
+
+    /// A directive: dropped, except that `#pragma pack` leaves the tokens of its operator form
+    /// (`__pragma ( pack ) ;`), so the struct reader sees that the file packs structs whatever
+    /// text it was given (the preprocessed `.i` keeps its pragmas; its reader passes no text).
+    fn directive(&mut self, line: usize) {
+        let start = self.pos;
+        self.skip_directive();
+        let text: String = self.chars[start + 1..self.pos].iter().collect();
+        let mut words = text.split(|c: char| c.is_whitespace() || c == '(').filter(|w| !w.is_empty());
+        if words.next() == Some("pragma") && words.next() == Some("pack") {
+            self.push(Tok::Ident("__pragma".into()), line);
+            self.push(Tok::Punct("(".into()), line);
+            self.push(Tok::Ident("pack".into()), line);
+            self.push(Tok::Punct(")".into()), line);
+            // Ends like a declaration, so the definition after it is read as its own.
+            self.push(Tok::Punct(";".into()), line);
         }
     }
 

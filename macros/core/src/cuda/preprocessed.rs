@@ -251,4 +251,19 @@ mod tests {
         assert_eq!(k.launch_bounds.map(|b| (b.max_threads, b.line)), Some((128, 4)));
         assert!(find_kernel_in(&pre.toks, "sys").is_err(), "system headers are not read");
     }
+
+    #[test]
+    fn a_pragma_pack_in_the_preprocessed_source_refuses_its_structs() {
+        // nvcc's `.i` keeps `#pragma pack` lines; the reader is given its tokens only, so the
+        // lexer must leave a trace of the pragma or the struct is laid out unpacked (8 bytes
+        // where nvcc compiled 5).
+        let i = "# 1 \"/k/a.cu\"\n#pragma pack(push, 1)\nstruct P { char c; float f; };\n#pragma pack(pop)\n\
+                 extern \"C\" __attribute__((global)) void k(P p) {}\n";
+        let pre = Preprocessed::new(i, |f| f.starts_with("/k/"));
+        let k = find_kernel_in(&pre.toks, "k").unwrap();
+        match &k.params[0].ty.base {
+            crate::cuda::types::CuBase::Unreadable(why) => assert!(why.contains("#pragma pack"), "{why}"),
+            other => panic!("a packed struct was read as {other:?}"),
+        }
+    }
 }

@@ -48,7 +48,13 @@ pub(crate) fn layout(env: &TypeEnv<'_>, name: &str, depth: usize) -> Result<CStr
             "{what}: the file uses `#pragma pack`, which changes struct layouts in ways kgraph does not read"
         ));
     }
-    let declared_align = align.map_err(|t| format!("{what}: cannot read the alignment at `{}`", t.text()))?;
+    let declared_align = align.map_err(|t| {
+        format!(
+            "{what}: cannot read the alignment attribute at `{}`: kgraph mirrors `aligned(N)` with a literal `N` \
+             only, and refuses `packed` (fields off their alignment) and other layout attributes",
+            t.text()
+        )
+    })?;
     // `S(int);` in the body of `S` (or of `typedef struct S {..} T;`) is a constructor.
     let is_own = |word: &str| {
         word == name || matches!(env.def(word), Some(Def::Struct { body: b, .. }) if std::ptr::eq(b, body))
@@ -271,7 +277,7 @@ fn local_type_names(members: &[&[Token]]) -> Vec<String> {
 fn conflict(env: &TypeEnv<'_>, name: &str) -> Option<String> {
     let (first, last) = env.conflict(name)?;
     Some(format!(
-        "`{name}` has two different definitions (lines {first} and {last}): kgraph reads type names without C++'s \
+        "`{name}` has two different definitions (at line {first} and at line {last}): kgraph reads type names without C++'s \
          scopes (namespaces, structs) or the preprocessor's `#if`, so it cannot tell which one the kernel uses; give \
          them different names"
     ))

@@ -31,3 +31,18 @@ extern "C" __global__ void vec3a_by_value(Vec3A v, float* out) {}
 
 struct WithCallback { float x; void (*cb)(int); };
 extern "C" __global__ void with_callback(WithCallback w, float* out) {}
+
+// Layouts kgraph refuses to mirror rather than guess (tests/ui/kernel/struct_refusals.rs): a
+// packed struct, a plain enum one of whose values needs more than an `int` (C++ may make it
+// wider), and a name defined twice in different scopes (kgraph reads no scopes, so it cannot tell
+// which one a kernel takes). `#pragma pack` refuses every struct of its file: packed_ui.cu.
+struct PackedAttr { char c; float f; } __attribute__((packed));
+extern "C" __global__ void packed_attr(PackedAttr p, float* out) {}
+
+enum WideEnum { WIDE_SMALL = 1, WIDE_BIG = 0x100000000 };
+struct WithWide { WideEnum w; };
+extern "C" __global__ void wide_enum(WithWide w, float* out) {}
+
+struct Twice { float x; };
+namespace twice_b { struct Twice { int y; double z; }; }
+extern "C" __global__ void name_twice(Twice t, float* out) {}
