@@ -129,7 +129,8 @@ fn fused(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()> 
 /// Graph A fused's round trip three ways, in alternating blocks (a drift in the machine's state
 /// hits all alike): the replay waited for by a stream synchronize, the replay waited for by a
 /// spin on its done word, the resident kernel (no launch), and Graph A's spec lowered to one
-/// resident kernel. p50, p99 and p99.9 of each are the medians over the blocks.
+/// resident kernel (on 8, 1, 2 and 4 blocks). p50, p99 and p99.9 of each are the medians over
+/// the blocks.
 fn wait_modes(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result<()> {
     let weights = ModelWeights::init(7);
     let mut synced = PerceptionFused::new(dev)?;
@@ -143,7 +144,7 @@ fn wait_modes(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result
     let mut ticks = Ticks::new(2024);
     let mut probs = [0.0f32; PerceptionFused::PROBS_LEN];
     let ps = [50.0, 99.0, 99.9];
-    let mut blocks: [Vec<Vec<f64>>; 5] = Default::default();
+    let mut blocks: [Vec<Vec<f64>>; 7] = Default::default();
     for _ in 0..5 {
         macro_rules! replayed {
             ($g:expr) => {
@@ -170,9 +171,10 @@ fn wait_modes(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result
         drop(resident);
         // Graph A's own spec as the resident kernel the build generated from it (its five nodes,
         // three levels, grid barriers between them).
-        // On its widest node's grid (8 blocks: the CfC step's), and on one block (the barriers
-        // are the block's own).
-        for (slot, max_blocks) in [(3, None), (4, Some(1))] {
+        // On its widest node's grid (8 blocks: the CfC step's), on one block (the barriers are
+        // the block's own), and between: fewer blocks make each barrier cheaper and run more of
+        // a level's virtual blocks one after another.
+        for (slot, max_blocks) in [(3, None), (4, Some(1)), (5, Some(2)), (6, Some(4))] {
             let mut graph_a = Perception::new(dev)?;
             graph_a.load_weights(&weights)?;
             let mut generated = graph_a.into_resident(max_blocks, Default::default())?;
@@ -183,7 +185,15 @@ fn wait_modes(dev: &Device, iters: usize, report: &mut Report) -> anyhow::Result
             })?);
         }
     }
-    let tags = ["fused_stream_sync", "fused_done_word", "resident", "generated_resident", "generated_resident_1block"];
+    let tags = [
+        "fused_stream_sync",
+        "fused_done_word",
+        "resident",
+        "generated_resident",
+        "generated_resident_1block",
+        "generated_resident_2blocks",
+        "generated_resident_4blocks",
+    ];
     for (tag, runs) in tags.iter().zip(&blocks) {
         for (i, p) in ["p50", "p99", "p999"].iter().enumerate() {
             let mut v: Vec<f64> = runs.iter().map(|r| r[i]).collect();
