@@ -61,6 +61,10 @@
 //     launch, no trap on bad input (a trap is a device fault: the host's wait returns it as an
 //     error and the resident kernel is gone).
 #pragma once
+// A guard as well: `#pragma once` goes by file, and a generated resident step includes a copy of
+// this header beside kernel files that may include the original.
+#ifndef KGRAPH_KG_RESIDENT_CUH
+#define KGRAPH_KG_RESIDENT_CUH
 
 // Word indices of the doorbell (u32 words; host-written and device-written words sit in
 // different 64-byte lines). The Rust side (runtime/src/resident/bell.rs) uses the same values.
@@ -299,3 +303,5 @@ __device__ void kg_resident_loop(KgResidentBell* bell, const KgResidentPair* in,
         KG_RESIDENT_STAMP(4)
     }
 }
+
+#endif  // KGRAPH_KG_RESIDENT_CUH

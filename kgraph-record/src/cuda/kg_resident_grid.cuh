@@ -55,6 +55,10 @@
 //   - Between steps the loop's barriers order every write of one step before every read of the
 //     next, in every block.
 #pragma once
+// A guard as well: `#pragma once` goes by file, and a generated resident step includes a copy of
+// this header beside kernel files that may include the original.
+#ifndef KGRAPH_KG_RESIDENT_GRID_CUH
+#define KGRAPH_KG_RESIDENT_GRID_CUH
 #include <cooperative_groups.h>
 
 #include "kg_resident.cuh"
@@ -64,6 +68,10 @@ struct KgResidentGrid {
     // This block's index (linear over the grid) and the grid's blocks.
     unsigned block;
     unsigned blocks;
+    // The step's input in device memory (the words `in` is this block's shared-memory copy of),
+    // valid during the step: for a body that passes it on as a global pointer (a generated
+    // step does, so its device functions see the addresses their kernels did).
+    const void* input;
     // A grid-wide barrier (every thread of every block). A grid of one block needs only the
     // block's barrier, which orders its threads' global memory accesses too.
     __device__ __forceinline__ void sync() const {
@@ -107,7 +115,8 @@ struct KgResidentGrid {
 };
 
 // Converts to any pointer type: what a generated resident step passes for a buffer, so the call
-// takes the device function's own parameter types (the kernel's, which `#[kernel]` checked).
+// takes the device function's own parameter types. `#[kernel]` checked the kernel's types and the
+// device function's arity, not its types: that they are the kernel's is the `device_fn` promise.
 struct KgAnyPtr {
     void* p;
     template <class T>
@@ -131,7 +140,7 @@ __device__ void kg_resident_grid_loop(KgResidentBell* bell, const KgResidentPair
     __shared__ __align__(16) unsigned in_words[IN_WORDS];
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const KgResidentGrid g = {blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z),
-                              gridDim.x * gridDim.y * gridDim.z};
+                              gridDim.x * gridDim.y * gridDim.z, scratch + KG_GRID_IN_OFFSET};
     const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
     const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     // Whole warps (warp 0 polls with full-warp votes), launched cooperatively (else a grid
@@ -167,3 +176,5 @@ __device__ void kg_resident_grid_loop(KgResidentBell* bell, const KgResidentPair
         if (g.block == 0) kg_resident_send<OUT_WORDS>(bell, out, out_scratch, seq, tid, threads);
     }
 }
+
+#endif  // KGRAPH_KG_RESIDENT_GRID_CUH

@@ -97,16 +97,16 @@ fn a_lowerable_spec_gets_its_layout_and_its_cuda_source() {
         "struct In {\n        float kg_x[64];\n    };",
         "struct Out {\n        float kg_y[64];\n    };",
         "void* kg_s;\n        void* kg_a;\n        void* kg_b;\n        float kg_gain;",
-        "g.for_each_block(1u, [&](unsigned b) { k_in_block(b, 1u, KgAnyPtr{(void*)in.kg_x}, KgAnyPtr{p.kg_a}, (int)(64ull)); __syncthreads(); });",
-        "g.fill(p.kg_s, 0u, 4u, 128ull);", // a zero fill of f64 as 4-byte words
-        "k_step_block(b, 2u, KgAnyPtr{p.kg_a}, KgAnyPtr{p.kg_b}, p.kg_gain, (int)(64ull))",
-        "KgAnyPtr{(void*)out.kg_y}",
+        "kg_g.for_each_block(1u, [&](unsigned kg_b) { k_in_block(kg_b, 1u, KgAnyPtr{(void*)static_cast<const In*>(kg_g.input)->kg_x}, KgAnyPtr{kg_p.kg_a}, (int)(64ull)); __syncthreads(); });",
+        "kg_g.fill(kg_p.kg_s, 0u, 4u, 128ull);", // a zero fill of f64 as 4-byte words
+        "k_step_block(kg_b, 2u, KgAnyPtr{kg_p.kg_a}, KgAnyPtr{kg_p.kg_b}, kg_p.kg_gain, (int)(64ull))",
+        "KgAnyPtr{(void*)kg_out.kg_y}",
         "extern \"C\" __global__ void __launch_bounds__(64)\nkg_g_resident(",
         "kg_resident_grid_loop<KgStep_kg_g_resident>(bell, in, out, scratch, params);",
     ] {
         assert!(src.contains(want), "missing `{want}` in:\n{src}");
     }
-    assert_eq!(src.matches("g.sync();").count(), 2, "a barrier between levels only:\n{src}");
+    assert_eq!(src.matches("kg_g.sync();").count(), 2, "a barrier between levels only:\n{src}");
 }
 
 #[test]
@@ -215,4 +215,24 @@ fn a_wide_read_of_a_misaligned_input_field_is_an_error() {
     };
     assert!(e.contains("node `wide`: kernel `k_wide` needs `x` aligned to 16 bytes"), "{e}");
     assert!(e.contains("buffer `x` sits at byte 4 of the resident step's input"), "{e}");
+}
+
+#[test]
+fn a_block_of_part_of_a_warp_is_an_error_once() {
+    let e = errors(&NODES.replace("block = 64", "block = 48"));
+    assert!(e.contains("node `load`: block [48, 1, 1] is 48 threads, not a whole number of warps"), "{e}");
+    assert_eq!(e.matches("not a whole number of warps").count(), 1, "one error, at the first kernel node: {e}");
+}
+
+#[test]
+fn a_copy_of_struct_elements_is_an_error() {
+    let buffers: Vec<_> =
+        BUFFERS.iter().copied().chain([("p", "Particle", "n", "state"), ("q", "Particle", "n", "scratch")]).collect();
+    let body = format!("{NODES}\n[[node]]\nname = \"carry\"\nmemcpy = {{ src = \"p\", dst = \"q\" }}\n");
+    let e = match run_with(&buffers, &body, None) {
+        Ok(_) => panic!("a struct copy was lowered"),
+        Err(e) => e.join("\n"),
+    };
+    assert!(e.contains("node `carry` copies buffer `p` of `"), "{e}");
+    assert!(e.contains("a resident step sizes its copies and fills from number elements"), "{e}");
 }

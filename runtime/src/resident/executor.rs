@@ -27,7 +27,8 @@ pub struct ResidentOptions {
     /// The back-off and timeout of [`Resident::wait`].
     pub wait: SpinPolicy,
     /// The kernel exits after this long without a doorbell (and is launched again by the next
-    /// submit): a context-wide synchronize elsewhere on the host then waits at most this long.
+    /// submit): a context-wide synchronize elsewhere on the host then waits at most this long
+    /// after the last step (while steps keep coming, for as long as they do).
     /// At most [`ResidentOptions::MAX_IDLE_EXIT`]: a longer one is taken as that, so a resident
     /// that is never stopped (leaked with `mem::forget`) cannot hold a synchronize forever.
     pub idle_exit: Duration,

@@ -98,7 +98,16 @@ pub(crate) fn spin_until(
             }
         }
         if elapsed >= policy.timeout {
-            return Ok(if published() { SpinEnd::Published } else { SpinEnd::TimedOut(elapsed) });
+            if published() {
+                return Ok(SpinEnd::Published);
+            }
+            // One last question to the stream, however recently it was asked: a timeout shorter
+            // than `poll_every` would otherwise end every wait without asking at all (a kernel
+            // long gone would read as stuck).
+            if poll()? == StreamState::Idle {
+                return Ok(if published() { SpinEnd::Published } else { SpinEnd::StreamIdle });
+            }
+            return Ok(SpinEnd::TimedOut(elapsed));
         }
         if spinning {
             std::hint::spin_loop();
@@ -169,6 +178,24 @@ mod tests {
         let SpinEnd::TimedOut(waited) = end else { panic!("expected a timeout, got {end:?}") };
         assert!(waited >= Duration::from_millis(20) && start.elapsed() >= Duration::from_millis(20));
         assert!(start.elapsed() < Duration::from_secs(2), "the wait ended near its timeout");
+    }
+
+    #[test]
+    fn a_timeout_shorter_than_the_poll_interval_still_asks_the_stream() {
+        let policy = SpinPolicy { timeout: Duration::ZERO, poll_every: Duration::from_secs(1), ..quick(0) };
+        let polls = Cell::new(0);
+        let end = spin_until(
+            &policy,
+            || false,
+            || {
+                polls.set(polls.get() + 1);
+                Ok(StreamState::Idle)
+            },
+        );
+        assert_eq!(end.unwrap(), SpinEnd::StreamIdle, "an ended kernel is not a timeout");
+        assert_eq!(polls.get(), 1);
+        let busy = spin_until(&policy, || false, || Ok(StreamState::Busy)).unwrap();
+        assert!(matches!(busy, SpinEnd::TimedOut(_)), "{busy:?}");
     }
 
     #[test]

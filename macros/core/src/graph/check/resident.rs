@@ -34,6 +34,7 @@ pub(crate) fn check_lowerable(
     for (n, node) in nodes.iter().enumerate() {
         let span = raw.nodes.get(n).map_or_else(|| at.clone(), |r| r.span.clone());
         node_lowerable(cx, &span, node, kernels, &mut block);
+        copy_sizes_known(cx, &span, node, buffers);
     }
     step_structs(cx, at, nodes, buffers, buffer_spans);
     for (n, node) in nodes.iter().enumerate() {
@@ -136,7 +137,19 @@ fn node_lowerable(
                     ),
                 ),
                 Some(_) => {}
-                None => *block = Some((launch.block.value, node.name.clone())),
+                None => {
+                    let threads: u32 = launch.block.value.iter().product();
+                    if threads % 32 != 0 {
+                        cx.diags.push(
+                            span.clone(),
+                            format!(
+                                "node `{}`: block {:?} is {threads} threads, not a whole number of warps: the resident loop's warp 0 polls with full-warp votes, so its block is whole warps (a multiple of 32 threads)",
+                                node.name, launch.block.value
+                            ),
+                        );
+                    }
+                    *block = Some((launch.block.value, node.name.clone()));
+                }
             }
             return;
         }
@@ -151,6 +164,32 @@ fn node_lowerable(
             node.name
         ),
     );
+}
+
+/// A copy or fill moves bytes the generated code counts from the element size, which a struct
+/// element does not have at expansion (its twin's size is Rust's to know): refused, rather than
+/// moving one byte per element.
+fn copy_sizes_known(cx: &mut Ctx<'_>, span: &Span, node: &Node, buffers: &[Buffer]) {
+    let what = match node.op {
+        NodeOp::Memcpy => "copies",
+        NodeOp::Memset { .. } => "fills",
+        _ => return,
+    };
+    for (b, _) in node.args.iter().filter_map(|a| a.binding.buffer_access()) {
+        let buf = &buffers[b];
+        if buf.elem.size().is_none() {
+            cx.diags.push(
+                span.clone(),
+                format!(
+                    "node `{}` {what} buffer `{}` of `{}` elements: a resident step sizes its copies and fills from number elements; give the buffer a number type, or move it with a kernel",
+                    node.name,
+                    buf.name,
+                    buf.elem.rust_name()
+                ),
+            );
+            return;
+        }
+    }
 }
 
 /// The step's input and output structs: one field per buffer the host writes or reads, each a

@@ -54,12 +54,15 @@ pub fn source(ir: &GraphIr, edges: &[Edge], kernel_dirs: &[PathBuf]) -> String {
         s.push_str("        unsigned kg_unused;\n");
     }
     s.push_str("    };\n");
+    // Every local of the body is `kg_`-prefixed, so no device function's name (`b`, `g`, `in`)
+    // is hidden by one.
     s.push_str(
-        "    __device__ static void run(const In& in, Out& out, const Params& p, Local&, const KgResidentGrid& g) {\n",
+        "    __device__ static void run(const In& kg_in, Out& kg_out, const Params& kg_p, Local&,\n        \
+         const KgResidentGrid& kg_g) {\n",
     );
     for (l, level) in layout.levels.iter().enumerate() {
         if l > 0 {
-            s.push_str("        g.sync();\n");
+            s.push_str("        kg_g.sync();\n");
         }
         for &n in level {
             write_node(&mut s, ir, &layout, n);
@@ -99,15 +102,19 @@ fn c_path(p: &Path) -> String {
     p.to_string_lossy().replace('\\', "/").replace('"', "\\\"")
 }
 
-/// Where buffer `b`'s first element is, as a `void*` expression in the step body.
+/// Where buffer `b`'s first element is, as a `void*` expression in the step body: always an
+/// address in device memory, as the kernel the device function was written for had. The input
+/// side is the step's input in the loop's scratch (`kg_g.input`), not the block's shared-memory
+/// copy `kg_in`: a device function may read its arguments with global-only instructions
+/// (`__ldcg`, `ld.acquire.global`, `cp.async`), which a shared-memory address would break.
 fn buffer_addr(ir: &GraphIr, layout: &StepLayout, b: usize) -> String {
     let name = c_member(&ir.buffers[b].name);
     if layout.inputs.contains(&b) {
-        format!("(void*)in.{name}")
+        format!("(void*)static_cast<const In*>(kg_g.input)->{name}")
     } else if layout.outputs.contains(&b) {
-        format!("(void*)out.{name}")
+        format!("(void*)kg_out.{name}")
     } else {
-        format!("p.{name}")
+        format!("kg_p.{name}")
     }
 }
 
@@ -123,13 +130,13 @@ fn write_node(s: &mut String, ir: &GraphIr, layout: &StepLayout, n: usize) {
         match &node.op {
             NodeOp::Memcpy => {
                 let ((src, bytes), (dst, _)) = (addr(0), addr(1));
-                let _ = writeln!(s, "        g.copy({dst}, {src}, {bytes}ull);");
+                let _ = writeln!(s, "        kg_g.copy({dst}, {src}, {bytes}ull);");
             }
             NodeOp::Memset { pattern, elem_size, .. } => {
                 let (dst, bytes) = addr(0);
                 // A zero fill of whole words goes by words, whatever the element size.
                 let size = if *pattern == 0 && bytes % 4 == 0 { 4 } else { u64::from(*elem_size) };
-                let _ = writeln!(s, "        g.fill({dst}, {pattern}u, {size}u, {}ull);", bytes / size);
+                let _ = writeln!(s, "        kg_g.fill({dst}, {pattern}u, {size}u, {}ull);", bytes / size);
             }
             _ => {}
         }
@@ -140,14 +147,14 @@ fn write_node(s: &mut String, ir: &GraphIr, layout: &StepLayout, n: usize) {
     let Some(device_fn) = &decl.device_fn else { return };
     let blocks = launch.grid.value[0];
     let args: Vec<String> = node.args.iter().map(|a| arg_expr(ir, layout, a)).collect();
-    let mut call = format!("{}(b, {blocks}u", device_fn.name);
+    let mut call = format!("{}(kg_b, {blocks}u", device_fn.name);
     for a in &args {
         call.push_str(", ");
         call.push_str(a);
     }
     call.push(')');
     // The barrier after each virtual block: the next one may reuse the function's shared memory.
-    let _ = writeln!(s, "        g.for_each_block({blocks}u, [&](unsigned b) {{ {call}; __syncthreads(); }});");
+    let _ = writeln!(s, "        kg_g.for_each_block({blocks}u, [&](unsigned kg_b) {{ {call}; __syncthreads(); }});");
 }
 
 /// The expression passed for one argument.
@@ -157,7 +164,7 @@ fn arg_expr(ir: &GraphIr, layout: &StepLayout, a: &Arg) -> String {
             format!("KgAnyPtr{{{}}}", buffer_addr(ir, layout, *buffer))
         }
         Binding::Null => "nullptr".to_string(),
-        Binding::Scalar { scalar } => format!("p.{}", c_member(&ir.scalars[*scalar].name)),
+        Binding::Scalar { scalar } => format!("kg_p.{}", c_member(&ir.scalars[*scalar].name)),
         Binding::Const { value, .. } => c_literal(value, a.elem),
     }
 }
