@@ -128,37 +128,9 @@ pub(crate) fn parse_kernel_args(tokens: TokenStream, span: Span) -> syn::Result<
                 continue;
             }
             if key != "name" {
-                return Err(syn::Error::new(
-                    key.span(),
-                    format!(
-                        "unknown option `{key}`: the options are `name = \"symbol\"` (the kernel's extern \"C\" name or C++ name), \
-                         `unsafe(extents)` (the promise that the kernel stays within the declared extents), \
-                         `unsafe(device_fn = \"name\")` (its block as a device function, for resident graphs), \
-                         `shared = <bytes>` (the dynamic shared memory it uses, over its scalars and `block.x`), \
-                         `max_block = <threads>` (the most threads per block it is written for), \
-                         `requires(<cond>, ...)` (the conditions on its scalars and launch shape the promise is made under), \
-                         `align(param = <bytes>)` (a pointer parameter's required alignment) and \
-                         `rename(param = cu_name)` (a parameter named otherwise than in the `.cu`, on purpose)"
-                    ),
-                ));
+                return Err(unknown_option(&key));
             }
-            input.parse::<Token![=]>()?;
-            let lit: LitStr = input.parse()?;
-            if symbol.is_some() {
-                return Err(syn::Error::new(lit.span(), "`name` given twice"));
-            }
-            let value = lit.value();
-            if !crate::syntax::naming::is_c_identifier(&value) && !crate::syntax::naming::is_cpp_kernel_name(&value) {
-                return Err(syn::Error::new(
-                    lit.span(),
-                    format!(
-                        "`{value}` is not a kernel name: `name` is the kernel's extern \"C\" symbol, a C++ kernel's name \
-                         with its template arguments (`gemm<float, 128>`, namespaces allowed: `ops::gemm<float, 128>`), or \
-                         its mangled symbol"
-                    ),
-                ));
-            }
-            symbol = Some((value, lit.span()));
+            symbol = Some(parse_symbol(input, symbol.is_some())?);
         }
         Ok(KernelArgs {
             file: file.value(),
@@ -174,6 +146,45 @@ pub(crate) fn parse_kernel_args(tokens: TokenStream, span: Span) -> syn::Result<
         })
     };
     parser.parse2(tokens)
+}
+
+/// The error for an option of `#[kernel(...)]` that is not one of them, listing them all.
+fn unknown_option(key: &Ident) -> syn::Error {
+    syn::Error::new(
+        key.span(),
+        format!(
+            "unknown option `{key}`: the options are `name = \"symbol\"` (the kernel's extern \"C\" name or C++ name), \
+             `unsafe(extents)` (the promise that the kernel stays within the declared extents), \
+             `unsafe(device_fn = \"name\")` (its block as a device function, for resident graphs), \
+             `shared = <bytes>` (the dynamic shared memory it uses, over its scalars and `block.x`), \
+             `max_block = <threads>` (the most threads per block it is written for), \
+             `requires(<cond>, ...)` (the conditions on its scalars and launch shape the promise is made under), \
+             `align(param = <bytes>)` (a pointer parameter's required alignment) and \
+             `rename(param = cu_name)` (a parameter named otherwise than in the `.cu`, on purpose)"
+        ),
+    )
+}
+
+/// `name = "symbol"` (after the word `name`): the kernel's extern "C" symbol, a C++ kernel's name
+/// or its mangled symbol, with the literal's span; `given` when an earlier `name` was.
+fn parse_symbol(input: ParseStream, given: bool) -> syn::Result<(String, Span)> {
+    input.parse::<Token![=]>()?;
+    let lit: LitStr = input.parse()?;
+    if given {
+        return Err(syn::Error::new(lit.span(), "`name` given twice"));
+    }
+    let value = lit.value();
+    if !crate::syntax::naming::is_c_identifier(&value) && !crate::syntax::naming::is_cpp_kernel_name(&value) {
+        return Err(syn::Error::new(
+            lit.span(),
+            format!(
+                "`{value}` is not a kernel name: `name` is the kernel's extern \"C\" symbol, a C++ kernel's name \
+                 with its template arguments (`gemm<float, 128>`, namespaces allowed: `ops::gemm<float, 128>`), or \
+                 its mangled symbol"
+            ),
+        ));
+    }
+    Ok((value, lit.span()))
 }
 
 /// `rename(n = num_tokens, ...)` (after the word `rename`): each Rust parameter with the
