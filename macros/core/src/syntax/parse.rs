@@ -3,7 +3,7 @@
 //! A body-less `fn` is not a `syn::ItemFn` (syn hands it over as `Item::Verbatim`), so the
 //! declaration grammar is parsed here directly. Parsing never stops at the first problem: every
 //! error of one declaration is collected, and what did parse is kept for a stub. The attribute's
-//! options are parsed in [`args`].
+//! options are parsed in `args`.
 
 mod args;
 
