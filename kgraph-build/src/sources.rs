@@ -105,8 +105,13 @@ pub(crate) fn local_includes(src: &Path, search: &[PathBuf]) -> BTreeSet<PathBuf
 const OUTPUT_REVISION: &[u8] = b"kgraph-build outputs 4";
 
 /// The sources of the PTX reader, part of the cache key (see [`cache_key`]).
-const RECORD_READERS: [&[u8]; 3] =
-    [include_bytes!("ptx.rs"), include_bytes!("ptx/wait_first.rs"), include_bytes!("ptx/shared.rs")];
+const RECORD_READERS: [&[u8]; 5] = [
+    include_bytes!("ptx.rs"),
+    include_bytes!("ptx/function.rs"),
+    include_bytes!("ptx/params.rs"),
+    include_bytes!("ptx/wait_first.rs"),
+    include_bytes!("ptx/shared.rs"),
+];
 
 /// FNV-1a over the source, its local headers (see [`local_includes`] for `search`), nvcc's
 /// version, the arguments, [`OUTPUT_REVISION`] and the PTX reader's own sources.

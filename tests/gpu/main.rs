@@ -30,6 +30,7 @@ mod model_graphs;
 mod model_heads;
 mod model_snap;
 mod model_train_fused;
+mod model_train_fused_adamw;
 mod model_train_graphs;
 mod model_util;
 mod nccl; // kgraph's `nccl` feature is on for this package (Cargo.toml)

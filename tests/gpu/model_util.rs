@@ -44,6 +44,11 @@ pub fn zeros(dev: &Device, n: usize) -> DeviceBuffer<f32> {
     dev.alloc_zeros::<f32>(n).unwrap()
 }
 
+/// A buffer of `n` NaN sentinels (a payload no kernel produces).
+pub fn sentinels(dev: &Device, n: usize) -> DeviceBuffer<f32> {
+    up(dev, &vec![f32::from_bits(0x7FC0_1234); n])
+}
+
 pub fn down(dev: &Device, b: &DeviceBuffer<f32>) -> Vec<f32> {
     dev.download(b).unwrap()
 }

@@ -3,7 +3,8 @@
 //! so a kernel indexing one by thread depends on the block size (what `#[kernel]`'s block-bound
 //! rule reads from the record).
 
-use super::{element_size, Body};
+use super::function::Body;
+use super::params::element_size;
 use crate::record::SharedRecord;
 
 /// Every static `.shared` declaration of comment-free PTX `text`, at module scope or inside a
