@@ -62,7 +62,7 @@ fn same_def(a: &Def<'_>, b: &Def<'_>) -> bool {
 #[derive(Debug, Default)]
 pub struct TypeEnv<'t> {
     defs: Vec<(&'t str, Def<'t>)>,
-    /// The file has a `#pragma pack` (which the lexer drops): struct layouts are not read.
+    /// The file has a `#pragma pack` (the lexer keeps its operator form): struct layouts are not read.
     pub(crate) packed: bool,
     /// Object-like and function-like `#define`s: name and line.
     defines: Vec<(&'t str, usize)>,
