@@ -14,6 +14,10 @@ use crate::KernelBuild;
 /// The folder of the generated sources and their outputs, in the record folder.
 pub const RESIDENT_DIR: &str = "resident";
 
+/// Beside a generated `<stem>.cu` nvcc refused: `<stem>.failed`, nvcc's message, which `graph!`
+/// reports at the spec (`kgraph_codegen::graph::resident::check_built`).
+const FAILED_SUFFIX: &str = ".failed";
+
 impl KernelBuild {
     /// Lowers the resident specs of the graph folders (after the kernels compiled: the lowering
     /// reads their records) and compiles each with `nvcc`, or leaves an empty cubin for the
@@ -67,12 +71,25 @@ impl KernelBuild {
             made.push(KernelFile { path, dir: dir.clone() });
         }
         for src in &made {
+            let failed = dir.join(format!("{}{FAILED_SUFFIX}", src.stem()));
             match nvcc {
-                Some((nvcc, version, archs)) => {
-                    self.build_one(src, &dir, nvcc, version, archs)?;
-                    self.warn_non_coherent_loads(&dir, &src.stem());
-                }
+                // A generated kernel nvcc refuses (device functions' shared memory past the limit,
+                // file-scope names two kernel files both define) fails its spec's `graph!`, at
+                // the spec, not the crate's build: the message waits in `<stem>.failed`.
+                Some((nvcc, version, archs)) => match self.build_one(src, &dir, nvcc, version, archs) {
+                    Ok(_) => {
+                        let _ = std::fs::remove_file(&failed);
+                        self.warn_non_coherent_loads(&dir, &src.stem());
+                    }
+                    Err(e) => {
+                        let message = e.to_string();
+                        let first = message.lines().find(|l| l.contains("error")).unwrap_or_default();
+                        self.cargo(&format!("warning=kgraph: resident kernel {} did not compile: {first}", src.stem()));
+                        std::fs::write(&failed, &message).map_err(|e| BuildError::io(IoOp::Write, &failed, e))?;
+                    }
+                },
                 None => {
+                    let _ = std::fs::remove_file(&failed);
                     let cubin = dir.join(format!("{}.cubin", src.stem()));
                     std::fs::write(&cubin, b"").map_err(|e| BuildError::io(IoOp::Write, &cubin, e))?;
                 }

@@ -236,3 +236,19 @@ fn a_copy_of_struct_elements_is_an_error() {
     assert!(e.contains("node `carry` copies buffer `p` of `"), "{e}");
     assert!(e.contains("a resident step sizes its copies and fills from number elements"), "{e}");
 }
+
+#[test]
+fn a_generated_kernel_nvcc_refused_is_an_error_at_the_spec_with_nvccs_words() {
+    let a = run(NODES).unwrap_or_else(|e| panic!("{}", e.join("\n")));
+    let dir = tempfile::tempdir().unwrap();
+    let source = kgraph_codegen::graph::resident::built_source_path(dir.path(), &a.ir.spec_path);
+    std::fs::create_dir_all(source.parent().unwrap()).unwrap();
+    std::fs::write(&source, cuda::source(&a.ir, &a.edges, &[])).unwrap();
+    let check = || kgraph_codegen::graph::resident::check_built(&a.ir, &a.edges, dir.path(), &[]);
+    assert!(check().is_ok(), "the file as this expansion writes it: {:?}", check());
+    std::fs::write(source.with_extension("failed"), "k.cu(3): error: function \"f\" has already been defined\n")
+        .unwrap();
+    let e = check().unwrap_err();
+    assert!(e.contains("nvcc could not compile the resident kernel the build generated from this spec"), "{e}");
+    assert!(e.contains("function \"f\" has already been defined"), "{e}");
+}

@@ -4,7 +4,8 @@
 //! `Out` structs). `check::resident` has the rules that make a spec lowerable.
 //!
 //! What goes where: the buffers the host writes each step (pinned, slot, input) are the step's
-//! input words, copied into every block's shared memory; the ones it reads back (pinned_out,
+//! input words, copied into every block's shared memory and passed to the device functions at
+//! their copy in the loop's device memory; the ones it reads back (pinned_out,
 //! output) are its output words; every other buffer stays in device memory the graph struct
 //! owns, reached through the parameter struct with the scalars' values. Nodes run level by
 //! level of the dataflow, a grid barrier between levels.
@@ -30,6 +31,15 @@ pub fn built_source_path(record_dir: &Path, spec_path: &str) -> PathBuf {
 pub fn check_built(ir: &GraphIr, edges: &[Edge], record_dir: &Path, kernel_dirs: &[PathBuf]) -> Result<String, String> {
     let path = built_source_path(record_dir, &ir.spec_path);
     let expected = cuda::source(ir, edges, kernel_dirs);
+    // kgraph-build leaves nvcc's message beside a generated kernel it could not compile.
+    if let Ok(message) = std::fs::read_to_string(path.with_extension("failed")) {
+        let shown: Vec<&str> = message.lines().filter(|l| !l.trim().is_empty()).take(12).collect();
+        return Err(format!(
+            "nvcc could not compile the resident kernel the build generated from this spec ({}): the kernels' device functions do not go together in one step (their static shared memory beside the step's input, or a name two kernel files both define); nvcc said:\n{}",
+            path.display(),
+            shown.join("\n")
+        ));
+    }
     match std::fs::read_to_string(&path) {
         Ok(built) if built == expected => Ok(path.to_string_lossy().into_owned()),
         Ok(_) => Err(format!(
