@@ -252,3 +252,29 @@ fn a_generated_kernel_nvcc_refused_is_an_error_at_the_spec_with_nvccs_words() {
     assert!(e.contains("nvcc could not compile the resident kernel the build generated from this spec"), "{e}");
     assert!(e.contains("function \"f\" has already been defined"), "{e}");
 }
+
+#[test]
+fn the_error_of_a_generated_kernel_nvcc_refused_points_at_the_resident_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let resident = dir.path().join("resident");
+    std::fs::create_dir_all(&resident).unwrap();
+    std::fs::write(resident.join("kg_g_resident.failed"), "k.cu(3): error: function \"f\" has already been defined\n")
+        .unwrap();
+    let mut text = String::from("pdl = false\nresident = true\n[dims]\nn = 64\n");
+    for (name, dtype, len, role) in BUFFERS {
+        text += &format!("[buffers.{name}]\ndtype = \"{dtype}\"\nlen = \"{len}\"\nrole = \"{role}\"\n");
+    }
+    text += "[scalars.gain]\ndtype = \"f32\"\ndefault = 0.1\n";
+    text += NODES;
+    text += "\n[kernels]\nsource = \"decls.rs\"\nmodule = \"crate::decls\"\n";
+    let read_file = |_: &str| Ok(DECLS.to_string());
+    let req =
+        GraphRequest { spec_path: "g.toml", spec_text: &text, struct_name: None, root: "", read_file: &read_file };
+    let options = Options { resident: true, record_dir: Some(dir.path()), ..Options::default() };
+    let e = match kgraph_codegen::graph::generate_with(&req, &options) {
+        Ok(_) => panic!("a refused resident kernel expanded"),
+        Err(e) => e.join("\n"),
+    };
+    assert!(e.contains("nvcc could not compile the resident kernel"), "{e}");
+    assert!(e.contains("g.toml:2:"), "at the `resident` key (line 2): {e}");
+}

@@ -369,7 +369,8 @@ pub fn generate_with(req: &GraphRequest<'_>, options: &Options<'_>) -> Result<To
     if let (true, Some(dir)) = (a.ir.resident, options.record_dir) {
         let built =
             crate::graph::resident::check_built(&a.ir, &a.edges, dir, options.kernel_dirs).map_err(|message| {
-                SourceMap::new(req.spec_path, req.spec_text).render_errors(&Errors::one(Location::SpecFile, message))
+                let at = resident_key(req.spec_text).map_or(Location::SpecFile, Location::Spec);
+                SourceMap::new(req.spec_path, req.spec_text).render_errors(&Errors::one(at, message))
             })?;
         tracked.push(built.clone());
         resident_source = Some(built);
@@ -403,4 +404,13 @@ fn join(root: &str, rel: &str) -> String {
     } else {
         format!("{}/{}", root.trim_end_matches('/'), rel)
     }
+}
+
+/// Where a checked spec says `resident = true`: the place of an error about the kernel the build
+/// generated from it (the spec read again; it checked, so reading it reports nothing).
+fn resident_key(text: &str) -> Option<std::ops::Range<usize>> {
+    let mut diags = Ctxt::new();
+    let raw = spec::read(text, &mut diags);
+    let _ = diags.check();
+    raw.resident.map(|r| r.span)
 }
