@@ -29,6 +29,16 @@ const BUFFERS: &[(&str, &str, &str, &str)] = &[
 /// A spec with `resident = true`, `buffers` and `body`, analyzed as `graph!` would (`repeat`
 /// given or not).
 fn run_with(buffers: &[(&str, &str, &str, &str)], body: &str, repeat: Option<u32>) -> Result<Analysis, Vec<String>> {
+    let text = spec_text(buffers, body);
+    let read_file = |_: &str| Ok(DECLS.to_string());
+    let req =
+        GraphRequest { spec_path: "g.toml", spec_text: &text, struct_name: None, root: "", read_file: &read_file };
+    let options = Options { resident: true, repeat: repeat.and_then(std::num::NonZeroU32::new), ..Options::default() };
+    analyze_with(&req, &options)
+}
+
+/// The spec `run_with` checks: `resident = true` (line 1), `buffers`, a scalar, `body`.
+fn spec_text(buffers: &[(&str, &str, &str, &str)], body: &str) -> String {
     let mut text = String::from("resident = true\n[dims]\nn = 64\n");
     for (name, dtype, len, role) in buffers {
         text += &format!("[buffers.{name}]\ndtype = \"{dtype}\"\nlen = \"{len}\"\nrole = \"{role}\"\n");
@@ -36,11 +46,7 @@ fn run_with(buffers: &[(&str, &str, &str, &str)], body: &str, repeat: Option<u32
     text += "[scalars.gain]\ndtype = \"f32\"\ndefault = 0.1\n";
     text += body;
     text += "\n[kernels]\nsource = \"decls.rs\"\nmodule = \"crate::decls\"\n";
-    let read_file = |_: &str| Ok(DECLS.to_string());
-    let req =
-        GraphRequest { spec_path: "g.toml", spec_text: &text, struct_name: None, root: "", read_file: &read_file };
-    let options = Options { resident: true, repeat: repeat.and_then(std::num::NonZeroU32::new), ..Options::default() };
-    analyze_with(&req, &options)
+    text
 }
 
 fn run(body: &str) -> Result<Analysis, Vec<String>> {
@@ -260,13 +266,8 @@ fn the_error_of_a_generated_kernel_nvcc_refused_points_at_the_resident_key() {
     std::fs::create_dir_all(&resident).unwrap();
     std::fs::write(resident.join("kg_g_resident.failed"), "k.cu(3): error: function \"f\" has already been defined\n")
         .unwrap();
-    let mut text = String::from("pdl = false\nresident = true\n[dims]\nn = 64\n");
-    for (name, dtype, len, role) in BUFFERS {
-        text += &format!("[buffers.{name}]\ndtype = \"{dtype}\"\nlen = \"{len}\"\nrole = \"{role}\"\n");
-    }
-    text += "[scalars.gain]\ndtype = \"f32\"\ndefault = 0.1\n";
-    text += NODES;
-    text += "\n[kernels]\nsource = \"decls.rs\"\nmodule = \"crate::decls\"\n";
+    // A first line before the key, so the error's line is the key's, not the file's start.
+    let text = format!("pdl = false\n{}", spec_text(BUFFERS, NODES));
     let read_file = |_: &str| Ok(DECLS.to_string());
     let req =
         GraphRequest { spec_path: "g.toml", spec_text: &text, struct_name: None, root: "", read_file: &read_file };
