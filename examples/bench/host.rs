@@ -53,8 +53,9 @@ fn record(report: &mut Report, tag: &str, gaps: &[f64], span: Duration) {
     report.add(format!("{tag}_longest_gap"), gaps.iter().copied().fold(0.0, f64::max), "us");
 }
 
-/// The calling thread pinned to one CPU, under `SCHED_FIFO` where allowed, until dropped, which restores its
-/// affinity and policy. Threads it spawns meanwhile would inherit both: spawn them first.
+/// The calling thread pinned to one CPU, under `SCHED_FIFO` where allowed, until dropped, which
+/// restores its affinity and policy. Threads it spawns meanwhile would inherit both: spawn them
+/// first.
 pub struct Realtime {
     /// The CPU the thread is pinned to.
     pub cpu: usize,

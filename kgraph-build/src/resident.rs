@@ -14,10 +14,6 @@ use crate::KernelBuild;
 /// The folder of the generated sources and their outputs, in the record folder.
 pub const RESIDENT_DIR: &str = "resident";
 
-/// Beside a generated `<stem>.cu` nvcc refused: `<stem>.failed`, nvcc's message, which `graph!`
-/// reports at the spec (`kgraph_codegen::graph::resident::check_built`).
-const FAILED_SUFFIX: &str = ".failed";
-
 impl KernelBuild {
     /// Lowers the resident specs of the graph folders (after the kernels compiled: the lowering
     /// reads their records) and compiles each with `nvcc`, or leaves an empty cubin for the
@@ -71,7 +67,7 @@ impl KernelBuild {
             made.push(KernelFile { path, dir: dir.clone() });
         }
         for src in &made {
-            let failed = dir.join(format!("{}{FAILED_SUFFIX}", src.stem()));
+            let failed = kgraph_codegen::graph::resident::failure_note_path(&src.path);
             match nvcc {
                 // A generated kernel nvcc refuses (device functions' shared memory past the limit,
                 // file-scope names two kernel files both define) fails its spec's `graph!`, at

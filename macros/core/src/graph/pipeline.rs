@@ -369,7 +369,7 @@ pub fn generate_with(req: &GraphRequest<'_>, options: &Options<'_>) -> Result<To
     if let (true, Some(dir)) = (a.ir.resident, options.record_dir) {
         let built =
             crate::graph::resident::check_built(&a.ir, &a.edges, dir, options.kernel_dirs).map_err(|message| {
-                let at = resident_key(req.spec_text).map_or(Location::SpecFile, Location::Spec);
+                let at = resident_key_in(req.spec_text).map_or(Location::SpecFile, Location::Spec);
                 SourceMap::new(req.spec_path, req.spec_text).render_errors(&Errors::one(at, message))
             })?;
         tracked.push(built.clone());
@@ -408,9 +408,9 @@ fn join(root: &str, rel: &str) -> String {
 
 /// Where a checked spec says `resident = true`: the place of an error about the kernel the build
 /// generated from it (the spec read again; it checked, so reading it reports nothing).
-fn resident_key(text: &str) -> Option<std::ops::Range<usize>> {
+fn resident_key_in(text: &str) -> Option<std::ops::Range<usize>> {
     let mut diags = Ctxt::new();
     let raw = spec::read(text, &mut diags);
     let _ = diags.check();
-    raw.resident.map(|r| r.span)
+    check::resident_key(&raw)
 }

@@ -126,6 +126,6 @@ pub fn validate(
 }
 
 /// The span of `resident = true`, when the spec says so.
-fn resident_key(raw: &RawSpec) -> Option<crate::graph::spec::Span> {
+pub(crate) fn resident_key(raw: &RawSpec) -> Option<crate::graph::spec::Span> {
     raw.resident.as_ref().filter(|r| r.v).map(|r| r.span.clone())
 }

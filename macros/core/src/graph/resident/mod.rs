@@ -25,6 +25,12 @@ pub fn built_source_path(record_dir: &Path, spec_path: &str) -> PathBuf {
     record_dir.join("resident").join(format!("{}.cu", resident_symbol(spec_path)))
 }
 
+/// Beside a generated source nvcc refused, where kgraph-build leaves nvcc's message
+/// (`kg_<stem>_resident.failed`), for [`check_built`] to report at the spec.
+pub fn failure_note_path(source: &Path) -> PathBuf {
+    source.with_extension("failed")
+}
+
 /// Checks that the build lowered `ir` as this expansion does (the source in `record_dir`
 /// equals [`cuda::source`] of `ir`), so `into_resident`'s structs are the kernel's: the file's
 /// path (to track), or why not.
@@ -32,7 +38,7 @@ pub fn check_built(ir: &GraphIr, edges: &[Edge], record_dir: &Path, kernel_dirs:
     let path = built_source_path(record_dir, &ir.spec_path);
     let expected = cuda::source(ir, edges, kernel_dirs);
     // kgraph-build leaves nvcc's message beside a generated kernel it could not compile.
-    if let Ok(message) = std::fs::read_to_string(path.with_extension("failed")) {
+    if let Ok(message) = std::fs::read_to_string(failure_note_path(&path)) {
         let shown: Vec<&str> = message.lines().filter(|l| !l.trim().is_empty()).take(12).collect();
         return Err(format!(
             "nvcc could not compile the resident kernel the build generated from this spec ({}): the kernels' device functions do not go together in one step (their static shared memory beside the step's input, or a name two kernel files both define); nvcc said:\n{}",
